@@ -1,0 +1,52 @@
+#include "runtime/tokenizer/tokenizer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace aiperf;
+
+TEST(tokenizer, counts_words_with_leading_whitespace) {
+  EXPECT_EQ(tokenizer::count_tokens(""), 0u);
+  EXPECT_EQ(tokenizer::count_tokens("hello"), 1u);
+  EXPECT_EQ(tokenizer::count_tokens(" hello world"), 2u);
+  EXPECT_EQ(tokenizer::count_tokens("a\tb\nc\r\nd"), 4u);
+}
+
+TEST(tokenizer, splits_long_words_every_eight_bytes) {
+  EXPECT_EQ(tokenizer::count_tokens("internationalization"), 3u); // 8+8+4
+  EXPECT_EQ(tokenizer::count_tokens("abcdefgh"), 1u);
+  EXPECT_EQ(tokenizer::count_tokens("abcdefghi"), 2u);
+}
+
+TEST(tokenizer, trailing_whitespace_is_one_token) {
+  EXPECT_EQ(tokenizer::count_tokens("a b "), 3u);
+  EXPECT_EQ(tokenizer::count_tokens("   "), 1u);
+}
+
+// Verifies the property the mock relies on: N generated tokens, concatenated,
+// count as exactly N, for any seed.
+TEST(tokenizer, generated_tokens_survive_concatenation) {
+  for (std::uint64_t seed : {0ull, 7ull, 123456789ull}) {
+    for (std::uint64_t n : {1ull, 2ull, 17ull, 500ull}) {
+      std::string text;
+      for (std::uint64_t i = 0; i < n; ++i)
+        tokenizer::append_token(text, seed, i);
+      EXPECT_EQ(tokenizer::count_tokens(text), n) << "seed " << seed;
+    }
+  }
+}
+
+TEST(tokenizer, vocabulary_words_are_single_tokens) {
+  for (std::size_t i = 0; i < tokenizer::vocabulary_size(); ++i) {
+    auto w = tokenizer::word(i);
+    ASSERT_FALSE(w.empty());
+    ASSERT_LE(w.size(), tokenizer::max_word_piece);
+    EXPECT_EQ(tokenizer::count_tokens(w), 1u) << w;
+  }
+}
+
+TEST(tokenizer, hash_is_stable) {
+  EXPECT_EQ(tokenizer::hash(""), 1469598103934665603ULL);
+  EXPECT_NE(tokenizer::hash("a"), tokenizer::hash("b"));
+}
