@@ -1,0 +1,81 @@
+#include "runtime/system/node.hpp"
+
+#include <caf/actor_system_config.hpp>
+#include <caf/atom.hpp>
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+namespace aiperf::system {
+
+std::size_t available_cores() {
+  std::size_t cores = std::thread::hardware_concurrency();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    cores = static_cast<std::size_t>(CPU_COUNT(&set));
+  // cgroup v2: "max 100000" (no quota) or "<quota> <period>".
+  std::ifstream cpu_max{"/sys/fs/cgroup/cpu.max"};
+  std::string quota;
+  long period = 0;
+  if (cpu_max >> quota >> period && quota != "max" && period > 0) {
+    auto limit = std::ceil(std::stod(quota) / static_cast<double>(period));
+    if (limit >= 1 && static_cast<std::size_t>(limit) < cores)
+      cores = static_cast<std::size_t>(limit);
+  }
+  return cores == 0 ? 1 : cores;
+}
+
+std::optional<std::string> apply(caf::actor_system_config& cfg,
+                                 const node_options& opts) {
+  if (opts.scheduler_policy != "sharing" && opts.scheduler_policy != "stealing")
+    return "--scheduler-policy: must be 'sharing' or 'stealing' (got '"
+           + opts.scheduler_policy + "')";
+  auto threads = opts.scheduler_threads == 0 ? available_cores()
+                                             : opts.scheduler_threads;
+  cfg.set("scheduler.policy", caf::atom_from_string(opts.scheduler_policy));
+  cfg.set("scheduler.max-threads", threads);
+  // Stealing workers spin before sleeping; keep the spin short on small
+  // machines so they do not starve I/O threads.
+  cfg.set("work-stealing.aggressive-poll-attempts", std::size_t{10});
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  return std::nullopt;
+}
+
+signal_watcher::signal_watcher(std::function<void(int)> on_signal)
+  : on_signal_(std::move(on_signal)) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR2); // private wake-up for the destructor
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  thread_ = std::thread{[this, set] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0)
+        continue;
+      if (stopping_.load())
+        return;
+      if (sig == SIGUSR2)
+        continue;
+      if (received_.fetch_add(1) >= 1)
+        std::_Exit(130); // second interrupt: abort at once
+      on_signal_(sig);
+    }
+  }};
+}
+
+signal_watcher::~signal_watcher() {
+  stopping_.store(true);
+  pthread_kill(thread_.native_handle(), SIGUSR2);
+  thread_.join();
+}
+
+} // namespace aiperf::system

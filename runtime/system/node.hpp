@@ -1,0 +1,63 @@
+// Node bootstrap: what every aiperf-node process does before and after its
+// actors run — scheduler sizing, signal handling, and the exit code.
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace aiperf::system {
+
+/// CAF scheduler settings. CAF's defaults (work stealing, max(cores, 4)
+/// threads, cores of the *host* inside a container) are wrong for a 2-core
+/// pod: stealing workers spin and steal CPU from the I/O threads that stamp
+/// responses (caf-0.17-guide.md §5). So both are always set explicitly.
+struct node_options {
+  /// "sharing" or "stealing".
+  std::string scheduler_policy = "sharing";
+  /// 0 = one per available core (affinity mask and cgroup quota respected).
+  std::size_t scheduler_threads = 0;
+};
+
+/// Returns the cores this process may use: the CPU affinity mask, capped by
+/// the cgroup v2 CPU quota (`cpu.max`) when one is set. At least 1.
+[[nodiscard]] std::size_t available_cores();
+
+/// Writes `opts` into `cfg`. Returns an error message naming the option and
+/// the fix when `opts` is invalid; `cfg` is untouched then.
+[[nodiscard]] std::optional<std::string>
+apply(caf::actor_system_config& cfg, const node_options& opts);
+
+/// Turns SIGINT/SIGTERM into a callback on a dedicated thread.
+///
+/// Construct it FIRST in main, before the actor system or any other thread:
+/// it blocks both signals for the calling thread, and threads started later
+/// inherit the mask, so only its own thread (sigwait) ever sees them. The
+/// first signal calls `on_signal(signo)`; a second SIGINT/SIGTERM terminates
+/// the process at once with exit code 130 (the user asked twice).
+/// Not copyable; the destructor stops and joins the thread.
+class signal_watcher {
+public:
+  explicit signal_watcher(std::function<void(int)> on_signal);
+  ~signal_watcher();
+  signal_watcher(const signal_watcher&) = delete;
+  signal_watcher& operator=(const signal_watcher&) = delete;
+
+  /// Number of signals received so far.
+  [[nodiscard]] int signals_received() const noexcept {
+    return received_.load();
+  }
+
+private:
+  std::function<void(int)> on_signal_;
+  std::atomic<int> received_{0};
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+} // namespace aiperf::system
