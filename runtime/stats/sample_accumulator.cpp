@@ -1,0 +1,131 @@
+#include "runtime/stats/sample_accumulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace aiperf::stats {
+
+void sample_accumulator::moments::add(double x) noexcept {
+  if (n == 0) {
+    min = max = x;
+  } else {
+    min = std::min(min, x);
+    max = std::max(max, x);
+  }
+  ++n;
+  auto delta = x - mean;
+  mean += delta / static_cast<double>(n);
+  m2 += delta * (x - mean);
+  sum.add(x);
+}
+
+void sample_accumulator::moments::merge(const moments& other) noexcept {
+  if (other.n == 0)
+    return;
+  if (n == 0) {
+    *this = other;
+    return;
+  }
+  // Chan et al.: combine two (n, mean, M2) triples without the samples.
+  auto na = static_cast<double>(n);
+  auto nb = static_cast<double>(other.n);
+  auto delta = other.mean - mean;
+  auto total = na + nb;
+  mean += delta * nb / total;
+  m2 += other.m2 + delta * delta * na * nb / total;
+  n += other.n;
+  sum.add(other.sum);
+  min = std::min(min, other.min);
+  max = std::max(max, other.max);
+}
+
+sample_accumulator::moments sample_accumulator::current_moments() const {
+  if (!exact_)
+    return moments_;
+  moments m;
+  if (samples_.empty())
+    return m;
+  // Two passes (mean, then deviations): exact-mode numbers match numpy.
+  m.n = samples_.size();
+  auto [mn, mx] = std::minmax_element(samples_.begin(), samples_.end());
+  m.min = *mn;
+  m.max = *mx;
+  for (auto v : samples_)
+    m.sum.add(v);
+  m.mean = m.sum.value() / static_cast<double>(m.n);
+  compensated_sum sq;
+  for (auto v : samples_)
+    sq.add((v - m.mean) * (v - m.mean));
+  m.m2 = sq.value();
+  return m;
+}
+
+void sample_accumulator::spill() {
+  if (!exact_)
+    return;
+  moments_ = current_moments();
+  for (auto v : samples_)
+    histogram_.record(v);
+  exact_ = false;
+  std::vector<double>{}.swap(samples_); // actually release the memory
+}
+
+void sample_accumulator::add_spilled(double value) {
+  spill();
+  moments_.add(value);
+  histogram_.record(value);
+}
+
+void sample_accumulator::merge(const sample_accumulator& other) {
+  if (exact_ && other.exact_
+      && samples_.size() + other.samples_.size() <= budget_) {
+    samples_.insert(samples_.end(), other.samples_.begin(),
+                    other.samples_.end());
+    return;
+  }
+  spill();
+  moments_.merge(other.current_moments());
+  if (other.exact_) {
+    for (auto v : other.samples_)
+      histogram_.record(v);
+  } else {
+    histogram_.merge(other.histogram_);
+  }
+}
+
+std::uint64_t sample_accumulator::count() const noexcept {
+  return exact_ ? samples_.size() : moments_.n;
+}
+
+double sample_accumulator::sum() const { return current_moments().sum.value(); }
+
+double sample_accumulator::mean() const { return current_moments().mean; }
+
+double sample_accumulator::variance() const {
+  auto m = current_moments();
+  return m.n == 0 ? 0.0 : std::max(0.0, m.m2) / static_cast<double>(m.n);
+}
+
+double sample_accumulator::min() const { return current_moments().min; }
+
+double sample_accumulator::max() const { return current_moments().max; }
+
+std::optional<summary> sample_accumulator::summarize() const {
+  if (exact_)
+    return stats::summarize(samples_);
+  if (moments_.n == 0)
+    return std::nullopt;
+  summary s;
+  s.count = moments_.n;
+  s.sum = moments_.sum.value();
+  s.avg = s.sum / static_cast<double>(s.count);
+  s.min = moments_.min;
+  s.max = moments_.max;
+  s.std = std::sqrt(std::max(0.0, moments_.m2) / static_cast<double>(s.count));
+  for (std::size_t i = 0; i < percentile_levels.size(); ++i)
+    s.pct[i] = histogram_.percentile(percentile_levels[i]);
+  s.exact = false;
+  return s;
+}
+
+} // namespace aiperf::stats

@@ -1,0 +1,86 @@
+// Per-metric accumulator: exact while the sample fits a memory budget, a
+// histogram (≤ 0.1 % relative error on percentiles) beyond it. Count, sum,
+// min, max, mean and variance stay exact in both modes.
+#pragma once
+
+#include "runtime/stats/histogram.hpp"
+#include "runtime/stats/summary.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace aiperf::stats {
+
+/// Accumulates one metric's values. Keeps up to `budget` values exactly
+/// (default 2^22 = 4,194,304 values, 32 MiB); the first value past the
+/// budget moves everything into a `log_linear_histogram` and frees the
+/// samples, after which `exact()` is false and percentiles are approximate.
+/// Moments are kept exactly either way (compensated sum, Welford/Chan
+/// variance), so avg/std/min/max/sum/count never degrade. Not thread-safe.
+class sample_accumulator {
+public:
+  static constexpr std::size_t default_budget = std::size_t{1} << 22;
+
+  explicit sample_accumulator(std::size_t budget = default_budget)
+    : budget_(budget) {}
+
+  /// Adds one value; NaN and infinities are ignored (they are "no value").
+  void add(double value) {
+    if (!std::isfinite(value))
+      return;
+    if (exact_ && samples_.size() < budget_) {
+      samples_.push_back(value);
+      return;
+    }
+    add_spilled(value);
+  }
+
+  /// Adds everything `other` has seen, as if it had been added here. The
+  /// result is exact only if both are exact and the union fits the budget.
+  void merge(const sample_accumulator& other);
+
+  /// True while percentiles are computed from the exact samples.
+  [[nodiscard]] bool exact() const noexcept { return exact_; }
+  [[nodiscard]] std::size_t budget() const noexcept { return budget_; }
+  [[nodiscard]] std::uint64_t count() const noexcept;
+  [[nodiscard]] bool empty() const noexcept { return count() == 0; }
+  /// Compensated sum of all values.
+  [[nodiscard]] double sum() const;
+  [[nodiscard]] double mean() const;
+  /// Population variance (ddof=0).
+  [[nodiscard]] double variance() const;
+  [[nodiscard]] double min() const;
+  [[nodiscard]] double max() const;
+
+  /// Returns the summary (nullopt when empty). In exact mode this reorders
+  /// the retained samples, which is not observable.
+  [[nodiscard]] std::optional<summary> summarize() const;
+
+private:
+  // Running moments; valid once spilled (computed on demand before).
+  struct moments {
+    std::uint64_t n = 0;
+    double mean = 0;
+    double m2 = 0;
+    compensated_sum sum;
+    double min = 0;
+    double max = 0;
+    void add(double x) noexcept;
+    void merge(const moments& other) noexcept;
+  };
+
+  [[nodiscard]] moments current_moments() const;
+  void spill();
+  void add_spilled(double value);
+
+  std::size_t budget_;
+  bool exact_ = true;
+  mutable std::vector<double> samples_;
+  moments moments_;
+  log_linear_histogram histogram_;
+};
+
+} // namespace aiperf::stats

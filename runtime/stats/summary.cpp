@@ -1,0 +1,97 @@
+#include "runtime/stats/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace aiperf::stats {
+
+void compensated_sum::add(double x) noexcept {
+  auto t = sum_ + x;
+  // Keep the low-order bits of whichever operand lost them.
+  if (std::abs(sum_) >= std::abs(x))
+    comp_ += (sum_ - t) + x;
+  else
+    comp_ += (x - t) + sum_;
+  sum_ = t;
+}
+
+double percentile_sorted(std::span<const double> sorted, double q) noexcept {
+  auto n = sorted.size();
+  auto rank = q / 100.0 * static_cast<double>(n - 1);
+  auto lo = static_cast<std::size_t>(std::floor(rank));
+  auto hi = std::min(lo + 1, n - 1);
+  auto frac = rank - static_cast<double>(lo);
+  // numpy's _lerp: a + (b − a)·t, and b − (b − a)·(1 − t) when t ≥ 0.5.
+  auto a = sorted[lo];
+  auto b = sorted[hi];
+  auto diff = b - a;
+  return frac >= 0.5 ? b - diff * (1.0 - frac) : a + diff * frac;
+}
+
+namespace {
+
+struct rank_pair {
+  std::size_t lo;
+  std::size_t hi;
+  double frac;
+};
+
+rank_pair ranks_of(double q, std::size_t n) {
+  auto rank = q / 100.0 * static_cast<double>(n - 1);
+  auto lo = static_cast<std::size_t>(std::floor(rank));
+  return {lo, std::min(lo + 1, n - 1), rank - static_cast<double>(lo)};
+}
+
+} // namespace
+
+std::optional<summary> summarize(std::span<double> values) {
+  if (values.empty())
+    return std::nullopt;
+  summary s;
+  auto n = values.size();
+  s.count = n;
+  compensated_sum sum;
+  auto [mn, mx] = std::minmax_element(values.begin(), values.end());
+  s.min = *mn;
+  s.max = *mx;
+  for (auto v : values)
+    sum.add(v);
+  s.sum = sum.value();
+  s.avg = s.sum / static_cast<double>(n);
+  // Two passes like numpy: the mean first, then the squared deviations.
+  compensated_sum sq;
+  for (auto v : values) {
+    auto d = v - s.avg;
+    sq.add(d * d);
+  }
+  s.std = std::sqrt(std::max(0.0, sq.value()) / static_cast<double>(n));
+  // Selection: visit the needed order statistics in ascending order, each
+  // nth_element working only on the part right of the previous one.
+  std::vector<std::size_t> needed;
+  needed.reserve(2 * percentile_levels.size());
+  for (auto q : percentile_levels) {
+    auto r = ranks_of(q, n);
+    needed.push_back(r.lo);
+    needed.push_back(r.hi);
+  }
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  auto first = values.begin();
+  for (auto k : needed) {
+    auto nth = values.begin() + static_cast<std::ptrdiff_t>(k);
+    if (nth >= first)
+      std::nth_element(first, nth, values.end());
+    first = nth + 1;
+  }
+  for (std::size_t i = 0; i < percentile_levels.size(); ++i) {
+    auto r = ranks_of(percentile_levels[i], n);
+    auto a = values[r.lo];
+    auto diff = values[r.hi] - a;
+    s.pct[i] = r.frac >= 0.5 ? values[r.hi] - diff * (1.0 - r.frac)
+                             : a + diff * r.frac;
+  }
+  return s;
+}
+
+} // namespace aiperf::stats
