@@ -3,12 +3,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <random>
-#include <utility>
-
 #include <fcntl.h>
+#include <random>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace aiperf::io {
 
@@ -83,13 +82,13 @@ std::optional<io_error> atomic_write_file(const std::filesystem::path& path,
 
 durable_writer::durable_writer(std::filesystem::path target,
                                std::size_t buffer_bytes)
-  : target_(std::move(target)), buffer_bytes_(buffer_bytes) {
+    : target_(std::move(target)), buffer_bytes_(buffer_bytes) {
   auto name = target_.filename();
   if (target_.empty() || name.empty() || name == "." || name == "..") {
     error_ = io_error{std::make_error_code(std::errc::invalid_argument),
                       "cannot write '" + target_.string()
-                        + "': path must name a file, not be empty or a "
-                          "directory"};
+                          + "': path must name a file, not be empty or a "
+                            "directory"};
     return;
   }
   // O_EXCL: never adopt a file someone else created; retry another name.
@@ -111,14 +110,10 @@ durable_writer::durable_writer(std::filesystem::path target,
 }
 
 durable_writer::durable_writer(durable_writer&& other) noexcept
-  : target_(std::move(other.target_)),
-    temp_(std::exchange(other.temp_, {})),
-    fd_(std::exchange(other.fd_, -1)),
-    committed_(other.committed_),
-    buffer_(std::move(other.buffer_)),
-    buffer_bytes_(other.buffer_bytes_),
-    size_(other.size_),
-    error_(std::move(other.error_)) {
+    : target_(std::move(other.target_)), temp_(std::exchange(other.temp_, {})),
+      fd_(std::exchange(other.fd_, -1)), committed_(other.committed_),
+      buffer_(std::move(other.buffer_)), buffer_bytes_(other.buffer_bytes_),
+      size_(other.size_), error_(std::move(other.error_)) {
   // nop
 }
 
@@ -171,7 +166,7 @@ std::optional<io_error> durable_writer::commit() {
   if (committed_ || fd_ < 0) {
     return io_error{std::make_error_code(std::errc::invalid_argument),
                     "cannot write " + target_.string()
-                      + ": commit() called twice or after abandon()"};
+                        + ": commit() called twice or after abandon()"};
   }
   if (!flush_buffer())
     return error_;
@@ -193,8 +188,7 @@ std::optional<io_error> durable_writer::commit() {
   // The new file is in place; a failing directory fsync only means the
   // rename might not survive a power loss, which the caller must still hear.
   if (int err = fsync_directory(directory_of(target_)); err != 0) {
-    error_ = make_error(err, target_, "fsync directory",
-                        directory_of(target_));
+    error_ = make_error(err, target_, "fsync directory", directory_of(target_));
     return error_;
   }
   return std::nullopt;

@@ -97,7 +97,7 @@ public:
   /// line: once an unfinished event would exceed it, the parser fails (see
   /// `feed`).
   explicit sse_parser(std::size_t max_event_bytes = default_max_event_bytes)
-    : max_event_bytes_(max_event_bytes) {
+      : max_event_bytes_(max_event_bytes) {
     // nop
   }
 
@@ -206,8 +206,8 @@ private:
     const char* last = first + bytes.size();
     auto* cr = static_cast<const char*>(std::memchr(first, '\r', bytes.size()));
     const char* tail = cr == nullptr
-                         ? scan<false>(first, last, last, ts, on_event)
-                         : scan<true>(first, last, cr, ts, on_event);
+                           ? scan<false>(first, last, last, ts, on_event)
+                           : scan<true>(first, last, cr, ts, on_event);
     return static_cast<std::size_t>(tail - first);
   }
 

@@ -8,10 +8,9 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <vector>
-
 #include <sys/resource.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace aiperf::io;
 namespace fs = std::filesystem;
@@ -88,9 +87,9 @@ TEST_F(durable_file, parent_that_is_a_file_fails_with_enotdir) {
   EXPECT_EQ(err->code, std::errc::not_a_directory);
   EXPECT_NE(err->message.find((parent / "out.json").string()),
             std::string::npos)
-    << err->message;
+      << err->message;
   EXPECT_NE(err->message.find("open temp file"), std::string::npos)
-    << err->message;
+      << err->message;
   EXPECT_EQ(read_file(parent), "keep me");
   EXPECT_EQ(entries(), std::vector<std::string>{"not_a_dir"});
 }
@@ -135,9 +134,9 @@ TEST_F(durable_file, abandoned_writer_leaves_no_file) {
     EXPECT_TRUE(fs::exists(writer.temp_path()));
     EXPECT_EQ(writer.temp_path().parent_path(), dir_);
     EXPECT_EQ(writer.temp_path().filename().string().rfind(
-                "export.jsonl.tmp." + std::to_string(::getpid()) + ".", 0),
+                  "export.jsonl.tmp." + std::to_string(::getpid()) + ".", 0),
               0u)
-      << writer.temp_path();
+        << writer.temp_path();
     EXPECT_TRUE(writer.append(std::string(3u << 20, 'x'))) << "spills to disk";
   }
   EXPECT_TRUE(entries().empty());
@@ -223,7 +222,7 @@ TEST_F(durable_file, write_failure_mid_stream_keeps_old_target) {
   ASSERT_TRUE(err.has_value());
   EXPECT_EQ(err->code, std::errc::file_too_large);
   EXPECT_NE(err->message.find("write temp file"), std::string::npos)
-    << err->message;
+      << err->message;
   EXPECT_EQ(read_file(target), "old");
   EXPECT_EQ(entries(), std::vector<std::string>{"big.jsonl"});
 }

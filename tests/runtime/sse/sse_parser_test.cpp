@@ -1,14 +1,15 @@
 #include "runtime/sse/sse_parser.hpp"
+#include "tests/runtime/sse/alloc_counter.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "tests/runtime/sse/alloc_counter.hpp"
 
 using namespace aiperf::sse;
 
@@ -38,9 +39,12 @@ std::ostream& operator<<(std::ostream& os, const owned_event& e) {
 }
 
 owned_event own(const sse_event& e) {
-  return owned_event{std::string{e.data},    std::string{e.event},
-                     std::string{e.id},      std::string{e.comment},
-                     e.retry,                e.data_lines,
+  return owned_event{std::string{e.data},
+                     std::string{e.event},
+                     std::string{e.id},
+                     std::string{e.comment},
+                     e.retry,
+                     e.data_lines,
                      e.ts_ns};
 }
 
@@ -139,8 +143,9 @@ std::vector<owned_event> reference_parse(std::string_view s) {
 
 /// Maps each oracle event's completing byte offset to the index of the chunk
 /// holding that byte, given the chunk start offsets.
-std::vector<owned_event> expect_for_split(std::vector<owned_event> events,
-                                          const std::vector<std::size_t>& starts) {
+std::vector<owned_event>
+expect_for_split(std::vector<owned_event> events,
+                 const std::vector<std::size_t>& starts) {
   for (auto& e : events) {
     auto at = static_cast<std::size_t>(e.ts_ns);
     std::int64_t chunk = 0;
@@ -155,19 +160,16 @@ std::vector<owned_event> expect_for_split(std::vector<owned_event> events,
 // Covers every feature at once: BOM, LF/CRLF/CR endings, leading blank
 // lines, comments, multi-line and empty data, no-colon fields, unknown
 // fields, a comment-only block, event/id/retry, error and [DONE].
-const std::string corpus = std::string{"\xEF\xBB\xBF"} + "\n\r\n"
-  + ": t=100\ndata: {\"choices\":[{\"delta\":{\"content\":\" hi\"}}]}\n\n"
-  + ":t=200\r\ndata:x\r\n\r\n"
-  + "data: line1\rdata:line2\r\rdata\n\n"
-  + "data:\ndata:\n\n"
-  + ": keep-alive\n\n"
-  + "event: update\nid: 42\nretry: 3000\ndata:  two spaces\n\n"
-  + "foo: bar\nretry: 12x\ndata: after unknown\r\n\r\n"
-  + "id\nevent\n\n"
-  + ": first\n: second\ndata: c\n\n"
-  + "event: error\ndata: {\"error\":\"boom\"}\n\n"
-  + "retry: 7\n\n"
-  + "data: [DONE]\n\n";
+const std::string corpus
+    = std::string{"\xEF\xBB\xBF"} + "\n\r\n"
+      + ": t=100\ndata: {\"choices\":[{\"delta\":{\"content\":\" hi\"}}]}\n\n"
+      + ":t=200\r\ndata:x\r\n\r\n" + "data: line1\rdata:line2\r\rdata\n\n"
+      + "data:\ndata:\n\n" + ": keep-alive\n\n"
+      + "event: update\nid: 42\nretry: 3000\ndata:  two spaces\n\n"
+      + "foo: bar\nretry: 12x\ndata: after unknown\r\n\r\n" + "id\nevent\n\n"
+      + ": first\n: second\ndata: c\n\n"
+      + "event: error\ndata: {\"error\":\"boom\"}\n\n" + "retry: 7\n\n"
+      + "data: [DONE]\n\n";
 
 } // namespace
 
@@ -328,18 +330,22 @@ TEST(sse_parser, done_sentinel) {
 }
 
 TEST(sse_parser, bom_at_stream_start_is_skipped) {
-  auto events = parse_one("\xEF\xBB\xBF" "data: a\n\n");
+  auto events = parse_one("\xEF\xBB\xBF"
+                          "data: a\n\n");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].data, "a");
   // Split across reads.
-  events = parse_chunks({"\xEF", "\xBB", "\xBF" "data: b\n\n"});
+  events = parse_chunks({"\xEF", "\xBB",
+                         "\xBF"
+                         "data: b\n\n"});
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].data, "b");
 }
 
 TEST(sse_parser, bom_only_at_stream_start) {
   // Later, the BOM bytes are part of a field name, which is then unknown.
-  auto events = parse_one("data: a\n\n\xEF\xBB\xBF" "data: b\n\ndata: c\n\n");
+  auto events = parse_one("data: a\n\n\xEF\xBB\xBF"
+                          "data: b\n\ndata: c\n\n");
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1].data, "c");
 }
@@ -376,7 +382,7 @@ TEST(sse_parser, event_inside_one_read_is_a_view_into_it) {
     EXPECT_EQ(e.event, "x");
     EXPECT_FALSE(e.data.data() >= read.data()
                  && e.data.data() < read.data() + read.size())
-      << "a straddling event must not point into an earlier read";
+        << "a straddling event must not point into an earlier read";
   });
   EXPECT_EQ(data, "def");
 }
@@ -451,8 +457,8 @@ TEST(sse_parser, oversized_event_fails_the_parser) {
   EXPECT_TRUE(parser.feed("data: b\n\n", 3, on_event));
   EXPECT_EQ(count, 1);
   // Events inside one read are never limited: they are not buffered.
-  EXPECT_TRUE(parser.feed("data: " + std::string(200, 'c') + "\n\n", 4,
-                          on_event));
+  EXPECT_TRUE(
+      parser.feed("data: " + std::string(200, 'c') + "\n\n", 4, on_event));
   EXPECT_EQ(count, 2);
 }
 
@@ -487,12 +493,12 @@ TEST(sse_parser, every_three_way_split_gives_the_same_events) {
   sse_parser parser;
   for (std::size_t a = 0; a <= corpus.size(); a += 3) {
     for (std::size_t b = a; b <= corpus.size(); b += 5) {
-      std::vector<std::string> chunks{corpus.substr(0, a),
-                                      corpus.substr(a, b - a), corpus.substr(b)};
+      std::vector<std::string> chunks{
+          corpus.substr(0, a), corpus.substr(a, b - a), corpus.substr(b)};
       auto actual = parse_chunks(parser, chunks);
       parser.reset();
       ASSERT_EQ(actual, expect_for_split(oracle, {0, a, b}))
-        << "split at " << a << ", " << b;
+          << "split at " << a << ", " << b;
     }
   }
 }
@@ -530,4 +536,23 @@ TEST(sse_parser, no_allocation_per_event_once_warm) {
   run();
   EXPECT_EQ(alloc_counter::stop(), 0u);
   EXPECT_EQ(events, 3u * 66u);
+}
+
+TEST(sse_parser, random_many_way_splits_give_the_same_events) {
+  const auto oracle = reference_parse(corpus);
+  std::mt19937 rng{20261129};
+  sse_parser parser;
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> chunks;
+    std::vector<std::size_t> starts;
+    for (std::size_t pos = 0; pos < corpus.size();) {
+      auto len = std::min<std::size_t>(1 + rng() % 24, corpus.size() - pos);
+      starts.push_back(pos);
+      chunks.push_back(corpus.substr(pos, len));
+      pos += len;
+    }
+    auto actual = parse_chunks(parser, chunks);
+    parser.reset();
+    ASSERT_EQ(actual, expect_for_split(oracle, starts)) << "round " << round;
+  }
 }

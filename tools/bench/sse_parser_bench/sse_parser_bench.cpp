@@ -15,12 +15,12 @@
 #include <benchmark/benchmark.h>
 
 #if __has_include(<valgrind/callgrind.h>)
-#  include <valgrind/callgrind.h>
-#  define AIPERF_CALLGRIND_START() CALLGRIND_START_INSTRUMENTATION
-#  define AIPERF_CALLGRIND_STOP() CALLGRIND_STOP_INSTRUMENTATION
+#include <valgrind/callgrind.h>
+#define AIPERF_CALLGRIND_START() CALLGRIND_START_INSTRUMENTATION
+#define AIPERF_CALLGRIND_STOP() CALLGRIND_STOP_INSTRUMENTATION
 #else
-#  define AIPERF_CALLGRIND_START() (void) 0
-#  define AIPERF_CALLGRIND_STOP() (void) 0
+#define AIPERF_CALLGRIND_START() (void)0
+#define AIPERF_CALLGRIND_STOP() (void)0
 #endif
 
 #include <cstdio>
@@ -42,7 +42,8 @@ std::string make_stream(variant v) {
   std::string out;
   auto event = [&](std::string_view json, int i) {
     if (v == stamped)
-      out += ": t=" + std::to_string(1'700'000'000'000'000'000LL + i * 5'000'000LL)
+      out += ": t="
+             + std::to_string(1'700'000'000'000'000'000LL + i * 5'000'000LL)
              + eol;
     out += "data: ";
     out += json;
@@ -95,25 +96,28 @@ void bm_parse(benchmark::State& state) {
   if (out.events != events_per_stream * state.iterations())
     state.SkipWithError("wrong number of events");
   state.counters["events/s"] = benchmark::Counter(
-    static_cast<double>(out.events), benchmark::Counter::kIsRate);
+      static_cast<double>(out.events), benchmark::Counter::kIsRate);
   state.SetBytesProcessed(static_cast<std::int64_t>(stream.size())
                           * state.iterations());
   state.SetLabel(std::to_string(stream.size()) + " B/stream");
 }
 
 BENCHMARK(bm_parse)
-  ->ArgNames({"read", "variant"})
-  ->ArgsProduct({{65536, 1536}, {lf, crlf, stamped}});
+    ->ArgNames({"read", "variant"})
+    ->ArgsProduct({{65536, 1536}, {lf, crlf, stamped}});
 
 /// `--instructions <read_size> <streams> <lf|crlf|stamped>`: parses `streams`
 /// streams with callgrind instrumentation on only around the parse loop.
 int count_instructions(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s --instructions <read_size> <streams> "
-                         "<lf|crlf|stamped>\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s --instructions <read_size> <streams> "
+                 "<lf|crlf|stamped>\n",
+                 argv[0]);
     return 2;
   }
-  auto read_size = static_cast<std::size_t>(std::strtoull(argv[2], nullptr, 10));
+  auto read_size
+      = static_cast<std::size_t>(std::strtoull(argv[2], nullptr, 10));
   auto streams = std::strtoull(argv[3], nullptr, 10);
   std::string_view name = argv[4];
   variant v = name == "crlf" ? crlf : name == "stamped" ? stamped : lf;
