@@ -1,0 +1,837 @@
+#include "runtime/http/client.hpp"
+
+#include <utility> // before Boost.Asio: 1.74 headers use std::exchange
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <future>
+#include <optional>
+
+namespace aiperf::http {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+std::int64_t now_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string_view to_string(error_category c) noexcept {
+  switch (c) {
+    case error_category::none:
+      return "none";
+    case error_category::connect:
+      return "connect";
+    case error_category::tls:
+      return "tls";
+    case error_category::timeout:
+      return "timeout";
+    case error_category::cancelled:
+      return "cancelled";
+    case error_category::protocol:
+      return "protocol";
+    case error_category::io:
+      return "io";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = a[i] >= 'A' && a[i] <= 'Z' ? char(a[i] + 32) : a[i];
+    auto y = b[i] >= 'A' && b[i] <= 'Z' ? char(b[i] + 32) : b[i];
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
+std::string describe(const endpoint& ep) {
+  std::string out = ep.tls ? "https://" : "http://";
+  if (ep.host.find(':') != std::string::npos)
+    out += '[' + ep.host + ']';
+  else
+    out += ep.host;
+  out += ':';
+  out += std::to_string(ep.port);
+  return out;
+}
+
+error_info make_error(error_category cat, int code, std::string msg) {
+  return error_info{cat, code, std::move(msg)};
+}
+
+} // namespace
+
+std::string_view response_head::find(std::string_view name) const noexcept {
+  for (auto& f : fields)
+    if (iequals(f.name, name))
+      return f.value;
+  return {};
+}
+
+// -- internals ----------------------------------------------------------------
+
+struct pending_request {
+  request req;
+  response_sink* sink = nullptr;
+  request_id id = 0;
+  bool has_deadline = false;
+  bool retried = false;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+struct pool;
+class connection;
+
+/// Streams a response into a sink without storing headers (perf notes §2).
+class response_parser final : public bhttp::basic_parser<false> {
+public:
+  response_parser() {
+    eager(true);
+    // boost::none misbehaves in 1.74 ("body limit exceeded").
+    body_limit(std::uint64_t{1} << 62);
+    header_limit(static_cast<std::uint32_t>(read_buffer_size));
+  }
+
+  response_sink* sink = nullptr;
+  std::int64_t ts = 0; // stamp of the read being parsed
+
+private:
+  void on_request_impl(bhttp::verb, boost::beast::string_view,
+                       boost::beast::string_view, int, error_code&) override {
+    // nop: responses only
+  }
+
+  void on_response_impl(int code, boost::beast::string_view, int,
+                        error_code&) override {
+    head_.status = code;
+  }
+
+  void on_field_impl(bhttp::field name, boost::beast::string_view name_str,
+                     boost::beast::string_view value, error_code&) override {
+    std::string_view v{value.data(), value.size()};
+    if (name == bhttp::field::content_type)
+      head_.content_type = v;
+    if (count_ < fields_.size())
+      fields_[count_++] = header_view{{name_str.data(), name_str.size()}, v};
+  }
+
+  void on_header_impl(error_code&) override {
+    head_.fields = std::span<const header_view>{fields_.data(), count_};
+    sink->on_headers(head_, ts);
+  }
+
+  void on_body_init_impl(const boost::optional<std::uint64_t>&,
+                         error_code&) override {
+    // nop
+  }
+
+  std::size_t on_body_impl(boost::beast::string_view body,
+                           error_code&) override {
+    if (!body.empty())
+      sink->on_body({body.data(), body.size()}, ts);
+    return body.size();
+  }
+
+  void on_chunk_header_impl(std::uint64_t, boost::beast::string_view,
+                            error_code&) override {
+    // nop
+  }
+
+  std::size_t on_chunk_body_impl(std::uint64_t, boost::beast::string_view body,
+                                 error_code&) override {
+    if (!body.empty())
+      sink->on_body({body.data(), body.size()}, ts);
+    return body.size();
+  }
+
+  void on_finish_impl(error_code&) override {
+    // nop
+  }
+
+  response_head head_;
+  std::array<header_view, max_header_fields> fields_;
+  std::size_t count_ = 0;
+};
+
+struct pool {
+  endpoint ep;
+  std::string port_str;
+  std::vector<std::shared_ptr<connection>> conns; // open or opening
+  std::vector<connection*> idle;                  // subset of conns
+  std::deque<pending_request> queue;              // waiting for a slot
+};
+
+class client_impl : public std::enable_shared_from_this<client_impl> {
+public:
+  client_impl(asio::io_context& ioc, client_options opts);
+
+  void on_submit(pending_request&& p);
+  void on_cancel(request_id id);
+  void shutdown_all();
+  /// A connection finished a request or closed: serve the queue.
+  void on_slot_free(pool& p);
+  /// Starts `p` on an idle or new connection, or queues it.
+  void dispatch(pool& pl, pending_request&& p);
+  void start_on_new_connection(pool& pl, pending_request&& p);
+  void remove(pool& pl, connection* c);
+  static void fail_now(pending_request& p, error_info err) {
+    p.sink->on_complete(err, now_ns());
+  }
+
+  asio::io_context& ioc_;
+  client_options opts_;
+  std::optional<ssl::context> ssl_ctx_;
+  std::string ssl_ctx_error_;
+  std::vector<std::unique_ptr<pool>> pools_;
+  std::atomic<request_id> next_id_{0};
+  std::atomic<std::uint64_t> opened_{0};
+  std::atomic<bool> shut_{false};
+};
+
+/// One socket lifetime: connect (+ TLS handshake), then any number of
+/// request/response exchanges while the server keeps it alive. A closed
+/// connection is dropped from its pool and never reopened, so no handler of
+/// an old socket can ever observe a new one. Every handler carries the
+/// exchange sequence number it was started for and ignores itself when the
+/// connection has moved on (timeout, cancel, close).
+class connection : public std::enable_shared_from_this<connection> {
+public:
+  connection(client_impl& owner, pool& pl)
+    : owner_(owner),
+      pool_(pl),
+      plain_(owner.ioc_),
+      resolver_(owner.ioc_),
+      timer_(owner.ioc_),
+      buf_(std::make_unique<char[]>(read_buffer_size)) {
+    if (pl.ep.tls && owner.ssl_ctx_)
+      tls_.emplace(plain_, *owner.ssl_ctx_);
+  }
+
+  bool busy() const noexcept { return busy_; }
+  request_id current_id() const noexcept { return cur_.id; }
+
+  void start(pending_request&& p) {
+    cur_ = std::move(p);
+    busy_ = true;
+    got_bytes_ = false;
+    ++seq_;
+    if (cur_.req.timeout_ms > 0) {
+      if (!cur_.has_deadline) {
+        cur_.has_deadline = true;
+        cur_.deadline = std::chrono::steady_clock::now()
+                        + std::chrono::milliseconds(cur_.req.timeout_ms);
+      }
+      timer_.expires_at(cur_.deadline);
+      timer_.async_wait([self = shared_from_this(), seq = seq_](error_code ec) {
+        if (ec || seq != self->seq_)
+          return;
+        self->finish(make_error(error_category::timeout, 0,
+                                "request to " + describe(self->pool_.ep)
+                                  + " timed out after "
+                                  + std::to_string(self->cur_.req.timeout_ms)
+                                  + " ms; raise the request timeout if the "
+                                    "server is just slow"),
+                     now_ns());
+      });
+    }
+    if (open_)
+      send();
+    else
+      connect();
+  }
+
+  /// Completes the current request (exactly once) and recycles or closes.
+  void finish(const error_info& err, std::int64_t ts, bool keep_alive = false) {
+    if (!busy_)
+      return;
+    auto self = shared_from_this(); // close() may drop the pool's reference
+    busy_ = false;
+    ++seq_;
+    if (cur_.has_deadline)
+      timer_.cancel();
+    auto* sink = cur_.sink;
+    cur_.sink = nullptr;
+    if (err.ok() && keep_alive)
+      reused_ = true;
+    else
+      close();
+    sink->on_complete(err, ts);
+    if (open_)
+      pool_.idle.push_back(this);
+    owner_.on_slot_free(pool_);
+  }
+
+  /// Closes the socket and leaves the pool; pending handlers become stale.
+  void close() {
+    ++seq_;
+    if (closed_)
+      return;
+    closed_ = true;
+    open_ = false;
+    error_code ec;
+    resolver_.cancel();
+    plain_.close(ec);
+    timer_.cancel();
+    owner_.remove(pool_, this);
+  }
+
+private:
+  void connect() {
+    if (pool_.ep.tls && !tls_) {
+      finish(make_error(error_category::tls, 0, owner_.ssl_ctx_error_), now_ns());
+      return;
+    }
+    resolver_.async_resolve(
+      pool_.ep.host, pool_.port_str,
+      [self = shared_from_this(), seq = seq_](error_code ec,
+                                              tcp::resolver::results_type rs) {
+        if (seq != self->seq_)
+          return;
+        if (ec) {
+          self->finish(make_error(error_category::connect, ec.value(),
+                                  "cannot resolve host '" + self->pool_.ep.host
+                                    + "': " + ec.message()
+                                    + "; check the host name in the URL"),
+                       now_ns());
+          return;
+        }
+        asio::async_connect(
+          self->plain_, rs, [self, seq](error_code ec2, const tcp::endpoint&) {
+            if (seq != self->seq_)
+              return;
+            if (ec2) {
+              self->finish(make_error(error_category::connect, ec2.value(),
+                                      "cannot connect to "
+                                        + describe(self->pool_.ep) + ": "
+                                        + ec2.message()
+                                        + "; is the server running and the "
+                                          "URL right?"),
+                           now_ns());
+              return;
+            }
+            self->owner_.opened_.fetch_add(1, std::memory_order_relaxed);
+            error_code ignore;
+            self->plain_.set_option(tcp::no_delay{true}, ignore);
+            if (self->tls_)
+              self->handshake();
+            else
+              self->on_open();
+          });
+      });
+  }
+
+  void handshake() {
+    auto* ssl = tls_->native_handle();
+    auto& host = pool_.ep.host;
+    error_code ec;
+    asio::ip::make_address(host, ec);
+    auto is_ip = !ec; // SNI must not carry IP literals (RFC 6066 §3)
+    if (!is_ip)
+      SSL_set_tlsext_host_name(ssl, host.c_str());
+    if (!owner_.opts_.tls.insecure) {
+      auto* param = SSL_get0_param(ssl);
+      if (is_ip)
+        X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+      else
+        X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+    }
+    tls_->async_handshake(
+      ssl::stream_base::client,
+      [self = shared_from_this(), seq = seq_](error_code ec) {
+        if (seq != self->seq_)
+          return;
+        if (ec) {
+          self->finish(self->tls_error(ec), now_ns());
+          return;
+        }
+        self->on_open();
+      });
+  }
+
+  error_info tls_error(const error_code& ec) {
+    auto verify = SSL_get_verify_result(tls_->native_handle());
+    if (!owner_.opts_.tls.insecure && verify != X509_V_OK)
+      return make_error(error_category::tls, static_cast<int>(verify),
+                        "TLS certificate verification failed for "
+                          + describe(pool_.ep) + ": "
+                          + X509_verify_cert_error_string(verify)
+                          + "; pass --ca-file <CA.pem> to trust the server's "
+                            "CA, or --insecure to skip verification");
+    return make_error(error_category::tls, ec.value(),
+                      "TLS handshake with " + describe(pool_.ep)
+                        + " failed: " + ec.message()
+                        + "; check that the server speaks https on this port");
+  }
+
+  void on_open() {
+    open_ = true;
+    send();
+  }
+
+  void build_head() {
+    auto& r = cur_.req;
+    head_.clear();
+    head_ += r.method;
+    head_ += ' ';
+    head_ += r.target.empty() ? std::string_view{"/"} : r.target;
+    head_ += " HTTP/1.1\r\n";
+    bool has_host = false;
+    bool has_agent = false;
+    bool has_length = false;
+    for (auto& [k, v] : r.headers) {
+      has_host = has_host || iequals(k, "host");
+      has_agent = has_agent || iequals(k, "user-agent");
+      has_length = has_length || iequals(k, "content-length");
+      head_ += k;
+      head_ += ": ";
+      head_ += v;
+      head_ += "\r\n";
+    }
+    if (!has_host) {
+      head_ += "Host: ";
+      if (pool_.ep.host.find(':') != std::string::npos) {
+        head_ += '[';
+        head_ += pool_.ep.host;
+        head_ += ']';
+      } else {
+        head_ += pool_.ep.host;
+      }
+      if (pool_.ep.port != (pool_.ep.tls ? 443 : 80)) {
+        head_ += ':';
+        head_ += pool_.port_str;
+      }
+      head_ += "\r\n";
+    }
+    if (!has_agent && !owner_.opts_.user_agent.empty()) {
+      head_ += "User-Agent: ";
+      head_ += owner_.opts_.user_agent;
+      head_ += "\r\n";
+    }
+    if (!has_length
+        && (!r.body.empty() || r.method == "POST" || r.method == "PUT"
+            || r.method == "PATCH")) {
+      head_ += "Content-Length: ";
+      head_ += std::to_string(r.body.size());
+      head_ += "\r\n";
+    }
+    head_ += "\r\n";
+  }
+
+  void send() {
+    build_head();
+    parser_.emplace();
+    parser_->sink = cur_.sink;
+    if (cur_.req.method == "HEAD")
+      parser_->skip(true);
+    begin_ = end_ = 0;
+    cur_.sink->on_send(now_ns());
+    std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
+                                           asio::buffer(cur_.req.body)};
+    auto on_written = [self = shared_from_this(), seq = seq_](error_code ec,
+                                                              std::size_t) {
+      if (seq != self->seq_)
+        return;
+      if (ec) {
+        self->on_io_error(ec, "writing the request");
+        return;
+      }
+      self->read();
+    };
+    if (tls_)
+      asio::async_write(*tls_, bufs, std::move(on_written));
+    else
+      asio::async_write(plain_, bufs, std::move(on_written));
+  }
+
+  void read() {
+    auto into = asio::buffer(buf_.get() + end_, read_buffer_size - end_);
+    auto on_read = [self = shared_from_this(), seq = seq_](error_code ec,
+                                                           std::size_t n) {
+      if (seq != self->seq_)
+        return;
+      self->on_read(ec, n);
+    };
+    if (tls_)
+      tls_->async_read_some(into, std::move(on_read));
+    else
+      plain_.async_read_some(into, std::move(on_read));
+  }
+
+  void on_read(const error_code& ec, std::size_t n) {
+    auto ts = now_ns();
+    if (ec) {
+      bool eof = ec == asio::error::eof || ec == ssl::error::stream_truncated;
+      if (eof && parser_->is_header_done() && parser_->need_eof()) {
+        error_code pec;
+        parser_->ts = ts;
+        parser_->put_eof(pec);
+        if (!pec) {
+          finish({}, ts, false);
+          return;
+        }
+      }
+      on_io_error(ec, "reading the response");
+      return;
+    }
+    got_bytes_ = true;
+    end_ += n;
+    parser_->ts = ts;
+    while (begin_ < end_ && !parser_->is_done()) {
+      error_code pec;
+      auto used = parser_->put(asio::buffer(buf_.get() + begin_, end_ - begin_),
+                               pec);
+      begin_ += used;
+      if (pec == bhttp::error::need_more)
+        break;
+      if (pec) {
+        finish(make_error(error_category::protocol, pec.value(),
+                          "malformed HTTP response from " + describe(pool_.ep)
+                            + ": " + pec.message()),
+               ts);
+        return;
+      }
+      if (busy_ == false)
+        return; // a sink callback cancelled us
+    }
+    if (parser_->is_done()) {
+      // Leftover bytes would mean pipelining, which we never do: drop the
+      // connection rather than misattribute them to the next request.
+      finish({}, ts, parser_->keep_alive() && begin_ == end_);
+      return;
+    }
+    if (begin_ == end_) {
+      begin_ = end_ = 0;
+    } else if (begin_ > 0) {
+      std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ == read_buffer_size) {
+      finish(make_error(error_category::protocol, 0,
+                        "response header from " + describe(pool_.ep)
+                          + " does not fit in "
+                          + std::to_string(read_buffer_size) + " bytes"),
+             ts);
+      return;
+    }
+    read();
+  }
+
+  void on_io_error(const error_code& ec, const char* what) {
+    // A reused keep-alive connection the server closed while idle fails
+    // before any response byte: the request never reached the application,
+    // so retry once on a fresh connection.
+    if (reused_ && !got_bytes_ && !cur_.retried) {
+      auto p = std::move(cur_);
+      p.retried = true;
+      busy_ = false;
+      close();
+      owner_.start_on_new_connection(pool_, std::move(p));
+      return;
+    }
+    finish(make_error(error_category::io, ec.value(),
+                      "I/O error " + std::string{what} + " from "
+                        + describe(pool_.ep) + ": " + ec.message()),
+           now_ns());
+  }
+
+  client_impl& owner_;
+  pool& pool_;
+  tcp::socket plain_;
+  // Wraps plain_ when the endpoint is https (one socket, two views).
+  std::optional<ssl::stream<tcp::socket&>> tls_;
+  tcp::resolver resolver_;
+  asio::steady_timer timer_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  std::string head_;
+  std::optional<response_parser> parser_;
+  pending_request cur_;
+  std::uint64_t seq_ = 0;
+  bool busy_ = false;
+  bool open_ = false;
+  bool closed_ = false;
+  bool reused_ = false;
+  bool got_bytes_ = false;
+};
+
+// -- client_impl --------------------------------------------------------------
+
+client_impl::client_impl(asio::io_context& ioc, client_options opts)
+  : ioc_(ioc), opts_(std::move(opts)) {
+  if (opts_.max_connections_per_endpoint == 0)
+    opts_.max_connections_per_endpoint = 1;
+  ssl_ctx_.emplace(ssl::context::tls_client);
+  error_code ec;
+  if (opts_.tls.insecure) {
+    ssl_ctx_->set_verify_mode(ssl::verify_none, ec);
+  } else {
+    ssl_ctx_->set_verify_mode(ssl::verify_peer, ec);
+    ssl_ctx_->set_default_verify_paths(ec);
+    if (!opts_.tls.ca_file.empty()) {
+      ssl_ctx_->load_verify_file(opts_.tls.ca_file, ec);
+      if (ec) {
+        ssl_ctx_error_ = "cannot load CA file '" + opts_.tls.ca_file
+                         + "': " + ec.message()
+                         + "; check the --ca-file path (PEM format)";
+        ssl_ctx_.reset();
+      }
+    }
+  }
+}
+
+void client_impl::on_submit(pending_request&& p) {
+  if (shut_) {
+    fail_now(p, make_error(error_category::cancelled, 0,
+                           "client is shut down"));
+    return;
+  }
+  auto bad = [](std::string_view s) {
+    return s.find_first_of("\r\n") != std::string_view::npos;
+  };
+  for (auto& [k, v] : p.req.headers) {
+    if (k.empty() || bad(k) || bad(v) || k.find(':') != std::string::npos) {
+      fail_now(p, make_error(error_category::protocol, 0,
+                             "request header '" + k
+                               + "' has an empty name, a ':' in the name or a "
+                                 "line break; fix the header"));
+      return;
+    }
+  }
+  if (p.req.method.empty() || bad(p.req.method) || bad(p.req.target)
+      || p.req.method.find(' ') != std::string::npos
+      || p.req.target.find(' ') != std::string::npos) {
+    fail_now(p, make_error(error_category::protocol, 0,
+                           "request method/target '" + p.req.method + " "
+                             + p.req.target
+                             + "' contains spaces or line breaks; "
+                               "percent-encode the target"));
+    return;
+  }
+  pool* pl = nullptr;
+  for (auto& x : pools_)
+    if (x->ep == p.req.ep) {
+      pl = x.get();
+      break;
+    }
+  if (pl == nullptr) {
+    auto fresh = std::make_unique<pool>();
+    fresh->ep = p.req.ep;
+    fresh->port_str = std::to_string(p.req.ep.port);
+    pl = fresh.get();
+    pools_.push_back(std::move(fresh));
+  }
+  dispatch(*pl, std::move(p));
+}
+
+void client_impl::dispatch(pool& pl, pending_request&& p) {
+  if (!pl.idle.empty()) {
+    auto* c = pl.idle.back();
+    pl.idle.pop_back();
+    c->start(std::move(p));
+  } else if (pl.conns.size() < opts_.max_connections_per_endpoint) {
+    start_on_new_connection(pl, std::move(p));
+  } else {
+    pl.queue.push_back(std::move(p));
+  }
+}
+
+void client_impl::start_on_new_connection(pool& pl, pending_request&& p) {
+  auto c = std::make_shared<connection>(*this, pl);
+  pl.conns.push_back(c);
+  c->start(std::move(p));
+}
+
+void client_impl::remove(pool& pl, connection* c) {
+  for (std::size_t i = 0; i < pl.idle.size(); ++i)
+    if (pl.idle[i] == c) {
+      pl.idle[i] = pl.idle.back();
+      pl.idle.pop_back();
+      break;
+    }
+  for (std::size_t i = 0; i < pl.conns.size(); ++i)
+    if (pl.conns[i].get() == c) {
+      pl.conns[i] = std::move(pl.conns.back());
+      pl.conns.pop_back();
+      break;
+    }
+}
+
+void client_impl::on_slot_free(pool& pl) {
+  if (shut_ || pl.queue.empty())
+    return;
+  if (pl.idle.empty() && pl.conns.size() >= opts_.max_connections_per_endpoint)
+    return;
+  auto p = std::move(pl.queue.front());
+  pl.queue.pop_front();
+  dispatch(pl, std::move(p));
+}
+
+void client_impl::on_cancel(request_id id) {
+  auto cancelled = [id] {
+    return make_error(error_category::cancelled, 0,
+                      "request " + std::to_string(id) + " was cancelled");
+  };
+  for (auto& pl : pools_) {
+    for (auto& c : pl->conns) {
+      if (c->busy() && c->current_id() == id) {
+        auto keep = c; // finish() removes it from conns
+        keep->finish(cancelled(), now_ns());
+        return;
+      }
+    }
+    for (auto i = pl->queue.begin(); i != pl->queue.end(); ++i) {
+      if (i->id == id) {
+        auto p = std::move(*i);
+        pl->queue.erase(i);
+        fail_now(p, cancelled());
+        return;
+      }
+    }
+  }
+}
+
+void client_impl::shutdown_all() {
+  shut_ = true;
+  auto err = make_error(error_category::cancelled, 0,
+                        "client shut down before the request completed");
+  for (auto& pl : pools_) {
+    auto queued = std::move(pl->queue);
+    pl->queue.clear();
+    for (auto& p : queued)
+      fail_now(p, err);
+    auto conns = pl->conns; // finish()/close() edit pl->conns
+    for (auto& c : conns) {
+      if (c->busy())
+        c->finish(err, now_ns());
+      else
+        c->close();
+    }
+  }
+}
+
+// -- client -------------------------------------------------------------------
+
+client::client(asio::io_context& ioc, client_options opts)
+  : impl_(std::make_shared<client_impl>(ioc, std::move(opts))) {
+  // nop
+}
+
+client::client(asio::io_context& ioc)
+  // A named default object: g++ 12 warns falsely (maybe-uninitialized) on
+  // a value-initialized client_options temporary.
+  : impl_(std::make_shared<client_impl>(ioc, [] {
+      client_options defaults;
+      return defaults;
+    }())) {
+  // nop
+}
+
+client::~client() {
+  shutdown();
+}
+
+request_id client::submit(request req, response_sink& sink) {
+  auto id = impl_->next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  asio::post(impl_->ioc_, [impl = impl_, p = pending_request{std::move(req),
+                                                             &sink, id}]() mutable {
+    impl->on_submit(std::move(p));
+  });
+  return id;
+}
+
+void client::cancel(request_id id) {
+  asio::post(impl_->ioc_, [impl = impl_, id] { impl->on_cancel(id); });
+}
+
+void client::shutdown() {
+  if (impl_->shut_.exchange(true))
+    return;
+  auto& ioc = impl_->ioc_;
+  if (ioc.stopped() || ioc.get_executor().running_in_this_thread()) {
+    impl_->shutdown_all();
+    return;
+  }
+  std::promise<void> done;
+  auto fut = done.get_future();
+  asio::post(ioc, [impl = impl_, &done] {
+    impl->shutdown_all();
+    done.set_value();
+  });
+  // The io_context may stop before running our handler (io_pool::stop()).
+  while (fut.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+    if (ioc.stopped()) {
+      // Our handler will never run; nothing else touches the pools now.
+      impl_->shutdown_all();
+      return;
+    }
+  }
+}
+
+std::uint64_t client::connections_opened() const noexcept {
+  return impl_->opened_.load(std::memory_order_relaxed);
+}
+
+// -- io_pool ------------------------------------------------------------------
+
+struct io_pool::slot {
+  asio::io_context ioc{1};
+  asio::executor_work_guard<asio::io_context::executor_type> guard
+    = asio::make_work_guard(ioc);
+};
+
+io_pool::io_pool(std::size_t threads) {
+  if (threads == 0)
+    threads = 1;
+  for (std::size_t i = 0; i < threads; ++i)
+    contexts_.push_back(std::make_unique<slot>());
+  for (auto& s : contexts_)
+    threads_.emplace_back([ctx = &s->ioc] { ctx->run(); });
+}
+
+io_pool::~io_pool() {
+  stop();
+}
+
+asio::io_context& io_pool::context(std::size_t i) noexcept {
+  return contexts_[i % contexts_.size()]->ioc;
+}
+
+void io_pool::stop() {
+  for (auto& s : contexts_) {
+    s->guard.reset();
+    s->ioc.stop();
+  }
+  for (auto& t : threads_)
+    if (t.joinable())
+      t.join();
+}
+
+} // namespace aiperf::http

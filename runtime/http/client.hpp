@@ -1,0 +1,195 @@
+// The HTTP/1.1 client engine: the hot path of the benchmark. It follows
+// /work/shared/design/reference/http-client-perf-notes.md: one io_context per
+// I/O thread, one 64 KiB read buffer per connection driven by our own
+// async_read_some, a header-light Beast basic_parser that streams decoded body
+// bytes straight to the consumer, and ONE monotonic clock read per completed
+// read, shared by everything parsed from that read.
+//
+// Threading model: a `client` belongs to exactly one io_context (use one
+// client per I/O thread; io_pool makes the threads). All connection state is
+// touched only on that thread; submit()/cancel() may be called from any
+// thread and post to it. Sinks are called on the I/O thread.
+#pragma once
+
+#include "runtime/http/url.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace boost::asio {
+class io_context;
+} // namespace boost::asio
+
+namespace aiperf::http {
+
+/// Monotonic nanoseconds (CLOCK_MONOTONIC), the clock of every sink stamp.
+[[nodiscard]] std::int64_t now_ns() noexcept;
+
+/// Why a request failed; `none` means it completed with a full response.
+enum class error_category : std::uint8_t {
+  none,
+  connect,   ///< resolve/connect failed (refused, unreachable, DNS)
+  tls,       ///< TLS handshake or certificate verification failed
+  timeout,   ///< the request deadline passed
+  cancelled, ///< cancel() or client shutdown
+  protocol,  ///< malformed HTTP from the server
+  io,        ///< read/write failed or the server closed mid-response
+};
+
+/// Returns "none", "connect", "tls", ... for logs and records.
+[[nodiscard]] std::string_view to_string(error_category c) noexcept;
+
+/// Outcome of one request, passed to response_sink::on_complete.
+struct error_info {
+  error_category category = error_category::none;
+  int code = 0;          ///< errno / asio / OpenSSL code when there is one
+  std::string message;   ///< human readable, names the endpoint
+  [[nodiscard]] bool ok() const noexcept {
+    return category == error_category::none;
+  }
+};
+
+/// TLS settings shared by all https endpoints of a client.
+struct tls_options {
+  /// Extra CA bundle (PEM) trusted in addition to the system store.
+  std::string ca_file;
+  /// Skips certificate and host name verification (explicit opt-in).
+  bool insecure = false;
+};
+
+/// One response header, viewing the read buffer.
+struct header_view {
+  std::string_view name;
+  std::string_view value;
+};
+
+/// Status line and headers; every view is valid only during on_headers.
+struct response_head {
+  int status = 0;
+  std::string_view content_type;
+  /// The first max_header_fields fields, in arrival order.
+  std::span<const header_view> fields;
+  /// Returns the value of the first field named `name` (case-insensitive).
+  [[nodiscard]] std::string_view find(std::string_view name) const noexcept;
+};
+
+/// Receives the events of one request. Every callback runs ON THE I/O THREAD
+/// and must be cheap and never block (it stalls every connection of that
+/// thread). The sink must stay alive until on_complete has returned.
+class response_sink {
+public:
+  virtual ~response_sink() = default;
+  /// Just before the request bytes are written: the request start stamp.
+  /// Called again if a stale keep-alive connection forces a transparent
+  /// retry; the last call is the one that counts.
+  virtual void on_send(std::int64_t ts_ns) = 0;
+  /// Once, when the status line and headers have arrived.
+  virtual void on_headers(const response_head& head, std::int64_t ts_ns) = 0;
+  /// Decoded body bytes (chunked framing removed). `read_ts_ns` is the stamp
+  /// of the socket read that delivered them.
+  virtual void on_body(std::string_view bytes, std::int64_t read_ts_ns) = 0;
+  /// Exactly once per submitted request, success or not; last callback.
+  virtual void on_complete(const error_info& err, std::int64_t ts_ns) = 0;
+};
+
+/// A request. Move it into submit(); nothing in it is referenced afterwards.
+struct request {
+  endpoint ep;
+  std::string method = "GET";
+  std::string target = "/";                               ///< path + query
+  std::vector<std::pair<std::string, std::string>> headers; ///< extra fields
+  std::string body;
+  /// Deadline for connect + send + full response, counted from the moment
+  /// the request gets a connection (queueing for a free one is not counted).
+  /// Zero means no deadline.
+  std::int64_t timeout_ms = 0;
+};
+
+/// Identifies a submitted request for cancel().
+using request_id = std::uint64_t;
+
+/// Client settings.
+struct client_options {
+  /// Open connections per endpoint; further requests queue (FIFO).
+  std::size_t max_connections_per_endpoint = 64;
+  tls_options tls;
+  /// Sent as User-Agent unless the request sets one.
+  std::string user_agent = "aiperf-node";
+};
+
+/// Fields in response_head::fields; further fields are parsed but not shown.
+inline constexpr std::size_t max_header_fields = 32;
+
+/// Bytes per connection read buffer (one read per typical response).
+inline constexpr std::size_t read_buffer_size = 64 * 1024;
+
+class client_impl;
+
+/// HTTP/1.1 client with keep-alive connection pools per endpoint, bound to
+/// one io_context. Idle connections are reused; a request sent on a reused
+/// connection that the server had already closed (error before any response
+/// byte) is retried once on a fresh connection, transparently.
+class client {
+public:
+  /// `ioc` must outlive the client. Never fails: a bad `tls.ca_file`
+  /// surfaces as a `tls` error on every https request, naming the file.
+  client(boost::asio::io_context& ioc, client_options opts);
+  /// Same with default options.
+  explicit client(boost::asio::io_context& ioc);
+  /// Calls shutdown().
+  ~client();
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+
+  /// Queues `req`; `sink` receives its events on the I/O thread. Thread-safe.
+  /// Returns the id to pass to cancel().
+  request_id submit(request req, response_sink& sink);
+
+  /// Completes request `id` with a `cancelled` error and closes its
+  /// connection (never reused). No-op if it already completed. Thread-safe.
+  void cancel(request_id id);
+
+  /// Completes every pending request with `cancelled` and closes all
+  /// connections; waits for that to happen on the I/O thread unless called
+  /// from it or the io_context is stopped. Idempotent.
+  void shutdown();
+
+  /// Connections opened so far (diagnostics, tests).
+  [[nodiscard]] std::uint64_t connections_opened() const noexcept;
+
+private:
+  std::shared_ptr<client_impl> impl_;
+};
+
+/// N threads, each running its own io_context (no shared queues, no locks on
+/// the hot path). stop() lets in-flight handlers finish their current step,
+/// stops every context and joins the threads.
+class io_pool {
+public:
+  /// Starts `threads` (>= 1) threads.
+  explicit io_pool(std::size_t threads = 1);
+  /// Calls stop().
+  ~io_pool();
+  io_pool(const io_pool&) = delete;
+  io_pool& operator=(const io_pool&) = delete;
+
+  [[nodiscard]] std::size_t size() const noexcept { return contexts_.size(); }
+  /// Returns the io_context of thread `i % size()`.
+  [[nodiscard]] boost::asio::io_context& context(std::size_t i) noexcept;
+  /// Stops and joins all threads. Idempotent; not callable from a pool thread.
+  void stop();
+
+private:
+  struct slot;
+  std::vector<std::unique_ptr<slot>> contexts_;
+  std::vector<std::thread> threads_;
+};
+
+} // namespace aiperf::http

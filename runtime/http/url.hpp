@@ -1,0 +1,51 @@
+// URL parsing for the HTTP client: turns what users type (`--url`,
+// `localhost:8000`, `https://api.example.com/v1`) into an endpoint plus a base
+// path, or into an error message that names the URL and says how to fix it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace aiperf::http {
+
+/// Where requests go: one keep-alive connection pool exists per distinct
+/// (host, port, tls) triple.
+struct endpoint {
+  std::string host;   ///< DNS name or IP literal, without brackets.
+  std::uint16_t port = 80;
+  bool tls = false;   ///< true for https.
+
+  friend bool operator==(const endpoint&, const endpoint&) = default;
+};
+
+/// A parsed base URL.
+struct url {
+  endpoint ep;
+  /// Path prefix without a trailing slash ("" for "http://h:1/", "/v1" for
+  /// "http://h:1/v1/"); append "/chat/completions" etc. to it.
+  std::string base_path;
+  /// Returns "http" or "https".
+  [[nodiscard]] std::string_view scheme() const noexcept {
+    return ep.tls ? "https" : "http";
+  }
+};
+
+/// Outcome of parse_url: a value, or a message naming the input and the fix.
+struct url_result {
+  std::optional<url> value;
+  std::string error;
+  [[nodiscard]] explicit operator bool() const noexcept {
+    return value.has_value();
+  }
+};
+
+/// Parses `text` as http[s]://host[:port][/path]. Without a scheme the input
+/// is taken as http (AIPerf's default `localhost:8000`). Ports default to
+/// 80/443; IPv6 literals need brackets ("http://[::1]:8000"). Query strings
+/// and fragments are rejected because they cannot be combined with the
+/// endpoint paths appended later.
+[[nodiscard]] url_result parse_url(std::string_view text);
+
+} // namespace aiperf::http

@@ -1,0 +1,379 @@
+#include "runtime/http/client.hpp"
+
+#include "tests/runtime/http/test_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace aiperf::http {
+namespace {
+
+using testing::received_request;
+using testing::scripted_reply;
+using testing::test_server;
+using namespace std::chrono_literals;
+
+constexpr auto wait_limit = 20s; // generous bound for loaded CI machines
+
+/// Records everything a request reports; thread-safe to wait on.
+class recording_sink : public response_sink {
+public:
+  void on_send(std::int64_t ts) override {
+    send_ts = ts;
+    ++sends;
+  }
+  void on_headers(const response_head& head, std::int64_t ts) override {
+    status = head.status;
+    content_type.assign(head.content_type);
+    custom.assign(head.find("x-custom"));
+    headers_ts = ts;
+  }
+  void on_body(std::string_view bytes, std::int64_t) override {
+    body.append(bytes);
+    ++body_calls;
+  }
+  void on_complete(const error_info& e, std::int64_t ts) override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    err = e;
+    complete_ts = ts;
+    ++completions;
+    cv_.notify_all();
+  }
+  /// Waits (bounded) for on_complete; false if it never came.
+  bool wait() {
+    std::unique_lock<std::mutex> guard{mtx_};
+    return cv_.wait_for(guard, wait_limit, [this] { return completions > 0; });
+  }
+
+  int sends = 0;
+  int status = 0;
+  std::string content_type;
+  std::string custom;
+  std::string body;
+  int body_calls = 0;
+  error_info err;
+  std::int64_t send_ts = 0;
+  std::int64_t headers_ts = 0;
+  std::int64_t complete_ts = 0;
+  int completions = 0;
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+};
+
+class client_fixture : public ::testing::Test {
+protected:
+  request make_request(std::uint16_t port, std::string target = "/x") {
+    request r;
+    r.ep = endpoint{"127.0.0.1", port, false};
+    r.method = "POST";
+    r.target = std::move(target);
+    r.headers = {{"Content-Type", "application/json"}};
+    r.body = R"({"q":1})";
+    return r;
+  }
+
+  template <class Pred>
+  static bool poll_until(Pred pred) {
+    auto deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
+  io_pool io{1};
+};
+
+std::string pattern_body(std::size_t n) {
+  std::string out(n, '\0');
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = static_cast<char>((i * 131 + i / 7) & 0xff); // includes NULs
+  return out;
+}
+
+// Verifies a Content-Length body larger than the read buffer arrives intact
+// and that status, content type and other headers are reported.
+TEST_F(client_fixture, content_length_body_is_delivered_byte_for_byte) {
+  auto body = pattern_body(200 * 1024 + 17);
+  test_server srv{[&](const received_request&) {
+    auto head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                "X-Custom: yes\r\nContent-Length: "
+                + std::to_string(body.size()) + "\r\n\r\n";
+    return scripted_reply{{head + body.substr(0, 1000), body.substr(1000)}};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(srv.port()), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_TRUE(sink.err.ok()) << sink.err.message;
+  EXPECT_EQ(sink.status, 200);
+  EXPECT_EQ(sink.content_type, "application/octet-stream");
+  EXPECT_EQ(sink.custom, "yes");
+  EXPECT_EQ(sink.body, body);
+  EXPECT_EQ(sink.completions, 1);
+  EXPECT_LE(sink.send_ts, sink.headers_ts);
+  EXPECT_LE(sink.headers_ts, sink.complete_ts);
+}
+
+// Verifies chunked framing is removed even when chunk sizes, chunk data and
+// the terminating chunk are split across separate TCP writes.
+TEST_F(client_fixture, chunked_body_split_across_writes_is_decoded) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n",
+      "0", "f\r\ndata: hel", "lo\r\n\r\n\r", "\n5\r\nwor", "ld\r\n0", "\r\n\r\n"}};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(srv.port()), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_TRUE(sink.err.ok()) << sink.err.message;
+  EXPECT_EQ(sink.content_type, "text/event-stream");
+  EXPECT_EQ(sink.body, "data: hello\r\n\r\nworld");
+}
+
+// Verifies a close-delimited body (no length, no chunking) is complete at EOF.
+TEST_F(client_fixture, close_delimited_body_completes_at_eof) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nabc",
+                           "def"},
+                          true};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(srv.port()), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_TRUE(sink.err.ok()) << sink.err.message;
+  EXPECT_EQ(sink.body, "abcdef");
+}
+
+// Verifies the server sees the method, target, Host and the body we sent.
+TEST_F(client_fixture, request_is_serialized_with_host_and_body) {
+  std::mutex m;
+  received_request seen;
+  test_server srv{[&](const received_request& r) {
+    std::lock_guard<std::mutex> guard{m};
+    seen = r;
+    return scripted_reply{{test_server::content_length_response("ok")}};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(srv.port(), "/v1/chat/completions"), sink);
+  ASSERT_TRUE(sink.wait());
+  std::lock_guard<std::mutex> guard{m};
+  EXPECT_EQ(seen.head.rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0), 0u);
+  EXPECT_NE(seen.head.find("Host: 127.0.0.1:" + std::to_string(srv.port())),
+            std::string::npos);
+  EXPECT_NE(seen.head.find("Content-Type: application/json\r\n"),
+            std::string::npos);
+  EXPECT_EQ(seen.body, R"({"q":1})");
+}
+
+// Verifies sequential requests share one keep-alive connection.
+TEST_F(client_fixture, sequential_requests_reuse_one_connection) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{test_server::content_length_response("hello")}};
+  }};
+  client c{io.context(0)};
+  for (int i = 0; i < 5; ++i) {
+    recording_sink sink;
+    c.submit(make_request(srv.port()), sink);
+    ASSERT_TRUE(sink.wait());
+    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+    EXPECT_EQ(sink.body, "hello");
+  }
+  EXPECT_EQ(srv.accepted(), 1);
+  EXPECT_EQ(c.connections_opened(), 1u);
+}
+
+// Verifies a keep-alive connection closed by the server while idle is
+// replaced transparently: the request succeeds on a second connection.
+TEST_F(client_fixture, idle_connection_closed_by_server_is_retried) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{test_server::content_length_response("hello")}};
+  }};
+  client c{io.context(0)};
+  recording_sink first;
+  c.submit(make_request(srv.port()), first);
+  ASSERT_TRUE(first.wait());
+  ASSERT_TRUE(first.err.ok()) << first.err.message;
+  ASSERT_TRUE(poll_until([&] { return srv.close_idle_connections() == 1; }));
+  recording_sink second;
+  c.submit(make_request(srv.port()), second);
+  ASSERT_TRUE(second.wait());
+  EXPECT_TRUE(second.err.ok()) << second.err.message;
+  EXPECT_EQ(second.body, "hello");
+  EXPECT_EQ(second.completions, 1);
+  EXPECT_EQ(srv.accepted(), 2);
+}
+
+// Verifies a response cut off mid-body is an io error, not retried.
+TEST_F(client_fixture, truncated_response_is_an_io_error) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{
+      {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part"}, true};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(srv.port()), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::io) << sink.err.message;
+  EXPECT_EQ(sink.sends, 1);
+  EXPECT_EQ(srv.requests(), 1);
+}
+
+// Verifies a stalled server yields a timeout error (category only).
+TEST_F(client_fixture, stalling_server_times_out) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{}, false, true};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  auto req = make_request(srv.port());
+  req.timeout_ms = 200;
+  c.submit(std::move(req), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::timeout) << sink.err.message;
+  EXPECT_EQ(sink.completions, 1);
+}
+
+// Verifies connecting to a closed port reports a connect error.
+TEST_F(client_fixture, refused_connection_is_a_connect_error) {
+  std::uint16_t port = 0;
+  {
+    boost::asio::io_context ioc;
+    boost::asio::ip::tcp::acceptor a{
+      ioc, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+    port = a.local_endpoint().port();
+  } // closed: nothing listens there now
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(port), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::connect);
+  EXPECT_NE(sink.err.message.find(std::to_string(port)), std::string::npos)
+    << sink.err.message;
+}
+
+// Verifies cancel() completes an in-flight request with `cancelled`, and the
+// connection is not reused afterwards.
+TEST_F(client_fixture, cancel_in_flight_completes_with_cancelled) {
+  std::atomic<int> n{0};
+  test_server srv{[&](const received_request&) {
+    if (n++ == 0)
+      return scripted_reply{{}, false, true};
+    return scripted_reply{{test_server::content_length_response("later")}};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  auto id = c.submit(make_request(srv.port()), sink);
+  ASSERT_TRUE(poll_until([&] { return srv.requests() == 1; }));
+  c.cancel(id);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::cancelled);
+  recording_sink next;
+  c.submit(make_request(srv.port()), next);
+  ASSERT_TRUE(next.wait());
+  EXPECT_TRUE(next.err.ok()) << next.err.message;
+  EXPECT_EQ(next.body, "later");
+  EXPECT_EQ(srv.accepted(), 2);
+  EXPECT_EQ(sink.completions, 1);
+}
+
+// Verifies cancel() also reaches a request still queued for a connection.
+TEST_F(client_fixture, cancel_of_queued_request_completes_it) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{}, false, true};
+  }};
+  client_options opts;
+  opts.max_connections_per_endpoint = 1;
+  client c{io.context(0), opts};
+  recording_sink busy;
+  recording_sink queued;
+  c.submit(make_request(srv.port()), busy);
+  auto id = c.submit(make_request(srv.port()), queued);
+  c.cancel(id);
+  ASSERT_TRUE(queued.wait());
+  EXPECT_EQ(queued.err.category, error_category::cancelled);
+  EXPECT_EQ(queued.sends, 0);
+  c.shutdown(); // completes the stalled one too
+  ASSERT_TRUE(busy.wait());
+  EXPECT_EQ(busy.err.category, error_category::cancelled);
+}
+
+// Verifies a malformed status line is a protocol error.
+TEST_F(client_fixture, garbage_response_is_a_protocol_error) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{"NOT HTTP AT ALL\r\n\r\n"}, true};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(srv.port()), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::protocol) << sink.err.message;
+}
+
+// Verifies 200 concurrent requests over at most 16 connections all complete
+// exactly once with the right body.
+TEST_F(client_fixture, many_concurrent_requests_share_a_bounded_pool) {
+  test_server srv{[](const received_request& r) {
+    return scripted_reply{{test_server::content_length_response(
+      "echo:" + r.head.substr(5, r.head.find(' ', 5) - 5))}};
+  }};
+  client_options opts;
+  opts.max_connections_per_endpoint = 16;
+  client c{io.context(0), opts};
+  constexpr int n = 200;
+  std::vector<std::unique_ptr<recording_sink>> sinks;
+  for (int i = 0; i < n; ++i) {
+    sinks.push_back(std::make_unique<recording_sink>());
+    c.submit(make_request(srv.port(), "/r" + std::to_string(i)), *sinks.back());
+  }
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(sinks[i]->wait()) << "request " << i;
+    EXPECT_TRUE(sinks[i]->err.ok()) << sinks[i]->err.message;
+    EXPECT_EQ(sinks[i]->body, "echo:/r" + std::to_string(i));
+  }
+  // Give any stray duplicate completion a chance to show up.
+  c.shutdown();
+  for (auto& s : sinks)
+    EXPECT_EQ(s->completions, 1);
+  EXPECT_LE(srv.accepted(), 16);
+  EXPECT_EQ(srv.requests(), n);
+}
+
+// Verifies bad header input is rejected with a message naming the header.
+TEST_F(client_fixture, header_with_line_break_is_rejected) {
+  client c{io.context(0)};
+  recording_sink sink;
+  auto req = make_request(1);
+  req.headers.emplace_back("X-Evil", "a\r\nInjected: 1");
+  c.submit(std::move(req), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::protocol);
+  EXPECT_NE(sink.err.message.find("X-Evil"), std::string::npos);
+}
+
+// Verifies shutdown completes requests submitted afterwards as cancelled.
+TEST_F(client_fixture, submit_after_shutdown_is_cancelled) {
+  client c{io.context(0)};
+  c.shutdown();
+  recording_sink sink;
+  c.submit(make_request(1), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_EQ(sink.err.category, error_category::cancelled);
+}
+
+} // namespace
+} // namespace aiperf::http
