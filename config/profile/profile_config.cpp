@@ -1,0 +1,1031 @@
+#include "config/profile/profile_config.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <system_error>
+#include <thread>
+
+namespace aiperf::config {
+
+// -- errors -------------------------------------------------------------------
+
+std::string format_error(const config_error& err) {
+  if (err.flag.empty())
+    return "error: " + err.message;
+  return "error: " + err.flag + ": " + err.message;
+}
+
+namespace {
+
+config_error fail(std::string flag, std::string message) {
+  return config_error{std::move(flag), std::move(message)};
+}
+
+// Integers print plainly; doubles via python_float so messages match input.
+std::string show(std::int64_t x) {
+  return std::to_string(x);
+}
+
+std::string show(int x) {
+  return std::to_string(x);
+}
+
+std::string show(double x) {
+  return python_float(x);
+}
+
+std::string_view trim(std::string_view s) {
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+           || c == '\v';
+  };
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_whitespace(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+      ++i;
+    auto start = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])))
+      ++i;
+    if (i > start)
+      out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+std::string compact_json(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
+  v.Accept(writer);
+  return {buf.GetString(), buf.GetSize()};
+}
+
+std::string json_string(std::string_view s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
+  writer.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return {buf.GetString(), buf.GetSize()};
+}
+
+// Parses `text` as one complete JSON value (full precision, so numbers
+// survive a round trip exactly).
+bool parse_json(std::string_view text, rapidjson::Document& doc) {
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
+  return !doc.HasParseError();
+}
+
+// RFC 7230 token characters: anything else in a header name would corrupt
+// the request line-up on the wire.
+bool is_header_name(std::string_view name) {
+  if (name.empty())
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return std::isalnum(u) || std::string_view{"!#$%&'*+-.^_`|~"}.find(c)
+                                != std::string_view::npos;
+  });
+}
+
+bool has_line_break(std::string_view s) {
+  return s.find_first_of("\r\n") != std::string_view::npos;
+}
+
+} // namespace
+
+// -- enumerations -------------------------------------------------------------
+
+namespace {
+
+template <class Enum>
+struct enum_names;
+
+template <>
+struct enum_names<endpoint_type> {
+  static constexpr std::array<std::string_view, 3> values{"chat", "completions",
+                                                          "embeddings"};
+};
+template <>
+struct enum_names<model_selection_strategy> {
+  static constexpr std::array<std::string_view, 2> values{"round_robin",
+                                                          "random"};
+};
+template <>
+struct enum_names<arrival_pattern> {
+  static constexpr std::array<std::string_view, 3> values{"constant", "poisson",
+                                                          "gamma"};
+};
+template <>
+struct enum_names<custom_dataset_type> {
+  static constexpr std::array<std::string_view, 3> values{
+    "single_turn", "multi_turn", "mooncake_trace"};
+};
+template <>
+struct enum_names<export_level> {
+  static constexpr std::array<std::string_view, 3> values{"summary", "records",
+                                                          "raw"};
+};
+template <>
+struct enum_names<ui_type> {
+  static constexpr std::array<std::string_view, 2> values{"simple", "none"};
+};
+template <>
+struct enum_names<scheduler_policy> {
+  static constexpr std::array<std::string_view, 2> values{"sharing",
+                                                          "stealing"};
+};
+
+template <class Enum>
+std::string_view name_of(Enum x) noexcept {
+  const auto& names = enum_names<Enum>::values;
+  auto i = static_cast<std::size_t>(x);
+  return i < names.size() ? names[i] : std::string_view{"?"};
+}
+
+} // namespace
+
+std::string_view to_string(endpoint_type x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(model_selection_strategy x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(arrival_pattern x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(custom_dataset_type x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(export_level x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(ui_type x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(scheduler_policy x) noexcept {
+  return name_of(x);
+}
+
+template <class Enum>
+std::optional<Enum> enum_from_string(std::string_view text) {
+  const auto& names = enum_names<Enum>::values;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == text)
+      return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+template <class Enum>
+std::string enum_choices() {
+  std::string out;
+  for (auto name : enum_names<Enum>::values) {
+    if (!out.empty())
+      out += '|';
+    out += name;
+  }
+  return out;
+}
+
+#define AIPERF_CONFIG_INSTANTIATE(Enum)                                        \
+  template std::optional<Enum> enum_from_string<Enum>(std::string_view);       \
+  template std::string enum_choices<Enum>();
+AIPERF_CONFIG_INSTANTIATE(endpoint_type)
+AIPERF_CONFIG_INSTANTIATE(model_selection_strategy)
+AIPERF_CONFIG_INSTANTIATE(arrival_pattern)
+AIPERF_CONFIG_INSTANTIATE(custom_dataset_type)
+AIPERF_CONFIG_INSTANTIATE(export_level)
+AIPERF_CONFIG_INSTANTIATE(ui_type)
+AIPERF_CONFIG_INSTANTIATE(scheduler_policy)
+#undef AIPERF_CONFIG_INSTANTIATE
+
+// -- parsers ------------------------------------------------------------------
+
+expected<std::vector<http_header>> parse_headers(std::string_view text) {
+  constexpr std::string_view flag = "-H/--header";
+  std::vector<http_header> out;
+  auto add = [&](std::string_view name,
+                 std::string_view value) -> std::optional<config_error> {
+    name = trim(name);
+    value = trim(value);
+    if (!is_header_name(name))
+      return fail(std::string{flag},
+                  "invalid header name '" + std::string{name}
+                    + "'; use Name:Value with a name of letters, digits or "
+                      "-_.");
+    if (has_line_break(value))
+      return fail(std::string{flag}, "value of header '" + std::string{name}
+                                       + "' contains a line break; remove it");
+    out.push_back(http_header{std::string{name}, std::string{value}});
+    return std::nullopt;
+  };
+  auto body = trim(text);
+  if (!body.empty() && body.front() == '{') {
+    rapidjson::Document doc;
+    if (!parse_json(body, doc) || !doc.IsObject())
+      return fail(std::string{flag}, "'" + std::string{body}
+                                       + "' is not a valid JSON object; use "
+                                         "{\"Name\":\"Value\"} or Name:Value");
+    for (const auto& m : doc.GetObject()) {
+      if (!m.value.IsString())
+        return fail(std::string{flag},
+                    "JSON value of header '" + std::string{m.name.GetString()}
+                      + "' must be a string");
+      if (auto err = add({m.name.GetString(), m.name.GetStringLength()},
+                         {m.value.GetString(), m.value.GetStringLength()}))
+        return *err;
+    }
+    return out;
+  }
+  auto colon = body.find(':');
+  if (colon == std::string_view::npos)
+    return fail(std::string{flag}, "'" + std::string{body}
+                                     + "' has no ':'; use Name:Value");
+  if (auto err = add(body.substr(0, colon), body.substr(colon + 1)))
+    return *err;
+  return out;
+}
+
+expected<std::vector<extra_input>> parse_extra_inputs(std::string_view text) {
+  constexpr std::string_view flag = "--extra-inputs";
+  std::vector<extra_input> out;
+  auto body = trim(text);
+  if (!body.empty() && body.front() == '{') {
+    rapidjson::Document doc;
+    if (!parse_json(body, doc) || !doc.IsObject())
+      return fail(std::string{flag},
+                  "'" + std::string{body}
+                    + "' is not a valid JSON object; use {\"key\": value} "
+                      "or key:value");
+    for (const auto& m : doc.GetObject())
+      out.push_back(extra_input{
+        std::string{m.name.GetString(), m.name.GetStringLength()},
+        compact_json(m.value)});
+    return out;
+  }
+  auto colon = body.find(':');
+  if (colon == std::string_view::npos || trim(body.substr(0, colon)).empty())
+    return fail(std::string{flag},
+                "'" + std::string{body}
+                  + "' is not key:value; use e.g. ignore_eos:true");
+  auto key = trim(body.substr(0, colon));
+  auto value = trim(body.substr(colon + 1));
+  rapidjson::Document doc;
+  if (!value.empty() && parse_json(value, doc))
+    out.push_back(extra_input{std::string{key}, compact_json(doc)});
+  else
+    out.push_back(extra_input{std::string{key}, json_string(value)});
+  return out;
+}
+
+const std::vector<std::string_view>& goodput_tags() {
+  static const std::vector<std::string_view> tags{
+    "request_latency",
+    "time_to_first_token",
+    "time_to_second_token",
+    "inter_token_latency",
+    "output_token_throughput_per_user",
+    "prefill_throughput_per_user",
+    "e2e_output_token_throughput",
+    "output_sequence_length",
+    "input_sequence_length",
+  };
+  return tags;
+}
+
+bool goodput_tag_applies(std::string_view tag, endpoint_type type,
+                         bool streaming) {
+  // Mirrors AIPerf's metric flags: STREAMING_ONLY metrics need --streaming,
+  // PRODUCES_TOKENS_ONLY metrics have no values for embeddings.
+  static constexpr std::array<std::string_view, 5> streaming_only{
+    "time_to_first_token", "time_to_second_token", "inter_token_latency",
+    "output_token_throughput_per_user", "prefill_throughput_per_user"};
+  static constexpr std::array<std::string_view, 2> produces_tokens{
+    "e2e_output_token_throughput", "output_sequence_length"};
+  auto in = [&](const auto& list) {
+    return std::find(list.begin(), list.end(), tag) != list.end();
+  };
+  if (in(streaming_only))
+    return streaming && type != endpoint_type::embeddings;
+  if (in(produces_tokens))
+    return type != endpoint_type::embeddings;
+  const auto& all = goodput_tags();
+  return std::find(all.begin(), all.end(), tag) != all.end();
+}
+
+expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
+  constexpr std::string_view flag = "--goodput";
+  std::vector<goodput_slo> out;
+  for (auto item : split_whitespace(text)) {
+    auto colon = item.find(':');
+    if (colon == std::string_view::npos)
+      return fail(std::string{flag}, "'" + std::string{item}
+                                       + "' is not tag:value; use e.g. "
+                                         "\"request_latency:250\"");
+    auto tag = item.substr(0, colon);
+    auto value_text = item.substr(colon + 1);
+    const auto& tags = goodput_tags();
+    if (std::find(tags.begin(), tags.end(), tag) == tags.end()) {
+      std::string valid;
+      for (auto t : tags)
+        valid += (valid.empty() ? "" : ", ") + std::string{t};
+      return fail(std::string{flag}, "unknown metric tag '" + std::string{tag}
+                                       + "'; valid tags: " + valid);
+    }
+    double value = 0;
+    auto [ptr, ec] = std::from_chars(value_text.data(),
+                                     value_text.data() + value_text.size(),
+                                     value);
+    if (ec != std::errc{} || ptr != value_text.data() + value_text.size()
+        || !std::isfinite(value) || value <= 0)
+      return fail(std::string{flag},
+                  "value of '" + std::string{tag}
+                    + "' must be a positive number in the metric's display "
+                      "unit (ms or tokens/s), got '"
+                    + std::string{value_text} + "'");
+    for (const auto& slo : out)
+      if (slo.tag == tag)
+        return fail(std::string{flag}, "'" + std::string{tag}
+                                         + "' is given twice; keep one");
+    out.push_back(goodput_slo{std::string{tag}, value});
+  }
+  return out;
+}
+
+expected<parsed_url> parse_url(std::string_view text) {
+  constexpr std::string_view flag = "--url";
+  auto bad = [&](const std::string& why) {
+    return fail(std::string{flag},
+                "'" + std::string{text} + "' " + why
+                  + "; use e.g. http://127.0.0.1:8000");
+  };
+  auto s = text;
+  if (s.empty())
+    return bad("is empty");
+  if (s.find_first_of(" \t\r\n") != std::string_view::npos)
+    return bad("contains whitespace");
+  parsed_url out;
+  if (auto pos = s.find("://"); pos != std::string_view::npos) {
+    out.scheme = std::string{s.substr(0, pos)};
+    std::transform(out.scheme.begin(), out.scheme.end(), out.scheme.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (out.scheme != "http" && out.scheme != "https")
+      return bad("has scheme '" + out.scheme + "' (only http and https)");
+    s.remove_prefix(pos + 3);
+  } else {
+    out.scheme = "http";
+  }
+  auto slash = s.find('/');
+  auto authority = s.substr(0, slash);
+  auto path = slash == std::string_view::npos ? std::string_view{}
+                                              : s.substr(slash);
+  if (authority.find('@') != std::string_view::npos)
+    return bad("carries credentials (use --api-key or -H instead)");
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos)
+      return bad("has an unterminated IPv6 address");
+    out.host = std::string{authority.substr(1, close - 1)};
+    auto rest = authority.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':')
+        return bad("has text after the IPv6 address");
+      port_text = rest.substr(1);
+      if (port_text.empty())
+        return bad("has an empty port");
+    }
+  } else {
+    auto colon = authority.find(':');
+    out.host = std::string{authority.substr(0, colon)};
+    if (colon != std::string_view::npos) {
+      port_text = authority.substr(colon + 1);
+      if (port_text.empty())
+        return bad("has an empty port");
+    }
+  }
+  if (out.host.empty())
+    return bad("has no host");
+  if (!port_text.empty()) {
+    unsigned port = 0;
+    auto [ptr, ec] = std::from_chars(
+      port_text.data(), port_text.data() + port_text.size(), port);
+    if (ec != std::errc{} || ptr != port_text.data() + port_text.size()
+        || port < 1 || port > 65535)
+      return bad("has port '" + std::string{port_text}
+                 + "' (must be 1-65535)");
+    out.port = static_cast<std::uint16_t>(port);
+  } else {
+    out.port = out.scheme == "https" ? 443 : 80;
+  }
+  if (path.find_first_of("?#") != std::string_view::npos)
+    return bad("has a query or fragment (use --endpoint for the path)");
+  while (!path.empty() && path.back() == '/')
+    path.remove_suffix(1);
+  out.path = std::string{path};
+  return out;
+}
+
+std::string to_string(const parsed_url& url) {
+  auto host = url.host.find(':') != std::string::npos ? "[" + url.host + "]"
+                                                      : url.host;
+  return url.scheme + "://" + host + ":" + std::to_string(url.port)
+         + url.path;
+}
+
+// -- naming -------------------------------------------------------------------
+
+std::string_view default_endpoint_path(endpoint_type type) {
+  switch (type) {
+    case endpoint_type::chat:
+      return "/v1/chat/completions";
+    case endpoint_type::completions:
+      return "/v1/completions";
+    case endpoint_type::embeddings:
+      return "/v1/embeddings";
+  }
+  return "/v1/chat/completions";
+}
+
+std::string endpoint_path(const profile_config& cfg) {
+  if (cfg.custom_endpoint)
+    return *cfg.custom_endpoint;
+  return std::string{default_endpoint_path(cfg.endpoint_type)};
+}
+
+std::string python_float(double x) {
+  if (std::isnan(x))
+    return "nan";
+  if (std::isinf(x))
+    return x > 0 ? "inf" : "-inf";
+  std::array<char, 64> buf{};
+  // Python's repr is the shortest round-tripping form, in fixed notation for
+  // 1e-4 <= |x| < 1e16 and scientific otherwise.
+  auto ax = std::fabs(x);
+  bool scientific = ax != 0 && (ax < 1e-4 || ax >= 1e16);
+  auto fmt = scientific ? std::chars_format::scientific
+                        : std::chars_format::fixed;
+  auto [ptr, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x, fmt);
+  std::string out(buf.data(), ec == std::errc{} ? ptr : buf.data());
+  if (!scientific && out.find('.') == std::string::npos)
+    out += ".0";
+  return out;
+}
+
+std::string run_name(const profile_config& cfg) {
+  std::string model = cfg.model_names.empty() ? "model" : cfg.model_names[0];
+  std::replace(model.begin(), model.end(), '/', '_');
+  if (cfg.model_names.size() > 1)
+    model += "_multi";
+  std::string stimulus;
+  if (cfg.fixed_schedule) {
+    stimulus = "fixed_schedule";
+  } else if (cfg.user_centric_rate) {
+    stimulus = "user_centric-users" + std::to_string(cfg.num_users.value_or(0))
+               + "-qps" + python_float(*cfg.user_centric_rate);
+  } else {
+    if (cfg.concurrency)
+      stimulus = "concurrency" + std::to_string(*cfg.concurrency);
+    if (cfg.request_rate) {
+      if (!stimulus.empty())
+        stimulus += '-';
+      stimulus += "request_rate" + python_float(*cfg.request_rate);
+    }
+  }
+  return model + "-openai-" + std::string{to_string(cfg.endpoint_type)} + "-"
+         + stimulus;
+}
+
+std::filesystem::path artifact_dir(const profile_config& cfg) {
+  return std::filesystem::path{cfg.output_artifact_dir} / run_name(cfg);
+}
+
+// -- validation ---------------------------------------------------------------
+
+unsigned detected_cores() noexcept {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 7> log_levels{
+  "trace", "debug", "info", "warning", "error", "critical", "off"};
+
+// Range helpers: each returns the error naming `flag`, or nullopt.
+template <class T>
+std::optional<config_error> at_least(std::string_view flag,
+                                     const std::optional<T>& x, T min) {
+  if (x && !(*x >= min))
+    return fail(std::string{flag}, "must be ≥ " + show(min) + " (got "
+                                     + show(*x) + ")");
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<config_error> at_least(std::string_view flag, T x, T min) {
+  return at_least(flag, std::optional<T>{x}, min);
+}
+
+std::optional<config_error> positive(std::string_view flag,
+                                     const std::optional<double>& x) {
+  if (x && !(std::isfinite(*x) && *x > 0))
+    return fail(std::string{flag}, "must be a finite number > 0 (got "
+                                     + show(*x) + ")");
+  return std::nullopt;
+}
+
+std::optional<config_error> non_negative(std::string_view flag, double x) {
+  if (!(std::isfinite(x) && x >= 0))
+    return fail(std::string{flag}, "must be a finite number ≥ 0 (got "
+                                     + show(x) + ")");
+  return std::nullopt;
+}
+
+// Widening so int fields share the int64 helpers.
+std::optional<std::int64_t> wide(const std::optional<int>& x) {
+  if (x)
+    return *x;
+  return std::nullopt;
+}
+
+std::optional<config_error> validate_endpoint(const profile_config& cfg) {
+  if (cfg.model_names.empty())
+    return fail("--model", "is required; name the model to benchmark, e.g. "
+                           "--model Qwen/Qwen3-0.6B");
+  for (const auto& name : cfg.model_names)
+    if (trim(name).empty())
+      return fail("--model", "contains an empty model name; remove the stray "
+                             "comma");
+  for (const auto& url : cfg.urls)
+    if (auto parsed = parse_url(url); !parsed)
+      return parsed.error();
+  if (cfg.custom_endpoint
+      && (cfg.custom_endpoint->empty() || cfg.custom_endpoint->front() != '/'
+          || cfg.custom_endpoint->find_first_of(" \t\r\n")
+               != std::string::npos))
+    return fail("--endpoint", "must be a path starting with '/' without "
+                              "spaces (got '"
+                                + *cfg.custom_endpoint + "')");
+  if (cfg.api_key && (cfg.api_key->empty() || has_line_break(*cfg.api_key)))
+    return fail("--api-key", "must be non-empty and on one line");
+  for (const auto& h : cfg.headers) {
+    if (!is_header_name(h.name))
+      return fail("-H/--header", "invalid header name '" + h.name
+                                   + "'; use Name:Value");
+    if (has_line_break(h.value))
+      return fail("-H/--header", "value of header '" + h.name
+                                   + "' contains a line break; remove it");
+  }
+  for (const auto& x : cfg.extra_inputs) {
+    rapidjson::Document doc;
+    if (x.key.empty())
+      return fail("--extra-inputs", "has an empty key; use key:value");
+    if (!parse_json(x.json, doc))
+      return fail("--extra-inputs", "value of '" + x.key
+                                      + "' is not valid JSON");
+  }
+  if (auto e = positive("--request-timeout-seconds",
+                        std::optional{cfg.request_timeout_seconds}))
+    return e;
+  if (cfg.ca_file && cfg.insecure)
+    return fail("--insecure", "contradicts --ca-file (one verifies "
+                              "certificates, the other skips it); drop one");
+  if (cfg.ca_file && cfg.ca_file->empty())
+    return fail("--ca-file", "is empty; give the path of a PEM bundle");
+  return std::nullopt;
+}
+
+// Trace datasets imply a fixed schedule even before derive() sets the flag.
+bool is_fixed(const profile_config& cfg) {
+  return cfg.fixed_schedule
+         || cfg.custom_dataset_type == custom_dataset_type::mooncake_trace;
+}
+
+std::optional<config_error> validate_input(const profile_config& cfg) {
+  if (cfg.input_file && cfg.input_file->empty())
+    return fail("--input-file", "is empty; give the path of a JSONL file");
+  if (cfg.custom_dataset_type && !cfg.input_file)
+    return fail("--custom-dataset-type", "needs --input-file; add the file "
+                                         "or drop the type");
+  if (cfg.fixed_schedule && !cfg.input_file)
+    return fail("--fixed-schedule", "needs --input-file with timestamps");
+  bool offsets = cfg.fixed_schedule_start_offset
+                 || cfg.fixed_schedule_end_offset
+                 || cfg.fixed_schedule_auto_offset;
+  if (offsets && !is_fixed(cfg)) {
+    auto flag = cfg.fixed_schedule_start_offset
+                  ? "--fixed-schedule-start-offset"
+                  : cfg.fixed_schedule_end_offset
+                      ? "--fixed-schedule-end-offset"
+                      : "--fixed-schedule-auto-offset";
+    return fail(flag, "only applies to a fixed schedule; add "
+                      "--fixed-schedule or use a trace dataset type");
+  }
+  if (auto e = at_least("--fixed-schedule-start-offset",
+                        cfg.fixed_schedule_start_offset, std::int64_t{0}))
+    return e;
+  if (auto e = at_least("--fixed-schedule-end-offset",
+                        cfg.fixed_schedule_end_offset, std::int64_t{0}))
+    return e;
+  if (cfg.fixed_schedule_start_offset && cfg.fixed_schedule_end_offset
+      && *cfg.fixed_schedule_start_offset > *cfg.fixed_schedule_end_offset)
+    return fail("--fixed-schedule-end-offset",
+                "must be ≥ --fixed-schedule-start-offset ("
+                  + show(*cfg.fixed_schedule_start_offset) + "), got "
+                  + show(*cfg.fixed_schedule_end_offset));
+  if (cfg.fixed_schedule_auto_offset && cfg.fixed_schedule_start_offset)
+    return fail("--fixed-schedule-auto-offset",
+                "contradicts --fixed-schedule-start-offset; use one");
+  if (auto e = at_least("--num-dataset-entries", cfg.num_dataset_entries,
+                        std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--isl", cfg.isl_mean, std::int64_t{1}))
+    return e;
+  if (auto e = non_negative("--isl-stddev", cfg.isl_stddev))
+    return e;
+  if (auto e = at_least("--osl", cfg.osl_mean, std::int64_t{1}))
+    return e;
+  if (auto e = non_negative("--osl-stddev", cfg.osl_stddev))
+    return e;
+  if (cfg.osl_stddev > 0 && !cfg.osl_mean)
+    return fail("--osl-stddev", "needs --osl (a mean to vary around)");
+  if (auto e = at_least("--conversation-num", cfg.conversation_num,
+                        std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--conversation-turn-mean", cfg.conversation_turn_mean,
+                        std::int64_t{1}))
+    return e;
+  if (auto e = non_negative("--conversation-turn-stddev",
+                            cfg.conversation_turn_stddev))
+    return e;
+  if (auto e = non_negative("--conversation-turn-delay-mean",
+                            cfg.conversation_turn_delay_mean))
+    return e;
+  if (auto e = non_negative("--conversation-turn-delay-stddev",
+                            cfg.conversation_turn_delay_stddev))
+    return e;
+  if (auto e = non_negative("--conversation-turn-delay-ratio",
+                            cfg.conversation_turn_delay_ratio))
+    return e;
+  if (cfg.tokenizer != "builtin")
+    return fail("--tokenizer", "'" + cfg.tokenizer
+                                 + "' is not supported; only 'builtin' is "
+                                   "available for now (no Hugging Face "
+                                   "tokenizers)");
+  return std::nullopt;
+}
+
+std::optional<config_error> validate_load(const profile_config& cfg) {
+  if (auto e = at_least("--concurrency", cfg.concurrency, std::int64_t{1}))
+    return e;
+  if (auto e = positive("--request-rate", cfg.request_rate))
+    return e;
+  if (auto e = positive("--arrival-smoothness", cfg.arrival_smoothness))
+    return e;
+  if (cfg.arrival_smoothness && cfg.arrival_pattern != arrival_pattern::gamma)
+    return fail("--arrival-smoothness", "only applies to --arrival-pattern "
+                                        "gamma; add it or drop the "
+                                        "smoothness");
+  if (auto e = at_least("--request-count", cfg.request_count, std::int64_t{1}))
+    return e;
+  if (auto e = positive("--benchmark-duration", cfg.benchmark_duration))
+    return e;
+  if (cfg.benchmark_grace_period
+      && (std::isnan(*cfg.benchmark_grace_period)
+          || *cfg.benchmark_grace_period < 0))
+    return fail("--benchmark-grace-period",
+                "must be ≥ 0 seconds or inf (got "
+                  + show(*cfg.benchmark_grace_period) + ")");
+  if (cfg.benchmark_grace_period && !cfg.benchmark_duration)
+    return fail("--benchmark-grace-period", "needs --benchmark-duration");
+  if (cfg.request_count && cfg.benchmark_duration)
+    return fail("--request-count", "contradicts --benchmark-duration (two "
+                                   "stop conditions); use one");
+  if (auto e = at_least("--warmup-request-count", cfg.warmup_request_count,
+                        std::int64_t{0}))
+    return e;
+  if (auto e = at_least("--prefill-concurrency", cfg.prefill_concurrency,
+                        std::int64_t{1}))
+    return e;
+  if (cfg.prefill_concurrency && !cfg.streaming)
+    return fail("--prefill-concurrency",
+                cfg.endpoint_type == endpoint_type::embeddings
+                  ? "needs streaming, which embeddings cannot do"
+                  : "needs --streaming (first tokens are only seen when "
+                    "streaming); add --streaming");
+  if (auto e = positive("--user-centric-rate", cfg.user_centric_rate))
+    return e;
+  if (auto e = at_least("--num-users", cfg.num_users, std::int64_t{1}))
+    return e;
+  if (cfg.user_centric_rate) {
+    if (!cfg.num_users)
+      return fail("--user-centric-rate", "needs --num-users");
+    if (cfg.request_rate)
+      return fail("--user-centric-rate", "contradicts --request-rate; use "
+                                         "one");
+    bool file_turns = cfg.input_file
+                      && cfg.custom_dataset_type
+                           == custom_dataset_type::multi_turn;
+    if (!file_turns && cfg.conversation_turn_mean < 2)
+      return fail("--user-centric-rate",
+                  "needs multi-turn sessions; add --conversation-turn-mean "
+                  "2 or more (got "
+                    + show(cfg.conversation_turn_mean) + ")");
+  } else if (cfg.num_users) {
+    return fail("--num-users", "only applies with --user-centric-rate");
+  }
+  if (is_fixed(cfg)) {
+    if (cfg.request_rate)
+      return fail("--request-rate", "contradicts the fixed schedule (the "
+                                    "file's timestamps set the pace); drop "
+                                    "one");
+    if (cfg.user_centric_rate)
+      return fail("--user-centric-rate", "contradicts the fixed schedule; "
+                                         "drop one");
+  }
+  for (const auto& slo : cfg.goodput) {
+    const auto& tags = goodput_tags();
+    if (std::find(tags.begin(), tags.end(), slo.tag) == tags.end())
+      return fail("--goodput", "unknown metric tag '" + slo.tag + "'");
+    if (!(std::isfinite(slo.value) && slo.value > 0))
+      return fail("--goodput", "value of '" + slo.tag + "' must be > 0");
+    if (!goodput_tag_applies(slo.tag, cfg.endpoint_type, cfg.streaming))
+      return fail("--goodput",
+                  "'" + slo.tag + "' has no values for "
+                    + std::string{to_string(cfg.endpoint_type)}
+                    + (cfg.streaming ? "" : " without --streaming")
+                    + "; drop it"
+                    + (cfg.endpoint_type != endpoint_type::embeddings
+                           && !cfg.streaming
+                         ? " or add --streaming"
+                         : ""));
+  }
+  if (cfg.failed_request_threshold
+      && !(*cfg.failed_request_threshold > 0
+           && *cfg.failed_request_threshold <= 100))
+    return fail("--failed-request-threshold",
+                "must be a percentage in (0, 100] (got "
+                  + show(*cfg.failed_request_threshold) + ")");
+  return std::nullopt;
+}
+
+std::optional<config_error> validate_runtime(const profile_config& cfg) {
+  if (cfg.output_artifact_dir.empty())
+    return fail("--output-artifact-dir", "is empty; give a directory");
+  if (std::find(log_levels.begin(), log_levels.end(), cfg.log_level)
+      == log_levels.end())
+    return fail("--log-level", "'" + cfg.log_level
+                                 + "' is not one of trace|debug|info|warning|"
+                                   "error|critical|off");
+  if (auto e = at_least("--workers-max", wide(cfg.workers_max),
+                        std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--record-processors", wide(cfg.record_processors),
+                        std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--io-threads", wide(cfg.io_threads), std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--scheduler-threads", wide(cfg.scheduler_threads),
+                        std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--worker-pods", std::int64_t{cfg.worker_pods},
+                        std::int64_t{1}))
+    return e;
+  if (auto e = at_least("--workers-per-pod", wide(cfg.workers_per_pod),
+                        std::int64_t{1}))
+    return e;
+  auto pods = cfg.worker_pods;
+  if (cfg.workers_max && *cfg.workers_max % pods != 0)
+    return fail("--workers-max",
+                "is a total split evenly over --worker-pods " + show(pods)
+                  + "; " + show(*cfg.workers_max)
+                  + " does not divide; use a multiple of " + show(pods));
+  if (cfg.workers_max && cfg.workers_per_pod
+      && std::int64_t{*cfg.workers_per_pod} * pods != *cfg.workers_max)
+    return fail("--workers-per-pod",
+                show(*cfg.workers_per_pod) + " × --worker-pods " + show(pods)
+                  + " ≠ --workers-max " + show(*cfg.workers_max)
+                  + "; give only one of --workers-max/--workers-per-pod or "
+                    "make them agree");
+  if (cfg.record_processors && *cfg.record_processors % pods != 0)
+    return fail("--record-processors",
+                "is a total split evenly over --worker-pods " + show(pods)
+                  + "; " + show(*cfg.record_processors)
+                  + " does not divide; use a multiple of " + show(pods));
+  return std::nullopt;
+}
+
+// Reads the file once: it must exist, be readable, and hold one JSON object
+// per non-empty line. Returns the type guessed from the first record.
+expected<custom_dataset_type>
+check_input_file(const std::string& path,
+                 std::optional<custom_dataset_type> declared) {
+  constexpr std::string_view flag = "--input-file";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return fail(std::string{flag},
+                "'" + path + "' does not exist or is not a regular file");
+  std::ifstream in{path};
+  if (!in)
+    return fail(std::string{flag}, "'" + path + "' cannot be read; check "
+                                                "its permissions");
+  std::optional<custom_dataset_type> type = declared;
+  std::string line;
+  std::size_t line_no = 0;
+  std::size_t records = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (trim(line).empty())
+      continue;
+    auto where = "'" + path + "' line " + std::to_string(line_no) + ": ";
+    rapidjson::Document doc;
+    if (!parse_json(line, doc))
+      return fail(std::string{flag},
+                  where + "invalid JSON ("
+                    + rapidjson::GetParseError_En(doc.GetParseError())
+                    + "); each line must be one JSON object");
+    if (!doc.IsObject())
+      return fail(std::string{flag},
+                  where + "not a JSON object; each line must be one object");
+    if (!type) {
+      if (doc.HasMember("turns"))
+        type = custom_dataset_type::multi_turn;
+      else if (doc.HasMember("input_length") || doc.HasMember("hash_ids"))
+        type = custom_dataset_type::mooncake_trace;
+      else
+        type = custom_dataset_type::single_turn;
+    }
+    switch (*type) {
+      case custom_dataset_type::multi_turn:
+        if (!doc.HasMember("turns") || !doc["turns"].IsArray()
+            || doc["turns"].Empty())
+          return fail(std::string{flag},
+                      where + "multi_turn records need a non-empty \"turns\" "
+                              "array");
+        break;
+      case custom_dataset_type::mooncake_trace:
+        if (doc.HasMember("input_length")
+            && !doc["input_length"].IsUint64())
+          return fail(std::string{flag},
+                      where + "\"input_length\" must be a non-negative "
+                              "integer");
+        if (!doc.HasMember("input_length") && !doc.HasMember("text_input")
+            && !doc.HasMember("messages"))
+          return fail(std::string{flag},
+                      where + "mooncake_trace records need \"input_length\", "
+                              "\"text_input\" or \"messages\"");
+        break;
+      case custom_dataset_type::single_turn:
+        break;
+    }
+    ++records;
+  }
+  if (records == 0)
+    return fail(std::string{flag}, "'" + path + "' has no records");
+  return *type;
+}
+
+void derive(profile_config& cfg, unsigned cores) {
+  for (auto& name : cfg.model_names)
+    name = std::string{trim(name)};
+  for (auto& url : cfg.urls)
+    if (auto parsed = parse_url(url))
+      url = to_string(*parsed);
+  if (cfg.endpoint_type == endpoint_type::embeddings)
+    cfg.streaming = false;
+  cfg.include_usage = cfg.streaming && cfg.use_server_token_count;
+  if (cfg.custom_dataset_type == custom_dataset_type::mooncake_trace)
+    cfg.fixed_schedule = true;
+  // Stimulus and stop condition, as AIPerf: a bare run is concurrency 1.
+  bool other_stimulus = cfg.request_rate || cfg.user_centric_rate
+                        || cfg.fixed_schedule;
+  if (!cfg.concurrency && !other_stimulus)
+    cfg.concurrency = 1;
+  if (!cfg.request_count && !cfg.benchmark_duration && !cfg.fixed_schedule
+      && !cfg.conversation_num) {
+    if (cfg.user_centric_rate)
+      cfg.request_count = std::max<std::int64_t>(10, 2 * *cfg.num_users);
+    else if (cfg.concurrency)
+      cfg.request_count = std::max<std::int64_t>(10, 2 * *cfg.concurrency);
+    else
+      cfg.request_count = 10;
+  }
+  if (cfg.benchmark_duration && !cfg.benchmark_grace_period)
+    cfg.benchmark_grace_period = 30.0;
+  // Processes: AIPerf's worker formula, then spread evenly over pods.
+  auto pods = cfg.worker_pods;
+  if (!cfg.workers_max) {
+    if (cfg.workers_per_pod) {
+      cfg.workers_max = *cfg.workers_per_pod * pods;
+    } else {
+      auto by_cores = std::max(1, static_cast<int>(cores * 0.75) - 1);
+      std::int64_t limit = by_cores;
+      if (cfg.concurrency)
+        limit = std::min(limit, *cfg.concurrency);
+      else if (cfg.user_centric_rate)
+        limit = std::min(limit, *cfg.num_users);
+      auto workers = static_cast<int>(std::min<std::int64_t>(limit, 32));
+      workers = std::max(workers, pods);
+      cfg.workers_max = (workers + pods - 1) / pods * pods;
+    }
+  }
+  if (!cfg.workers_per_pod && *cfg.workers_max % pods == 0)
+    cfg.workers_per_pod = *cfg.workers_max / pods;
+  if (!cfg.record_processors && cfg.workers_per_pod)
+    cfg.record_processors = std::max(1, *cfg.workers_per_pod / 4) * pods;
+  if (!cfg.io_threads)
+    cfg.io_threads = cores <= 2 ? 1 : static_cast<int>(cores / 2);
+  if (!cfg.scheduler_threads)
+    cfg.scheduler_threads = static_cast<int>(cores);
+}
+
+// Moves the raw --header/--extra-inputs/--goodput text into parsed fields.
+std::optional<config_error> consume_cli_text(profile_config& cfg) {
+  for (const auto& text : cfg.cli.headers) {
+    auto parsed = parse_headers(text);
+    if (!parsed)
+      return parsed.error();
+    cfg.headers.insert(cfg.headers.end(), parsed->begin(), parsed->end());
+  }
+  for (const auto& text : cfg.cli.extra_inputs) {
+    auto parsed = parse_extra_inputs(text);
+    if (!parsed)
+      return parsed.error();
+    // A later key wins, as when AIPerf merges dicts.
+    for (auto& x : *parsed) {
+      auto same = [&](const extra_input& y) { return y.key == x.key; };
+      auto it = std::find_if(cfg.extra_inputs.begin(), cfg.extra_inputs.end(),
+                             same);
+      if (it != cfg.extra_inputs.end())
+        it->json = std::move(x.json);
+      else
+        cfg.extra_inputs.push_back(std::move(x));
+    }
+  }
+  std::string goodput_text;
+  for (const auto& text : cfg.cli.goodput)
+    goodput_text += text + " ";
+  if (!goodput_text.empty()) {
+    auto parsed = parse_goodput(goodput_text);
+    if (!parsed)
+      return parsed.error();
+    cfg.goodput = std::move(*parsed);
+  }
+  cfg.cli = {};
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<config_error> validate(const profile_config& cfg) {
+  if (auto e = validate_endpoint(cfg))
+    return e;
+  if (auto e = validate_input(cfg))
+    return e;
+  if (auto e = validate_load(cfg))
+    return e;
+  return validate_runtime(cfg);
+}
+
+std::optional<config_error> finalize(profile_config& cfg, unsigned cores) {
+  if (auto e = consume_cli_text(cfg))
+    return e;
+  // The file decides the dataset type, which validation depends on.
+  if (cfg.input_file && !cfg.input_file->empty()) {
+    auto type = check_input_file(*cfg.input_file, cfg.custom_dataset_type);
+    if (!type)
+      return type.error();
+    cfg.custom_dataset_type = *type;
+  }
+  // Ranges before derivation, so derive() never computes from nonsense.
+  if (auto e = validate(cfg))
+    return e;
+  if (cfg.ca_file) {
+    std::ifstream in{*cfg.ca_file};
+    std::error_code ec;
+    if (!in || !std::filesystem::is_regular_file(*cfg.ca_file, ec))
+      return fail("--ca-file", "'" + *cfg.ca_file
+                                 + "' does not exist or cannot be read");
+  }
+  derive(cfg, std::max(1u, cores));
+  // Derived values can create conflicts (e.g. embeddings turned streaming
+  // off under --prefill-concurrency), so check once more.
+  return validate(cfg);
+}
+
+} // namespace aiperf::config
