@@ -1,0 +1,45 @@
+// What a benchmark sends: conversations of user turns. Built once by the
+// dataset manager (synthetic generator or input file), then read-only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aiperf::dataset {
+
+/// One user turn of a conversation.
+struct turn {
+  /// The user prompt; several prompt pieces (`texts`) are joined with " ".
+  std::string text;
+  /// Built-in tokenizer count of `text`, i.e. what the ISL metric counts.
+  std::uint32_t input_tokens = 0;
+  /// Requested output tokens, sent as max_completion_tokens; -1 = none.
+  std::int32_t max_output_tokens = -1;
+  /// Trace timestamp in ms (trace replay); -1 = none.
+  std::int64_t timestamp_ms = -1;
+  /// Think time before this turn in ms; -1 = none.
+  std::int64_t delay_ms = -1;
+
+  friend bool operator==(const turn&, const turn&) = default;
+};
+
+/// A session: turns sent in order, each after the previous one returned.
+struct conversation {
+  std::string session_id;
+  std::vector<turn> turns;
+
+  friend bool operator==(const conversation&, const conversation&) = default;
+};
+
+/// All conversations of a run.
+struct dataset {
+  std::vector<conversation> conversations;
+  /// True iff every conversation's first turn has a timestamp, which is what
+  /// a fixed (trace-replay) schedule needs.
+  bool has_timestamps = false;
+
+  friend bool operator==(const dataset&, const dataset&) = default;
+};
+
+} // namespace aiperf::dataset

@@ -1,0 +1,416 @@
+#include "actors/benchmark/dataset/input_file.hpp"
+
+#include "runtime/tokenizer/tokenizer.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+namespace aiperf::dataset {
+
+namespace {
+
+using json = rapidjson::Value;
+
+// SplitMix64: a fast bijective mixer; word k of hash block `id` is
+// word(mix(id, k)), so the block text is a function of the id alone.
+constexpr std::uint64_t mix(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Collects the errors of one line; every check names the field and the fix.
+struct line_context {
+  std::size_t line;
+  std::vector<load_error>& errors;
+  bool ok = true;
+
+  void fail(std::string field, std::string message) {
+    ok = false;
+    errors.push_back({line, std::move(field), std::move(message)});
+  }
+};
+
+std::string join_path(const std::string& prefix, std::string_view field) {
+  if (prefix.empty())
+    return std::string{field};
+  return prefix + "." + std::string{field};
+}
+
+const json* find(const json& obj, std::string_view name) {
+  auto it = obj.FindMember(
+    json(name.data(), static_cast<rapidjson::SizeType>(name.size())));
+  if (it == obj.MemberEnd() || it->value.IsNull())
+    return nullptr;
+  return &it->value;
+}
+
+// Reads an optional non-negative millisecond field (timestamp, delay).
+// Fractional ms are rounded: some traces carry them.
+std::int64_t read_ms(line_context& ctx, const json& obj,
+                     const std::string& prefix, std::string_view name) {
+  const json* v = find(obj, name);
+  if (v == nullptr)
+    return -1;
+  const auto path = join_path(prefix, name);
+  if (!v->IsNumber()) {
+    ctx.fail(path, "must be a number of milliseconds; write e.g. "
+                     + std::string{name} + ": 1500");
+    return -1;
+  }
+  const double ms = v->GetDouble();
+  if (!std::isfinite(ms) || ms < 0 || ms > 9.0e15) {
+    ctx.fail(path, "must be >= 0 (milliseconds); remove the sign or the "
+                   "field");
+    return -1;
+  }
+  return v->IsInt64() ? v->GetInt64() : std::llround(ms);
+}
+
+// Reads an optional token count; `min` is the smallest valid value.
+std::optional<std::int64_t> read_length(line_context& ctx, const json& obj,
+                                        const std::string& prefix,
+                                        std::string_view name,
+                                        std::int64_t min) {
+  const json* v = find(obj, name);
+  if (v == nullptr)
+    return std::nullopt;
+  const auto path = join_path(prefix, name);
+  if (!v->IsInt64()) {
+    ctx.fail(path, "must be an integer number of tokens; write e.g. "
+                     + std::string{name} + ": 128");
+    return std::nullopt;
+  }
+  const auto n = v->GetInt64();
+  if (n < min || n > std::numeric_limits<std::int32_t>::max()) {
+    ctx.fail(path, n < 0 ? "must not be negative; use a token count >= "
+                             + std::to_string(min)
+                         : "must be between " + std::to_string(min)
+                             + " and 2147483647 tokens");
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<std::string> read_session_id(line_context& ctx, const json& obj,
+                                           const std::string& prefix) {
+  const json* v = find(obj, "session_id");
+  if (v == nullptr)
+    return std::nullopt;
+  if (!v->IsString() || v->GetStringLength() == 0) {
+    ctx.fail(join_path(prefix, "session_id"),
+             "must be a non-empty string; quote it or remove the field");
+    return std::nullopt;
+  }
+  return std::string{v->GetString(), v->GetStringLength()};
+}
+
+void reject_unsupported(line_context& ctx, const json& obj,
+                        const std::string& prefix) {
+  for (std::string_view name : {"image", "images", "audio", "audios", "video",
+                                "videos", "messages", "tools"}) {
+    if (find(obj, name) != nullptr)
+      ctx.fail(join_path(prefix, name),
+               "is not supported (text-only build); remove the field or "
+               "convert the entry to text");
+  }
+}
+
+void finish_turn_tokens(turn& t) {
+  t.input_tokens = static_cast<std::uint32_t>(std::min<std::size_t>(
+    tokenizer::count_tokens(t.text), std::numeric_limits<std::uint32_t>::max()));
+}
+
+// Parses one single_turn object (a line, or an element of `turns`).
+std::optional<turn> parse_single_turn(line_context& ctx, const json& obj,
+                                      const std::string& prefix) {
+  if (!obj.IsObject()) {
+    ctx.fail(prefix, "must be a JSON object like {\"text\": \"...\"}");
+    return std::nullopt;
+  }
+  reject_unsupported(ctx, obj, prefix);
+  turn t;
+  const json* text = find(obj, "text");
+  const json* texts = find(obj, "texts");
+  if (text != nullptr && texts != nullptr) {
+    ctx.fail(join_path(prefix, "texts"),
+             "give either text or texts, not both; merge them into texts");
+  } else if (text != nullptr) {
+    if (!text->IsString())
+      ctx.fail(join_path(prefix, "text"), "must be a string; quote the prompt");
+    else
+      t.text.assign(text->GetString(), text->GetStringLength());
+  } else if (texts != nullptr) {
+    if (!texts->IsArray() || texts->Empty()) {
+      ctx.fail(join_path(prefix, "texts"),
+               "must be a non-empty array of strings; write [\"...\"]");
+    } else {
+      for (rapidjson::SizeType i = 0; i < texts->Size(); ++i) {
+        const auto& piece = (*texts)[i];
+        if (!piece.IsString()) {
+          ctx.fail(join_path(prefix, "texts[" + std::to_string(i) + "]"),
+                   "must be a string; quote the prompt piece");
+          continue;
+        }
+        if (i != 0)
+          t.text.push_back(' ');
+        t.text.append(piece.GetString(), piece.GetStringLength());
+      }
+    }
+  } else {
+    ctx.fail(join_path(prefix, "text"),
+             "is required; add \"text\": \"<prompt>\" or \"texts\": [...]");
+  }
+  t.timestamp_ms = read_ms(ctx, obj, prefix, "timestamp");
+  t.delay_ms = read_ms(ctx, obj, prefix, "delay");
+  if (auto osl = read_length(ctx, obj, prefix, "output_length", 1))
+    t.max_output_tokens = static_cast<std::int32_t>(*osl);
+  finish_turn_tokens(t);
+  return t;
+}
+
+// Groups turns by explicit session id, keeping first-appearance order.
+class conversation_builder {
+public:
+  void add(std::optional<std::string> session, std::size_t line, turn t) {
+    if (!session) {
+      out_.push_back({"line-" + std::to_string(line), {std::move(t)}});
+      return;
+    }
+    auto [it, added] = index_.try_emplace(*session, out_.size());
+    if (added)
+      out_.push_back({std::move(*session), {}});
+    out_[it->second].turns.push_back(std::move(t));
+  }
+
+  /// Returns whether `session` already has turns.
+  bool continues(const std::optional<std::string>& session) const {
+    return session && index_.count(*session) != 0;
+  }
+
+  std::vector<conversation> take() { return std::move(out_); }
+
+private:
+  std::vector<conversation> out_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+void parse_mooncake_line(line_context& ctx, const json& obj,
+                         const file_options& opts,
+                         conversation_builder& convs) {
+  reject_unsupported(ctx, obj, "");
+  auto session = read_session_id(ctx, obj, "");
+  turn t;
+  t.timestamp_ms = read_ms(ctx, obj, "", "timestamp");
+  t.delay_ms = read_ms(ctx, obj, "", "delay");
+  if (t.timestamp_ms < 0 && ctx.ok && !convs.continues(session))
+    ctx.fail("timestamp",
+             "is required on the first request of a session; add "
+             "\"timestamp\": <ms since trace start>");
+  if (auto osl = read_length(ctx, obj, "", "output_length", 1))
+    t.max_output_tokens = static_cast<std::int32_t>(*osl);
+  const auto isl = read_length(ctx, obj, "", "input_length", 1);
+
+  if (const json* text = find(obj, "text_input")) {
+    // An explicit prompt wins over synthesised blocks.
+    if (!text->IsString())
+      ctx.fail("text_input", "must be a string; quote the prompt");
+    else
+      t.text.assign(text->GetString(), text->GetStringLength());
+  } else if (!isl) {
+    if (ctx.ok)
+      ctx.fail("input_length",
+               "is required without text_input; add \"input_length\": "
+               "<prompt tokens>");
+  } else if (const json* ids = find(obj, "hash_ids")) {
+    if (!ids->IsArray()) {
+      ctx.fail("hash_ids", "must be an array of non-negative integers");
+    } else {
+      const auto n = static_cast<std::int64_t>(ids->Size());
+      const auto bs = static_cast<std::int64_t>(opts.block_size);
+      if (n == 0 || *isl <= (n - 1) * bs || *isl > n * bs) {
+        ctx.fail("hash_ids",
+                 std::to_string(n) + " blocks of " + std::to_string(bs)
+                   + " tokens cannot hold input_length " + std::to_string(*isl)
+                   + "; need (n-1)*" + std::to_string(bs) + " < input_length <= n*"
+                   + std::to_string(bs) + " (fix input_length, hash_ids or "
+                   "--isl-block-size)");
+      } else {
+        std::int64_t left = *isl;
+        for (rapidjson::SizeType i = 0; i < ids->Size(); ++i) {
+          const auto& id = (*ids)[i];
+          if (!id.IsUint64()) {
+            ctx.fail("hash_ids[" + std::to_string(i) + "]",
+                     "must be a non-negative integer");
+            break;
+          }
+          if (i != 0)
+            t.text.push_back(' ');
+          const auto tokens = static_cast<std::uint32_t>(std::min(left, bs));
+          append_hash_block(t.text, id.GetUint64(), tokens);
+          left -= tokens;
+        }
+      }
+    }
+  } else {
+    // No blocks: a per-line text, deterministic but shared with nothing.
+    append_hash_block(t.text,
+                      mix(0x6c696e65ULL ^ static_cast<std::uint64_t>(ctx.line)),
+                      static_cast<std::uint32_t>(*isl));
+  }
+  if (!ctx.ok)
+    return;
+  finish_turn_tokens(t);
+  convs.add(std::move(session), ctx.line, std::move(t));
+}
+
+void parse_line(line_context& ctx, const json& obj, input_file_type type,
+                const file_options& opts, conversation_builder& convs) {
+  switch (type) {
+    case input_file_type::single_turn: {
+      auto session = read_session_id(ctx, obj, "");
+      auto t = parse_single_turn(ctx, obj, "");
+      if (ctx.ok)
+        convs.add(std::move(session), ctx.line, std::move(*t));
+      return;
+    }
+    case input_file_type::multi_turn: {
+      auto session = read_session_id(ctx, obj, "");
+      const json* turns = find(obj, "turns");
+      if (turns == nullptr || !turns->IsArray() || turns->Empty()) {
+        ctx.fail("turns", "is required: a non-empty array of turn objects "
+                          "like [{\"text\": \"...\"}]");
+        return;
+      }
+      conversation conv;
+      for (rapidjson::SizeType i = 0; i < turns->Size(); ++i) {
+        auto t = parse_single_turn(ctx, (*turns)[i],
+                                   "turns[" + std::to_string(i) + "]");
+        if (t)
+          conv.turns.push_back(std::move(*t));
+      }
+      if (!ctx.ok)
+        return;
+      // Each line is one conversation; a repeated session_id appends turns.
+      for (auto& t : conv.turns)
+        convs.add(session, ctx.line, std::move(t));
+      return;
+    }
+    case input_file_type::mooncake_trace:
+      parse_mooncake_line(ctx, obj, opts, convs);
+      return;
+  }
+}
+
+} // namespace
+
+std::optional<input_file_type> parse_input_file_type(std::string_view name) {
+  if (name == "single_turn")
+    return input_file_type::single_turn;
+  if (name == "multi_turn")
+    return input_file_type::multi_turn;
+  if (name == "mooncake_trace")
+    return input_file_type::mooncake_trace;
+  return std::nullopt;
+}
+
+std::string load_error::to_string() const {
+  std::string out = "line " + std::to_string(line) + ": ";
+  if (!field.empty())
+    out += field + ": ";
+  return out + message;
+}
+
+void append_hash_block(std::string& out, std::uint64_t id,
+                       std::uint32_t tokens) {
+  const auto key = mix(id);
+  for (std::uint32_t k = 0; k < tokens; ++k) {
+    if (k != 0)
+      out.push_back(' ');
+    out.append(tokenizer::word(mix(key + k)));
+  }
+}
+
+load_result parse_input_file(std::string_view content, input_file_type type,
+                             const file_options& opts) {
+  load_result result;
+  if (opts.block_size == 0) {
+    result.errors.push_back(
+      {0, "block_size", "must be >= 1; set --isl-block-size"});
+    return result;
+  }
+  conversation_builder convs;
+  std::size_t line_no = 0;
+  std::size_t objects = 0;
+  std::size_t pos = 0;
+  // Generated `line-N` ids never merge with explicit ones: only explicit ids
+  // are looked up when grouping.
+  while (pos <= content.size()) {
+    auto end = content.find('\n', pos);
+    if (end == std::string_view::npos)
+      end = content.size();
+    auto line = content.substr(pos, end - pos);
+    ++line_no;
+    pos = end + 1;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' '
+                             || line.back() == '\t'))
+      line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+      if (end == content.size())
+        break;
+      continue;
+    }
+    ++objects;
+    line_context ctx{line_no, result.errors};
+    rapidjson::Document doc;
+    doc.Parse(line.data(), line.size());
+    if (doc.HasParseError()) {
+      ctx.fail("", std::string{"invalid JSON at column "}
+                     + std::to_string(doc.GetErrorOffset() + 1) + ": "
+                     + rapidjson::GetParseError_En(doc.GetParseError())
+                     + "; write one complete JSON object per line");
+    } else if (!doc.IsObject()) {
+      ctx.fail("", "must be a JSON object ({...}); write one object per line");
+    } else {
+      parse_line(ctx, doc, type, opts, convs);
+    }
+    if (end == content.size())
+      break;
+  }
+  if (objects == 0)
+    result.errors.push_back(
+      {0, "", "the input file has no JSON lines; add one JSON object per line"});
+  if (!result.errors.empty())
+    return result;
+  dataset data;
+  data.conversations = convs.take();
+  data.has_timestamps = !data.conversations.empty();
+  for (const auto& conv : data.conversations)
+    if (conv.turns.front().timestamp_ms < 0)
+      data.has_timestamps = false;
+  result.data = std::move(data);
+  return result;
+}
+
+load_result load_input_file(const std::string& path, input_file_type type,
+                            const file_options& opts) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in) {
+    load_result result;
+    result.errors.push_back({0, "", "cannot open input file '" + path
+                                      + "'; check --input-file"});
+    return result;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return parse_input_file(buf.str(), type, opts);
+}
+
+} // namespace aiperf::dataset

@@ -1,0 +1,236 @@
+#include "actors/benchmark/dataset/payload.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace aiperf::dataset {
+
+namespace {
+
+// RapidJSON output stream appending to a std::string we own, so the buffer's
+// capacity is reused across requests.
+struct string_sink {
+  using Ch = char;
+  std::string* out;
+  void Put(char c) { out->push_back(c); }
+  void Flush() {}
+};
+
+using writer = rapidjson::Writer<string_sink>;
+
+void write_string(writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::vector<std::pair<std::string, std::string>>
+parse_extras(const std::string& json) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (json.empty())
+    return out;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject())
+    return out;
+  for (auto& m : doc.GetObject()) {
+    std::string value;
+    string_sink sink{&value};
+    writer w{sink};
+    m.value.Accept(w);
+    out.emplace_back(std::string{m.name.GetString(), m.name.GetStringLength()},
+                     std::move(value));
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<endpoint_type> parse_endpoint_type(std::string_view name) {
+  if (name == "chat")
+    return endpoint_type::chat;
+  if (name == "completions")
+    return endpoint_type::completions;
+  if (name == "embeddings")
+    return endpoint_type::embeddings;
+  return std::nullopt;
+}
+
+std::optional<std::string> validate(const payload_options& opts) {
+  if (opts.model.empty())
+    return "model: must not be empty; set --model";
+  if (!opts.extra_inputs_json.empty()) {
+    rapidjson::Document doc;
+    doc.Parse(opts.extra_inputs_json.c_str(), opts.extra_inputs_json.size());
+    if (doc.HasParseError() || !doc.IsObject())
+      return "extra_inputs: must be a JSON object like {\"ignore_eos\": true}; "
+             "fix --extra-inputs";
+  }
+  return std::nullopt;
+}
+
+payload_builder::payload_builder(payload_options opts)
+  : opts_(std::move(opts)), extras_(parse_extras(opts_.extra_inputs_json)) {
+  // nop
+}
+
+std::string_view
+payload_builder::build(const conversation& conv, std::size_t turn_index,
+                       const std::vector<std::string>& assistant_replies) {
+  buffer_.clear();
+  if (conv.turns.empty()) {
+    // A loader never yields one; an empty object beats reading past the end.
+    buffer_ = "{}";
+    return buffer_;
+  }
+  string_sink sink{&buffer_};
+  writer w{sink};
+  const auto overridden = [this](std::string_view key) {
+    return std::any_of(extras_.begin(), extras_.end(),
+                       [key](const auto& kv) { return kv.first == key; });
+  };
+  const auto last = std::min(turn_index, conv.turns.size() - 1);
+  const turn& current = conv.turns[last];
+  w.StartObject();
+  if (!overridden("model")) {
+    w.Key("model");
+    write_string(w, opts_.model);
+  }
+  switch (opts_.endpoint) {
+    case endpoint_type::chat:
+      if (!overridden("messages")) {
+        w.Key("messages");
+        w.StartArray();
+        for (std::size_t i = 0; i <= last; ++i) {
+          w.StartObject();
+          w.Key("role");
+          w.String("user");
+          w.Key("content");
+          write_string(w, conv.turns[i].text);
+          w.EndObject();
+          if (i < last && i < assistant_replies.size()) {
+            w.StartObject();
+            w.Key("role");
+            w.String("assistant");
+            w.Key("content");
+            write_string(w, assistant_replies[i]);
+            w.EndObject();
+          }
+        }
+        w.EndArray();
+      }
+      break;
+    case endpoint_type::completions:
+      if (!overridden("prompt")) {
+        std::string prompt;
+        for (std::size_t i = 0; i <= last; ++i) {
+          if (i != 0)
+            prompt.push_back(' ');
+          prompt.append(conv.turns[i].text);
+          if (i < last && i < assistant_replies.size()) {
+            prompt.push_back(' ');
+            prompt.append(assistant_replies[i]);
+          }
+        }
+        w.Key("prompt");
+        write_string(w, prompt);
+      }
+      break;
+    case endpoint_type::embeddings:
+      if (!overridden("input")) {
+        w.Key("input");
+        w.StartArray();
+        write_string(w, current.text);
+        w.EndArray();
+      }
+      break;
+  }
+  if (opts_.endpoint != endpoint_type::embeddings) {
+    if (!overridden("stream")) {
+      w.Key("stream");
+      w.Bool(opts_.streaming);
+    }
+    const char* max_key = opts_.use_legacy_max_tokens ? "max_tokens"
+                                                      : "max_completion_tokens";
+    if (current.max_output_tokens >= 0 && !overridden(max_key)) {
+      w.Key(max_key);
+      w.Int(current.max_output_tokens);
+    }
+    if (opts_.streaming && opts_.include_usage && !overridden("stream_options")) {
+      w.Key("stream_options");
+      w.StartObject();
+      w.Key("include_usage");
+      w.Bool(true);
+      w.EndObject();
+    }
+  }
+  for (const auto& [key, value] : extras_) {
+    write_string(w, key);
+    w.RawValue(value.data(), value.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+  return buffer_;
+}
+
+std::string build_payload(const payload_options& opts,
+                          const conversation& conv, std::size_t turn_index,
+                          const std::vector<std::string>& assistant_replies) {
+  payload_builder builder{opts};
+  return std::string{builder.build(conv, turn_index, assistant_replies)};
+}
+
+std::string inputs_json(const payload_options& opts, const dataset& data) {
+  payload_builder builder{opts};
+  const std::vector<std::string> no_replies;
+  std::string out;
+  string_sink sink{&out};
+  rapidjson::PrettyWriter<string_sink> w{sink};
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  w.Key("data");
+  w.StartArray();
+  for (const auto& conv : data.conversations) {
+    w.StartObject();
+    w.Key("session_id");
+    w.String(conv.session_id.data(),
+             static_cast<rapidjson::SizeType>(conv.session_id.size()));
+    w.Key("payloads");
+    w.StartArray();
+    for (std::size_t i = 0; i < conv.turns.size(); ++i) {
+      const auto body = builder.build(conv, i, no_replies);
+      w.RawValue(body.data(), body.size(), rapidjson::kObjectType);
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+std::optional<std::string> write_inputs_json(const std::string& path,
+                                             const payload_options& opts,
+                                             const dataset& data) {
+  const auto tmp = path + ".tmp";
+  {
+    std::ofstream out{tmp, std::ios::binary | std::ios::trunc};
+    if (!out)
+      return "inputs.json: cannot create '" + tmp
+             + "'; check the artifact directory exists and is writable";
+    const auto text = inputs_json(opts, data);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out)
+      return "inputs.json: write to '" + tmp + "' failed; check free disk space";
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return "inputs.json: cannot rename '" + tmp + "' to '" + path
+           + "'; check directory permissions";
+  return std::nullopt;
+}
+
+} // namespace aiperf::dataset

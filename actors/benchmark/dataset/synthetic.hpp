@@ -1,0 +1,56 @@
+// Synthetic datasets: AIPerf's `--isl/--osl/--conversation-turn-*` options.
+// Prompts are words of the built-in tokenizer's vocabulary, so the ISL of
+// every turn is exact under the built-in tokenizer.
+#pragma once
+
+#include "actors/benchmark/dataset/dataset.hpp"
+#include "actors/benchmark/dataset/random.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace aiperf::dataset {
+
+/// Mirrors AIPerf's synthetic-input flags; the caller maps its config here.
+struct synthetic_options {
+  /// `--num-conversations` (AIPerf `--num-dataset-entries` default 100).
+  std::uint64_t num_conversations = 100;
+  /// `--isl` / `--isl-stddev` (tokens per user turn).
+  double isl_mean = 550;
+  double isl_stddev = 0;
+  /// `--osl` / `--osl-stddev`; unset mean = no max tokens is sent.
+  std::optional<double> osl_mean;
+  double osl_stddev = 0;
+  /// `--conversation-turn-mean` / `-stddev` (turns per conversation).
+  double turn_mean = 1;
+  double turn_stddev = 0;
+  /// `--conversation-turn-delay-mean` / `-stddev` (ms) and `-ratio`.
+  double turn_delay_mean_ms = 0;
+  double turn_delay_stddev_ms = 0;
+  double turn_delay_ratio = 1.0;
+  /// `--random-seed`; unset = a fixed default seed (still deterministic).
+  std::optional<std::uint64_t> random_seed;
+};
+
+/// Seed used when synthetic_options::random_seed is unset.
+inline constexpr std::uint64_t default_seed = 0x5eed'a1fe'0000'0001ULL;
+
+/// Returns an error naming the offending field and the fix, or nullopt.
+[[nodiscard]] std::optional<std::string>
+validate(const synthetic_options& opts);
+
+/// Generates a dataset; `opts` must have passed validate().
+///
+/// Lengths (ISL, OSL, turns) are rounded draws from a normal redrawn until
+/// ≥ 1 (see positive_normal_int). Turn 0 has no delay; later turns get
+/// max(0, round(normal(delay_mean, delay_stddev) · ratio)) ms when a delay
+/// mean or stddev is set, else -1. Same options → byte-identical dataset.
+[[nodiscard]] dataset generate_synthetic(const synthetic_options& opts);
+
+/// Appends `tokens` vocabulary words drawn from `gen`, separated by " "
+/// (`tokens` tokens exactly under the built-in tokenizer; no leading space).
+void append_random_words(std::string& out, std::uint64_t tokens,
+                         rng& gen);
+
+} // namespace aiperf::dataset
