@@ -1,0 +1,60 @@
+// Export formats of a run (AIPerf reference §3): profile_export_aiperf.json,
+// profile_export_aiperf.csv, profile_export.jsonl lines and the console
+// table. Pure rendering into strings; the records_manager writes the files.
+#pragma once
+
+#include "actors/benchmark/metrics/metrics_aggregator.hpp"
+#include "proto/records.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace aiperf::exporters {
+
+inline constexpr std::string_view aiperf_version = "aiperf-node 0.1.0";
+inline constexpr std::string_view schema_version = "1.1";
+
+/// Run facts the summary does not hold.
+struct run_info {
+  std::string benchmark_id;
+  /// The user config, already serialized as one JSON object ("" = {}).
+  std::string input_config_json;
+  bool was_cancelled = false;
+};
+
+/// Renders profile_export_aiperf.json: schema_version, aiperf_version,
+/// benchmark_id, one object per metric (unit + avg, p1..p99, p99_9, min,
+/// max, std, count, sum for distributions; unit + avg for scalars),
+/// input_config, was_cancelled, error_summary, start_time/end_time
+/// (ISO-8601 UTC), and our additions token_count_source,
+/// percentile_method ("exact" | "histogram"), warnings and load (target vs
+/// achieved rate, send lag). Returns nullopt with `error` set when
+/// `input_config_json` is not a JSON object.
+[[nodiscard]] std::optional<std::string>
+render_profile_json(const metrics::run_summary& summary, const run_info& info,
+                    std::string& error);
+
+/// Renders profile_export_aiperf.csv: a `Metric,avg,min,max,sum,p1,...,std`
+/// section for distributions (rows sorted by tag, named "Header (unit)"),
+/// a blank line, then `Metric,Value` for scalars. Floats with 2 decimals,
+/// whole-number metrics as integers.
+[[nodiscard]] std::string render_profile_csv(const metrics::run_summary& summary);
+
+/// Appends one profile_export.jsonl line (with '\n') for `record`: metadata,
+/// per-request metrics in display units ({"value": v, "unit": u}) and error.
+/// Allocation-free once `out` has grown; meant to run per record.
+void append_jsonl_line(std::string& out, const proto::metric_record& record);
+
+/// Renders AIPerf's console table: one row per console metric with columns
+/// avg, min, max, p99, p90, p50, std; scalars show avg only.
+[[nodiscard]] std::string
+render_console_table(const metrics::run_summary& summary,
+                     std::string_view title = "NVIDIA AIPerf | LLM Metrics");
+
+/// Formats epoch ns as ISO-8601 UTC with microseconds
+/// ("2026-11-29T11:40:39.123456+00:00").
+[[nodiscard]] std::string iso8601(std::int64_t epoch_ns);
+
+} // namespace aiperf::exporters

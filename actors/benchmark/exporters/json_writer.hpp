@@ -1,0 +1,25 @@
+// Minimal append-only JSON text helpers for the hot jsonl path (RapidJSON's
+// Writer formats doubles differently from Python; these print the shortest
+// round-trip representation).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace aiperf::exporters::detail {
+
+/// Appends `s` as a quoted JSON string (escapes quotes, backslashes and
+/// control characters; UTF-8 passes through).
+void append_json_string(std::string& out, std::string_view s);
+
+/// Appends the shortest decimal that round-trips `v` (finite only; NaN and
+/// infinities become null, which JSON cannot otherwise express).
+void append_json_double(std::string& out, double v);
+
+void append_json_int(std::string& out, std::int64_t v);
+
+/// Appends `v` with `decimals` fixed decimals (CSV and console).
+void append_fixed(std::string& out, double v, int decimals);
+
+} // namespace aiperf::exporters::detail

@@ -1,0 +1,52 @@
+// Run-level settings that decide which metrics apply and how they are
+// computed. Built by the config layer from the profile flags.
+#pragma once
+
+#include "proto/records.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aiperf::metrics {
+
+/// One `--goodput tag:value` SLO; `threshold` is in the metric's display
+/// unit (ms for latencies, tokens/sec for throughputs).
+struct goodput_slo {
+  std::string tag;
+  double threshold = 0;
+};
+
+struct metric_options {
+  /// --streaming: enables TTFT, TTST, ITL, ICL and per-user throughputs.
+  bool streaming = false;
+  /// False for embeddings/rankings: no token metrics at all.
+  bool produces_tokens = true;
+  /// --use-server-token-count: ISL/OSL from `usage`; no usage diffs.
+  bool use_server_token_count = false;
+  /// --goodput SLOs; a request is good when it meets all of them.
+  std::vector<goodput_slo> goodput;
+  /// OSL mismatch: counted when |OSL − requested| > min(requested·pct/100,
+  /// osl_mismatch_max_tokens).
+  double osl_mismatch_threshold_pct = 5.0;
+  double osl_mismatch_max_tokens = 50.0;
+  /// Rate / fixed-schedule runs: also measure TTFT and latency from the
+  /// intended send time, so a late send is charged to latency.
+  bool coordinated_omission = false;
+  /// --request-rate, for achieved-vs-target reporting.
+  std::optional<double> target_request_rate;
+};
+
+/// Parses `--goodput` text: space-separated `tag:value` pairs. Returns the
+/// SLOs, or nullopt with a message naming the bad piece in `error`.
+[[nodiscard]] std::optional<std::vector<goodput_slo>>
+parse_goodput(std::string_view text, std::string& error);
+
+/// Checks the options; returns an error message naming the field and the
+/// fix, or nullopt when they are usable (unknown/non-applicable goodput tags
+/// and non-positive thresholds are errors, as in AIPerf).
+[[nodiscard]] std::optional<std::string>
+validate(const metric_options& options);
+
+} // namespace aiperf::metrics

@@ -1,0 +1,132 @@
+// Run-level aggregation (AIPerf's records manager math): record metric
+// distributions, aggregate counters and derived metrics (reference §2).
+#pragma once
+
+#include "actors/benchmark/metrics/metric_options.hpp"
+#include "actors/benchmark/metrics/metric_registry.hpp"
+#include "proto/records.hpp"
+#include "runtime/stats/sample_accumulator.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace aiperf::metrics {
+
+/// One reported metric, in display units.
+struct metric_result {
+  const metric_info* info = nullptr;
+  /// Distribution of a record metric.
+  std::optional<stats::summary> stats;
+  /// Value of an aggregate/derived metric (exported as `avg`).
+  double value = 0;
+
+  [[nodiscard]] std::string_view tag() const noexcept { return info->tag; }
+  /// The headline number: the mean of a distribution or the scalar.
+  [[nodiscard]] double avg() const noexcept {
+    return stats ? stats->avg : value;
+  }
+};
+
+/// One error_summary entry: identical (code, type, message) and their count.
+struct error_count {
+  proto::error_details error;
+  std::uint64_t count = 0;
+};
+
+/// Everything the exporters need about a finished run.
+struct run_summary {
+  /// Applicable metrics with a value, in report order (`all_metrics()`).
+  std::vector<metric_result> metrics;
+  /// Sorted by descending count.
+  std::vector<error_count> errors;
+  /// False when some distribution exceeded the sample budget.
+  bool exact_percentiles = true;
+  /// "client (built-in tokenizer)" or "server (usage)".
+  std::string token_count_source;
+  std::vector<std::string> warnings;
+  /// Epoch ns of the first request start / last response (0 = none).
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::optional<double> target_request_rate;
+  /// (requests − 1) / (last start − first start), over all profiling sends.
+  std::optional<double> achieved_request_rate;
+  /// Send lag (ms) percentiles, when the run had a schedule.
+  std::optional<double> send_lag_p50_ms;
+  std::optional<double> send_lag_p99_ms;
+
+  /// Returns the metric with `tag`, or nullptr when absent.
+  [[nodiscard]] const metric_result* find(std::string_view tag) const noexcept;
+};
+
+/// Accumulates metric records of one run (or one pod: mergeable).
+/// Only profiling-phase records count; warmup records are ignored.
+/// Not thread-safe: owned by the records_manager actor.
+class metrics_aggregator {
+public:
+  /// `options` must have passed `validate()`. `sample_budget` bounds the
+  /// exact samples kept per metric (see stats::sample_accumulator).
+  explicit metrics_aggregator(
+    metric_options options,
+    std::size_t sample_budget = stats::sample_accumulator::default_budget);
+
+  void add(const proto::metric_record& record);
+  void add(const proto::metric_record_batch& batch) {
+    for (const auto& r : batch.records)
+      add(r);
+  }
+
+  /// Adds everything `other` accumulated (same options assumed).
+  void merge(const metrics_aggregator& other);
+
+  /// Computes the run summary; may be called repeatedly (e.g. live).
+  [[nodiscard]] run_summary finalize() const;
+
+  [[nodiscard]] std::uint64_t request_count() const noexcept {
+    return request_count_;
+  }
+  [[nodiscard]] std::uint64_t error_request_count() const noexcept {
+    return error_count_;
+  }
+  [[nodiscard]] std::uint64_t good_request_count() const noexcept {
+    return good_count_;
+  }
+  [[nodiscard]] const metric_options& options() const noexcept {
+    return options_;
+  }
+
+private:
+  struct slo_check {
+    proto::record_metric metric;
+    double threshold; // base units
+    bool larger_is_better;
+  };
+
+  [[nodiscard]] bool applicable(const metric_info& m) const noexcept;
+  [[nodiscard]] bool is_good(const proto::metric_record& r) const noexcept;
+
+  metric_options options_;
+  std::vector<slo_check> slos_;
+  std::vector<stats::sample_accumulator> values_; // by record_metric
+  stats::sample_accumulator icl_;
+  std::uint64_t request_count_ = 0;
+  std::uint64_t error_count_ = 0;
+  std::uint64_t good_count_ = 0;
+  std::uint64_t usage_discrepancy_count_ = 0;
+  std::uint64_t osl_mismatch_count_ = 0;
+  std::int64_t min_request_ns_ = 0;
+  std::int64_t max_response_ns_ = 0;
+  // Every profiling record (valid or not) is a send, for the achieved rate.
+  std::uint64_t sent_count_ = 0;
+  std::int64_t first_send_ns_ = 0;
+  std::int64_t last_send_ns_ = 0;
+  std::map<std::tuple<std::int32_t, std::string, std::string>, std::uint64_t>
+    errors_;
+};
+
+} // namespace aiperf::metrics

@@ -1,0 +1,207 @@
+#include "actors/benchmark/exporters/exporters.hpp"
+
+#include "actors/benchmark/metrics/compute_metrics.hpp"
+#include "tests/actors/benchmark/metrics/record_builder.hpp"
+
+#include <rapidjson/document.h>
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <vector>
+
+using namespace aiperf;
+using test::make_record;
+
+namespace {
+
+metrics::metric_options streaming() {
+  metrics::metric_options o;
+  o.streaming = true;
+  return o;
+}
+
+// Three valid streaming requests and one HTTP 500, epoch-sized times.
+metrics::run_summary small_run(bool with_error = true) {
+  metrics::metrics_aggregator agg{streaming()};
+  constexpr std::int64_t t0 = 1'764'416'439'000'000'000; // 2025-11-29
+  for (int i = 0; i < 3; ++i) {
+    auto r = make_record(0, {10'000'000, 15'000'000, 20'000'000 + i * 1'000'000},
+                         2);
+    r.request_start_wall_ns = t0 + i * 100'000'000;
+    r.input_tokens = 100;
+    agg.add(metrics::compute_metrics(r, agg.options(), "rp0"));
+  }
+  if (with_error) {
+    auto bad = make_record(0, {5});
+    bad.http_status = 500;
+    bad.request_start_wall_ns = t0;
+    agg.add(metrics::compute_metrics(bad, agg.options(), "rp0"));
+  }
+  return agg.finalize();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in{text};
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
+
+} // namespace
+
+TEST(profile_json, parses_back_with_expected_keys_and_values) {
+  auto s = small_run();
+  std::string err;
+  auto text = exporters::render_profile_json(
+    s, {"bench-1", R"({"endpoint":{"streaming":true}})", false}, err);
+  ASSERT_TRUE(text) << err;
+  rapidjson::Document d;
+  d.Parse(text->c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_STREQ(d["schema_version"].GetString(), "1.1");
+  EXPECT_STREQ(d["aiperf_version"].GetString(), "aiperf-node 0.1.0");
+  EXPECT_STREQ(d["benchmark_id"].GetString(), "bench-1");
+  const auto& lat = d["request_latency"];
+  EXPECT_STREQ(lat["unit"].GetString(), "ms");
+  EXPECT_DOUBLE_EQ(lat["avg"].GetDouble(), 21.0); // 20, 21, 22 ms
+  EXPECT_DOUBLE_EQ(lat["min"].GetDouble(), 20.0);
+  EXPECT_DOUBLE_EQ(lat["max"].GetDouble(), 22.0);
+  EXPECT_DOUBLE_EQ(lat["p50"].GetDouble(), 21.0);
+  EXPECT_EQ(lat["count"].GetUint64(), 3u);
+  for (auto k : {"p1", "p5", "p10", "p25", "p75", "p90", "p95", "p99", "std",
+                 "sum"})
+    EXPECT_TRUE(lat.HasMember(k)) << k;
+  EXPECT_DOUBLE_EQ(d["time_to_first_token"]["avg"].GetDouble(), 10.0);
+  EXPECT_EQ(d["request_count"]["avg"].GetInt64(), 3);
+  EXPECT_STREQ(d["request_count"]["unit"].GetString(), "requests");
+  EXPECT_EQ(d["error_request_count"]["avg"].GetInt64(), 1);
+  EXPECT_STREQ(d["request_throughput"]["unit"].GetString(), "requests/sec");
+  EXPECT_STREQ(d["benchmark_duration"]["unit"].GetString(), "sec");
+  EXPECT_DOUBLE_EQ(d["benchmark_duration"]["avg"].GetDouble(), 0.222);
+  EXPECT_TRUE(d["input_config"]["endpoint"]["streaming"].GetBool());
+  EXPECT_FALSE(d["was_cancelled"].GetBool());
+  ASSERT_EQ(d["error_summary"].Size(), 1u);
+  EXPECT_EQ(d["error_summary"][0]["error_details"]["code"].GetInt(), 500);
+  EXPECT_EQ(d["error_summary"][0]["count"].GetUint64(), 1u);
+  EXPECT_STREQ(d["start_time"].GetString(), "2025-11-29T11:40:39.000000+00:00");
+  EXPECT_STREQ(d["percentile_method"].GetString(), "exact");
+  EXPECT_STREQ(d["token_count_source"].GetString(),
+               "client (built-in tokenizer)");
+  EXPECT_TRUE(d["warnings"].IsArray());
+}
+
+TEST(profile_json, rejects_input_config_that_is_not_an_object) {
+  std::string err;
+  EXPECT_FALSE(exporters::render_profile_json(small_run(), {"b", "[1]", false},
+                                              err));
+  EXPECT_NE(err.find("input_config"), std::string::npos);
+}
+
+TEST(profile_csv, two_sections_with_fixed_layout) {
+  auto csv = exporters::render_profile_csv(small_run());
+  auto lines = lines_of(csv);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0],
+            "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std");
+  auto blank = std::find(lines.begin(), lines.end(), "");
+  ASSERT_NE(blank, lines.end());
+  ASSERT_NE(blank + 1, lines.end());
+  EXPECT_EQ(*(blank + 1), "Metric,Value");
+  // Distribution rows are sorted by tag: e2e_output_token_throughput first.
+  EXPECT_EQ(lines[1].rfind("E2E Output Token Throughput (tokens/sec/user),", 0),
+            0u)
+    << lines[1];
+  auto has_line = [&](const std::string& l) {
+    return std::find(lines.begin(), lines.end(), l) != lines.end();
+  };
+  EXPECT_TRUE(has_line("Request Latency (ms),21.00,20.00,22.00,63.00,20.02,"
+                       "20.10,20.20,20.50,21.00,21.50,21.80,21.90,21.98,0.82"));
+  EXPECT_TRUE(has_line("Request Count (requests),3"));
+  EXPECT_TRUE(has_line("Error Request Count (requests),1"));
+  EXPECT_TRUE(has_line("Benchmark Duration (sec),0.22"));
+}
+
+// Verifies a jsonl line is one valid JSON object with display units.
+TEST(jsonl, line_round_trips_through_rapidjson) {
+  auto r = make_record(1000, {2'001'000, 3'001'000, 5'001'000}, 2);
+  r.request_start_wall_ns = 1'700'000'000'000'000'000;
+  r.x_request_id = "id-\"quoted\"\n";
+  r.session_num = 45;
+  r.input_tokens = 10;
+  auto m = metrics::compute_metrics(r, streaming(), "record_processor_1");
+  std::string out;
+  exporters::append_jsonl_line(out, m);
+  ASSERT_EQ(out.back(), '\n');
+  EXPECT_EQ(out.find('\n'), out.size() - 1);
+  rapidjson::Document d;
+  d.Parse(out.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  const auto& md = d["metadata"];
+  EXPECT_EQ(md["session_num"].GetInt(), 45);
+  EXPECT_STREQ(md["x_request_id"].GetString(), "id-\"quoted\"\n");
+  EXPECT_EQ(md["request_start_ns"].GetInt64(), 1'700'000'000'000'000'000);
+  EXPECT_TRUE(md["request_ack_ns"].IsNull());
+  EXPECT_TRUE(md["cancellation_time_ns"].IsNull());
+  EXPECT_STREQ(md["benchmark_phase"].GetString(), "profiling");
+  EXPECT_STREQ(md["record_processor_id"].GetString(), "record_processor_1");
+  const auto& mt = d["metrics"];
+  EXPECT_DOUBLE_EQ(mt["time_to_first_token"]["value"].GetDouble(), 2.0);
+  EXPECT_STREQ(mt["time_to_first_token"]["unit"].GetString(), "ms");
+  EXPECT_DOUBLE_EQ(mt["request_latency"]["value"].GetDouble(), 5.0);
+  ASSERT_TRUE(mt["inter_chunk_latency"]["value"].IsArray());
+  EXPECT_DOUBLE_EQ(mt["inter_chunk_latency"]["value"][0].GetDouble(), 1.0);
+  EXPECT_DOUBLE_EQ(mt["inter_chunk_latency"]["value"][1].GetDouble(), 2.0);
+  EXPECT_EQ(mt["output_sequence_length"]["value"].GetDouble(), 6.0);
+  EXPECT_STREQ(mt["output_sequence_length"]["unit"].GetString(), "tokens");
+  EXPECT_TRUE(d["error"].IsNull());
+
+  // Error line: only error_isl, and the error object.
+  auto bad = make_record(0, {});
+  bad.input_tokens = 10;
+  bad.has_error = true;
+  bad.error = {499, "RequestCancellationError", "cancelled"};
+  std::string err_line;
+  exporters::append_jsonl_line(
+    err_line, metrics::compute_metrics(bad, streaming(), "rp"));
+  rapidjson::Document e;
+  e.Parse(err_line.c_str());
+  ASSERT_FALSE(e.HasParseError());
+  EXPECT_EQ(e["metrics"].MemberCount(), 1u);
+  EXPECT_EQ(e["metrics"]["error_isl"]["value"].GetDouble(), 10.0);
+  EXPECT_EQ(e["error"]["code"].GetInt(), 499);
+}
+
+TEST(console_table, contains_metric_rows_and_columns) {
+  auto table = exporters::render_console_table(small_run());
+  for (auto s : {"NVIDIA AIPerf | LLM Metrics", "Metric", "avg", "p99", "std",
+                 "Time to First Token (ms)", "Request Latency (ms)",
+                 "Inter Token Latency (ms)", "Output Sequence Length (tokens)",
+                 "Request Throughput (requests/sec)",
+                 "Request Count (requests)", "Warning: 1 of 4 requests failed"})
+    EXPECT_NE(table.find(s), std::string::npos) << s << "\n" << table;
+  // Exports-only metrics stay off the console.
+  EXPECT_EQ(table.find("Total Output Sequence Length"), std::string::npos);
+  EXPECT_EQ(table.find("Credit Drop"), std::string::npos);
+  // Every row has the same display width.
+  auto lines = lines_of(table);
+  std::size_t width = 0;
+  for (const auto& l : lines) {
+    if (l.rfind("│", 0) != 0)
+      continue;
+    std::size_t w = 0;
+    for (auto c : l)
+      w += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    if (width == 0)
+      width = w;
+    EXPECT_EQ(w, width) << l;
+  }
+  EXPECT_GT(width, 0u);
+}
+
+TEST(iso8601, formats_utc_with_microseconds) {
+  EXPECT_EQ(exporters::iso8601(0), "1970-01-01T00:00:00.000000+00:00");
+  EXPECT_EQ(exporters::iso8601(1'500'000'001'234'567'891),
+            "2017-07-14T02:40:01.234567+00:00");
+}

@@ -1,0 +1,291 @@
+#include "actors/benchmark/metrics/metrics_aggregator.hpp"
+
+#include "actors/benchmark/metrics/compute_metrics.hpp"
+#include "tests/actors/benchmark/metrics/record_builder.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace aiperf;
+using proto::record_metric;
+using test::make_record;
+
+namespace {
+
+metrics::metric_options streaming() {
+  metrics::metric_options o;
+  o.streaming = true;
+  return o;
+}
+
+void add(metrics::metrics_aggregator& agg, const proto::request_record& r) {
+  agg.add(metrics::compute_metrics(r, agg.options(), "rp"));
+}
+
+double scalar(const metrics::run_summary& s, std::string_view tag) {
+  auto* m = s.find(tag);
+  EXPECT_NE(m, nullptr) << tag;
+  return m ? m->value : -1;
+}
+
+} // namespace
+
+// Reference §8 item 5.
+TEST(metrics_aggregator, benchmark_duration) {
+  metrics::metrics_aggregator agg{streaming()};
+  add(agg, make_record(10, {15}));
+  add(agg, make_record(20, {25}));
+  add(agg, make_record(30, {40}));
+  auto s = agg.finalize();
+  EXPECT_EQ(s.end_ns - s.start_ns, 30);
+  EXPECT_DOUBLE_EQ(scalar(s, "benchmark_duration"), 30 / 1e9); // sec
+  metrics::metrics_aggregator one{streaming()};
+  add(one, make_record(100, {150}));
+  EXPECT_DOUBLE_EQ(scalar(one.finalize(), "benchmark_duration"), 50 / 1e9);
+}
+
+// Reference §8 item 6.
+TEST(metrics_aggregator, output_token_throughput) {
+  metrics::metrics_aggregator a{streaming()};
+  add(a, test::make_osl_record(0, 2'000'000'000, 1000));
+  EXPECT_DOUBLE_EQ(scalar(a.finalize(), "output_token_throughput"), 500.0);
+  metrics::metrics_aggregator b{streaming()};
+  add(b, test::make_osl_record(0, 1'000'000'000, 400));
+  add(b, test::make_osl_record(500'000'000, 1'500'000'000, 350));
+  auto sb = b.finalize();
+  EXPECT_DOUBLE_EQ(scalar(sb, "total_osl"), 750.0);
+  EXPECT_DOUBLE_EQ(scalar(sb, "output_token_throughput"), 500.0);
+  EXPECT_DOUBLE_EQ(scalar(sb, "request_throughput"), 2 / 1.5);
+  // Zero duration: no throughput at all.
+  metrics::metrics_aggregator c{streaming()};
+  add(c, test::make_osl_record(5, 5, 10));
+  auto sc = c.finalize();
+  EXPECT_EQ(sc.find("output_token_throughput"), nullptr);
+  EXPECT_EQ(sc.find("benchmark_duration"), nullptr);
+  EXPECT_EQ(sc.find("request_throughput"), nullptr);
+}
+
+// Reference §8 item 7.
+TEST(metrics_aggregator, goodput) {
+  auto o = streaming();
+  o.goodput = {{"request_latency", 250}}; // ms
+  metrics::metrics_aggregator agg{o};
+  for (std::int64_t ms : {100, 300, 250})
+    add(agg, make_record(0, {ms * 1'000'000}));
+  EXPECT_EQ(agg.good_request_count(), 2u); // inclusive ≤
+  EXPECT_DOUBLE_EQ(scalar(agg.finalize(), "good_request_count"), 2);
+
+  o.goodput = {{"request_latency", 1000}};
+  metrics::metrics_aggregator fifteen{o};
+  for (int i = 0; i < 15; ++i)
+    add(fifteen, make_record(0, {1'000'000'000}));
+  EXPECT_DOUBLE_EQ(scalar(fifteen.finalize(), "goodput"), 15.0);
+
+  metrics::metrics_aggregator none{streaming()};
+  add(none, make_record(0, {100}));
+  EXPECT_EQ(none.good_request_count(), 0u);
+  EXPECT_EQ(none.finalize().find("goodput"), nullptr);
+}
+
+// Verifies larger-is-better SLOs and that a missing value is not good.
+TEST(metrics_aggregator, goodput_larger_is_better_and_missing_values) {
+  auto o = streaming();
+  o.goodput = {{"output_token_throughput_per_user", 10}};
+  metrics::metrics_aggregator agg{o};
+  add(agg, make_record(0, {100'000'000, 200'000'000})); // exactly 10/s
+  add(agg, make_record(0, {100'000'000, 300'000'000})); // 5/s
+  add(agg, make_record(0, {100'000'000}));              // OSL 1: no value
+  EXPECT_EQ(agg.good_request_count(), 1u);
+}
+
+// Reference §8 item 9, aggregated.
+TEST(metrics_aggregator, osl_mismatch_count) {
+  auto o = streaming();
+  o.osl_mismatch_threshold_pct = 20;
+  metrics::metrics_aggregator agg{o};
+  for (int out : {100, 50, 85, 70, 120}) {
+    auto r = test::make_osl_record(0, 10, out);
+    r.requested_output_tokens = 100;
+    add(agg, r);
+  }
+  auto s = agg.finalize();
+  EXPECT_DOUBLE_EQ(scalar(s, "osl_mismatch_count"), 2);
+  EXPECT_FALSE(s.warnings.empty());
+}
+
+// Reference §8 items 2 and 10 through the aggregator: stats in ms.
+TEST(metrics_aggregator, record_metric_statistics_in_display_units) {
+  metrics::metrics_aggregator agg{streaming()};
+  for (int i = 1; i <= 5; ++i)
+    add(agg, make_record(0, {i * 1'000'000}));
+  auto s = agg.finalize();
+  auto* lat = s.find("request_latency");
+  ASSERT_TRUE(lat && lat->stats);
+  EXPECT_DOUBLE_EQ(lat->stats->avg, 3);
+  EXPECT_DOUBLE_EQ(lat->stats->min, 1);
+  EXPECT_DOUBLE_EQ(lat->stats->max, 5);
+  EXPECT_DOUBLE_EQ(lat->stats->at(stats::pct::p50), 3);
+  EXPECT_DOUBLE_EQ(lat->stats->std, std::sqrt(2.0));
+  EXPECT_EQ(lat->info->unit, "ms");
+  EXPECT_TRUE(s.exact_percentiles);
+}
+
+// Verifies ICL pools every gap of every request.
+TEST(metrics_aggregator, inter_chunk_latency_pools_all_gaps) {
+  metrics::metrics_aggregator agg{streaming()};
+  add(agg, make_record(100, {110, 120, 135}));
+  add(agg, make_record(100, {110, 125}));
+  auto* icl = agg.finalize().find("inter_chunk_latency");
+  ASSERT_TRUE(icl && icl->stats);
+  EXPECT_EQ(icl->stats->count, 3u);
+  EXPECT_DOUBLE_EQ(icl->stats->sum, 40 / 1e6);
+}
+
+TEST(metrics_aggregator, warmup_records_are_excluded) {
+  metrics::metrics_aggregator agg{streaming()};
+  auto warm = make_record(0, {1'000'000'000});
+  warm.phase = proto::benchmark_phase::warmup;
+  add(agg, warm);
+  auto bad_warm = warm;
+  bad_warm.http_status = 500;
+  add(agg, bad_warm);
+  add(agg, make_record(0, {10}));
+  auto s = agg.finalize();
+  EXPECT_DOUBLE_EQ(scalar(s, "request_count"), 1);
+  EXPECT_EQ(s.find("error_request_count"), nullptr);
+  EXPECT_DOUBLE_EQ(s.find("request_latency")->stats->max, 10 / 1e6);
+}
+
+// Verifies errors count separately, feed only error metrics and are grouped.
+TEST(metrics_aggregator, error_records_and_error_summary) {
+  metrics::metrics_aggregator agg{streaming()};
+  add(agg, make_record(0, {10}));
+  for (int i = 0; i < 3; ++i) {
+    auto r = make_record(0, {1'000'000});
+    r.http_status = 500;
+    r.input_tokens = 7;
+    add(agg, r);
+  }
+  auto cancelled = make_record(0, {});
+  cancelled.was_cancelled = true;
+  add(agg, cancelled);
+  auto s = agg.finalize();
+  EXPECT_DOUBLE_EQ(scalar(s, "request_count"), 1);
+  EXPECT_DOUBLE_EQ(scalar(s, "error_request_count"), 4);
+  EXPECT_DOUBLE_EQ(scalar(s, "total_error_isl"), 21);
+  EXPECT_EQ(s.find("request_latency")->stats->count, 1u);
+  ASSERT_EQ(s.errors.size(), 2u);
+  EXPECT_EQ(s.errors[0].error.code, 500);
+  EXPECT_EQ(s.errors[0].count, 3u);
+  EXPECT_EQ(s.errors[1].error.code, 499);
+  EXPECT_EQ(s.errors[1].count, 1u);
+}
+
+TEST(metrics_aggregator, applicability_by_flags) {
+  metrics::metric_options plain; // non-streaming chat
+  metrics::metrics_aggregator agg{plain};
+  add(agg, make_record(0, {100}, 3, false));
+  auto s = agg.finalize();
+  EXPECT_NE(s.find("request_latency"), nullptr);
+  EXPECT_NE(s.find("output_sequence_length"), nullptr);
+  EXPECT_NE(s.find("output_token_throughput"), nullptr);
+  EXPECT_EQ(s.find("time_to_first_token"), nullptr);
+  EXPECT_EQ(s.find("inter_token_latency"), nullptr);
+  EXPECT_EQ(s.find("inter_chunk_latency"), nullptr);
+  EXPECT_EQ(s.find("output_token_throughput_per_user"), nullptr);
+
+  metrics::metric_options emb;
+  emb.produces_tokens = false;
+  metrics::metrics_aggregator e{emb};
+  add(e, make_record(0, {100}, 3, false));
+  auto se = e.finalize();
+  EXPECT_NE(se.find("request_latency"), nullptr);
+  EXPECT_NE(se.find("request_throughput"), nullptr);
+  EXPECT_EQ(se.find("output_sequence_length"), nullptr);
+  EXPECT_EQ(se.find("output_token_throughput"), nullptr);
+}
+
+// Verifies merging per-pod aggregators equals aggregating in one.
+TEST(metrics_aggregator, merge_equals_single_aggregator) {
+  auto o = streaming();
+  o.goodput = {{"request_latency", 0.0001}};
+  metrics::metrics_aggregator a{o}, b{o}, all{o};
+  for (int i = 0; i < 40; ++i) {
+    auto r = make_record(i * 10, {i * 10 + 5 + i, i * 10 + 50 + 2 * i}, 2);
+    if (i % 7 == 0)
+      r.http_status = 503;
+    add(i % 2 ? a : b, r);
+    add(all, r);
+  }
+  a.merge(b);
+  auto sa = a.finalize();
+  auto sall = all.finalize();
+  ASSERT_EQ(sa.metrics.size(), sall.metrics.size());
+  for (std::size_t i = 0; i < sa.metrics.size(); ++i) {
+    EXPECT_EQ(sa.metrics[i].tag(), sall.metrics[i].tag());
+    EXPECT_DOUBLE_EQ(sa.metrics[i].avg(), sall.metrics[i].avg())
+      << sa.metrics[i].tag();
+    if (sa.metrics[i].stats) {
+      EXPECT_EQ(sa.metrics[i].stats->pct, sall.metrics[i].stats->pct);
+    }
+  }
+  EXPECT_EQ(sa.errors.size(), 1u);
+  EXPECT_EQ(sa.errors[0].count, sall.errors[0].count);
+  EXPECT_EQ(a.good_request_count(), all.good_request_count());
+}
+
+TEST(metrics_aggregator, achieved_rate_and_send_lag) {
+  auto o = streaming();
+  o.target_request_rate = 10;
+  o.coordinated_omission = true;
+  metrics::metrics_aggregator agg{o};
+  for (int i = 0; i < 11; ++i) {
+    std::int64_t intended = i * 100'000'000ll; // 10/s
+    auto r = make_record(intended + 2'000'000, {intended + 10'000'000});
+    r.intended_send_ns = intended;
+    add(agg, r);
+  }
+  auto s = agg.finalize();
+  ASSERT_TRUE(s.achieved_request_rate);
+  EXPECT_DOUBLE_EQ(*s.achieved_request_rate, 10.0);
+  ASSERT_TRUE(s.send_lag_p50_ms);
+  EXPECT_DOUBLE_EQ(*s.send_lag_p50_ms, 2.0);
+  EXPECT_DOUBLE_EQ(*s.send_lag_p99_ms, 2.0);
+  EXPECT_NE(s.find("request_latency_from_intended"), nullptr);
+}
+
+TEST(metrics_aggregator, histogram_mode_is_reported) {
+  metrics::metrics_aggregator agg{streaming(), 4};
+  for (int i = 1; i <= 10; ++i)
+    add(agg, make_record(0, {i * 1000}));
+  auto s = agg.finalize();
+  EXPECT_FALSE(s.exact_percentiles);
+  EXPECT_FALSE(s.find("request_latency")->stats->exact);
+  EXPECT_FALSE(s.warnings.empty());
+}
+
+TEST(metric_options, goodput_parsing_and_validation) {
+  std::string err;
+  auto slos = metrics::parse_goodput(
+    "request_latency:250 inter_token_latency:10 "
+    "output_token_throughput_per_user:600",
+    err);
+  ASSERT_TRUE(slos) << err;
+  ASSERT_EQ(slos->size(), 3u);
+  EXPECT_EQ((*slos)[1].tag, "inter_token_latency");
+  EXPECT_DOUBLE_EQ((*slos)[2].threshold, 600);
+  EXPECT_FALSE(metrics::parse_goodput("request_latency", err));
+  EXPECT_NE(err.find("tag:value"), std::string::npos);
+  EXPECT_FALSE(metrics::parse_goodput("request_latency:abc", err));
+
+  auto o = streaming();
+  o.goodput = *slos;
+  EXPECT_FALSE(metrics::validate(o));
+  o.streaming = false; // ITL needs streaming
+  auto e = metrics::validate(o);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("inter_token_latency"), std::string::npos);
+  o.goodput = {{"no_such_metric", 1}};
+  e = metrics::validate(o);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("unknown metric"), std::string::npos);
+}
