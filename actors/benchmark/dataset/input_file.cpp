@@ -46,7 +46,7 @@ std::string join_path(const std::string& prefix, std::string_view field) {
 
 const json* find(const json& obj, std::string_view name) {
   auto it = obj.FindMember(
-    json(name.data(), static_cast<rapidjson::SizeType>(name.size())));
+      json(name.data(), static_cast<rapidjson::SizeType>(name.size())));
   if (it == obj.MemberEnd() || it->value.IsNull())
     return nullptr;
   return &it->value;
@@ -62,7 +62,7 @@ std::int64_t read_ms(line_context& ctx, const json& obj,
   const auto path = join_path(prefix, name);
   if (!v->IsNumber()) {
     ctx.fail(path, "must be a number of milliseconds; write e.g. "
-                     + std::string{name} + ": 1500");
+                       + std::string{name} + ": 1500");
     return -1;
   }
   const double ms = v->GetDouble();
@@ -85,15 +85,15 @@ std::optional<std::int64_t> read_length(line_context& ctx, const json& obj,
   const auto path = join_path(prefix, name);
   if (!v->IsInt64()) {
     ctx.fail(path, "must be an integer number of tokens; write e.g. "
-                     + std::string{name} + ": 128");
+                       + std::string{name} + ": 128");
     return std::nullopt;
   }
   const auto n = v->GetInt64();
   if (n < min || n > std::numeric_limits<std::int32_t>::max()) {
     ctx.fail(path, n < 0 ? "must not be negative; use a token count >= "
-                             + std::to_string(min)
+                               + std::to_string(min)
                          : "must be between " + std::to_string(min)
-                             + " and 2147483647 tokens");
+                               + " and 2147483647 tokens");
     return std::nullopt;
   }
   return n;
@@ -124,8 +124,9 @@ void reject_unsupported(line_context& ctx, const json& obj,
 }
 
 void finish_turn_tokens(turn& t) {
-  t.input_tokens = static_cast<std::uint32_t>(std::min<std::size_t>(
-    tokenizer::count_tokens(t.text), std::numeric_limits<std::uint32_t>::max()));
+  t.input_tokens = static_cast<std::uint32_t>(
+      std::min<std::size_t>(tokenizer::count_tokens(t.text),
+                            std::numeric_limits<std::uint32_t>::max()));
 }
 
 // Parses one single_turn object (a line, or an element of `turns`).
@@ -211,9 +212,8 @@ void parse_mooncake_line(line_context& ctx, const json& obj,
   t.timestamp_ms = read_ms(ctx, obj, "", "timestamp");
   t.delay_ms = read_ms(ctx, obj, "", "delay");
   if (t.timestamp_ms < 0 && ctx.ok && !convs.continues(session))
-    ctx.fail("timestamp",
-             "is required on the first request of a session; add "
-             "\"timestamp\": <ms since trace start>");
+    ctx.fail("timestamp", "is required on the first request of a session; add "
+                          "\"timestamp\": <ms since trace start>");
   if (auto osl = read_length(ctx, obj, "", "output_length", 1))
     t.max_output_tokens = static_cast<std::int32_t>(*osl);
   const auto isl = read_length(ctx, obj, "", "input_length", 1);
@@ -236,12 +236,14 @@ void parse_mooncake_line(line_context& ctx, const json& obj,
       const auto n = static_cast<std::int64_t>(ids->Size());
       const auto bs = static_cast<std::int64_t>(opts.block_size);
       if (n == 0 || *isl <= (n - 1) * bs || *isl > n * bs) {
-        ctx.fail("hash_ids",
-                 std::to_string(n) + " blocks of " + std::to_string(bs)
-                   + " tokens cannot hold input_length " + std::to_string(*isl)
-                   + "; need (n-1)*" + std::to_string(bs) + " < input_length <= n*"
-                   + std::to_string(bs) + " (fix input_length, hash_ids or "
-                   "--isl-block-size)");
+        ctx.fail("hash_ids", std::to_string(n) + " blocks of "
+                                 + std::to_string(bs)
+                                 + " tokens cannot hold input_length "
+                                 + std::to_string(*isl) + "; need (n-1)*"
+                                 + std::to_string(bs) + " < input_length <= n*"
+                                 + std::to_string(bs)
+                                 + " (fix input_length, hash_ids or "
+                                   "--isl-block-size)");
       } else {
         std::int64_t left = *isl;
         for (rapidjson::SizeType i = 0; i < ids->Size(); ++i) {
@@ -274,38 +276,38 @@ void parse_mooncake_line(line_context& ctx, const json& obj,
 void parse_line(line_context& ctx, const json& obj, input_file_type type,
                 const file_options& opts, conversation_builder& convs) {
   switch (type) {
-    case input_file_type::single_turn: {
-      auto session = read_session_id(ctx, obj, "");
-      auto t = parse_single_turn(ctx, obj, "");
-      if (ctx.ok)
-        convs.add(std::move(session), ctx.line, std::move(*t));
+  case input_file_type::single_turn: {
+    auto session = read_session_id(ctx, obj, "");
+    auto t = parse_single_turn(ctx, obj, "");
+    if (ctx.ok)
+      convs.add(std::move(session), ctx.line, std::move(*t));
+    return;
+  }
+  case input_file_type::multi_turn: {
+    auto session = read_session_id(ctx, obj, "");
+    const json* turns = find(obj, "turns");
+    if (turns == nullptr || !turns->IsArray() || turns->Empty()) {
+      ctx.fail("turns", "is required: a non-empty array of turn objects "
+                        "like [{\"text\": \"...\"}]");
       return;
     }
-    case input_file_type::multi_turn: {
-      auto session = read_session_id(ctx, obj, "");
-      const json* turns = find(obj, "turns");
-      if (turns == nullptr || !turns->IsArray() || turns->Empty()) {
-        ctx.fail("turns", "is required: a non-empty array of turn objects "
-                          "like [{\"text\": \"...\"}]");
-        return;
-      }
-      conversation conv;
-      for (rapidjson::SizeType i = 0; i < turns->Size(); ++i) {
-        auto t = parse_single_turn(ctx, (*turns)[i],
-                                   "turns[" + std::to_string(i) + "]");
-        if (t)
-          conv.turns.push_back(std::move(*t));
-      }
-      if (!ctx.ok)
-        return;
-      // Each line is one conversation; a repeated session_id appends turns.
-      for (auto& t : conv.turns)
-        convs.add(session, ctx.line, std::move(t));
-      return;
+    conversation conv;
+    for (rapidjson::SizeType i = 0; i < turns->Size(); ++i) {
+      auto t = parse_single_turn(ctx, (*turns)[i],
+                                 "turns[" + std::to_string(i) + "]");
+      if (t)
+        conv.turns.push_back(std::move(*t));
     }
-    case input_file_type::mooncake_trace:
-      parse_mooncake_line(ctx, obj, opts, convs);
+    if (!ctx.ok)
       return;
+    // Each line is one conversation; a repeated session_id appends turns.
+    for (auto& t : conv.turns)
+      convs.add(session, ctx.line, std::move(t));
+    return;
+  }
+  case input_file_type::mooncake_trace:
+    parse_mooncake_line(ctx, obj, opts, convs);
+    return;
   }
 }
 
@@ -343,7 +345,7 @@ load_result parse_input_file(std::string_view content, input_file_type type,
   load_result result;
   if (opts.block_size == 0) {
     result.errors.push_back(
-      {0, "block_size", "must be >= 1; set --isl-block-size"});
+        {0, "block_size", "must be >= 1; set --isl-block-size"});
     return result;
   }
   conversation_builder convs;
@@ -359,8 +361,9 @@ load_result parse_input_file(std::string_view content, input_file_type type,
     auto line = content.substr(pos, end - pos);
     ++line_no;
     pos = end + 1;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' '
-                             || line.back() == '\t'))
+    while (
+        !line.empty()
+        && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
       line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) {
       if (end == content.size())
@@ -373,9 +376,9 @@ load_result parse_input_file(std::string_view content, input_file_type type,
     doc.Parse(line.data(), line.size());
     if (doc.HasParseError()) {
       ctx.fail("", std::string{"invalid JSON at column "}
-                     + std::to_string(doc.GetErrorOffset() + 1) + ": "
-                     + rapidjson::GetParseError_En(doc.GetParseError())
-                     + "; write one complete JSON object per line");
+                       + std::to_string(doc.GetErrorOffset() + 1) + ": "
+                       + rapidjson::GetParseError_En(doc.GetParseError())
+                       + "; write one complete JSON object per line");
     } else if (!doc.IsObject()) {
       ctx.fail("", "must be a JSON object ({...}); write one object per line");
     } else {
@@ -386,7 +389,8 @@ load_result parse_input_file(std::string_view content, input_file_type type,
   }
   if (objects == 0)
     result.errors.push_back(
-      {0, "", "the input file has no JSON lines; add one JSON object per line"});
+        {0, "",
+         "the input file has no JSON lines; add one JSON object per line"});
   if (!result.errors.empty())
     return result;
   dataset data;
@@ -404,8 +408,8 @@ load_result load_input_file(const std::string& path, input_file_type type,
   std::ifstream in{path, std::ios::binary};
   if (!in) {
     load_result result;
-    result.errors.push_back({0, "", "cannot open input file '" + path
-                                      + "'; check --input-file"});
+    result.errors.push_back(
+        {0, "", "cannot open input file '" + path + "'; check --input-file"});
     return result;
   }
   std::ostringstream buf;

@@ -1,7 +1,14 @@
 #include "actors/benchmark/dataset/payload.hpp"
 
+// Every x86-64 CPU has SSE2; RapidJSON then copies runs of unescaped string
+// bytes 16 at a time (Writer<StringBuffer> only), ~5x faster for prompts.
+#if defined(__SSE2__) && !defined(RAPIDJSON_SSE2)
+#define RAPIDJSON_SSE2
+#endif
+
 #include <rapidjson/document.h>
 #include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <algorithm>
@@ -22,8 +29,9 @@ struct string_sink {
 };
 
 using writer = rapidjson::Writer<string_sink>;
+using body_writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void write_string(writer& w, std::string_view s) {
+template <class Writer> void write_string(Writer& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
@@ -72,22 +80,31 @@ std::optional<std::string> validate(const payload_options& opts) {
   return std::nullopt;
 }
 
+struct payload_builder::buffer {
+  rapidjson::StringBuffer out;
+};
+
 payload_builder::payload_builder(payload_options opts)
-  : opts_(std::move(opts)), extras_(parse_extras(opts_.extra_inputs_json)) {
+    : opts_(std::move(opts)), extras_(parse_extras(opts_.extra_inputs_json)),
+      buffer_(std::make_unique<buffer>()) {
   // nop
 }
+
+payload_builder::~payload_builder() = default;
+payload_builder::payload_builder(payload_builder&&) noexcept = default;
+payload_builder&
+payload_builder::operator=(payload_builder&&) noexcept = default;
 
 std::string_view
 payload_builder::build(const conversation& conv, std::size_t turn_index,
                        const std::vector<std::string>& assistant_replies) {
-  buffer_.clear();
+  auto& out = buffer_->out;
+  out.Clear(); // keeps the capacity
   if (conv.turns.empty()) {
     // A loader never yields one; an empty object beats reading past the end.
-    buffer_ = "{}";
-    return buffer_;
+    return "{}";
   }
-  string_sink sink{&buffer_};
-  writer w{sink};
+  body_writer w{out};
   const auto overridden = [this](std::string_view key) {
     return std::any_of(extras_.begin(), extras_.end(),
                        [key](const auto& kv) { return kv.first == key; });
@@ -100,66 +117,67 @@ payload_builder::build(const conversation& conv, std::size_t turn_index,
     write_string(w, opts_.model);
   }
   switch (opts_.endpoint) {
-    case endpoint_type::chat:
-      if (!overridden("messages")) {
-        w.Key("messages");
-        w.StartArray();
-        for (std::size_t i = 0; i <= last; ++i) {
+  case endpoint_type::chat:
+    if (!overridden("messages")) {
+      w.Key("messages");
+      w.StartArray();
+      for (std::size_t i = 0; i <= last; ++i) {
+        w.StartObject();
+        w.Key("role");
+        w.String("user");
+        w.Key("content");
+        write_string(w, conv.turns[i].text);
+        w.EndObject();
+        if (i < last && i < assistant_replies.size()) {
           w.StartObject();
           w.Key("role");
-          w.String("user");
+          w.String("assistant");
           w.Key("content");
-          write_string(w, conv.turns[i].text);
+          write_string(w, assistant_replies[i]);
           w.EndObject();
-          if (i < last && i < assistant_replies.size()) {
-            w.StartObject();
-            w.Key("role");
-            w.String("assistant");
-            w.Key("content");
-            write_string(w, assistant_replies[i]);
-            w.EndObject();
-          }
         }
-        w.EndArray();
       }
-      break;
-    case endpoint_type::completions:
-      if (!overridden("prompt")) {
-        std::string prompt;
-        for (std::size_t i = 0; i <= last; ++i) {
-          if (i != 0)
-            prompt.push_back(' ');
-          prompt.append(conv.turns[i].text);
-          if (i < last && i < assistant_replies.size()) {
-            prompt.push_back(' ');
-            prompt.append(assistant_replies[i]);
-          }
+      w.EndArray();
+    }
+    break;
+  case endpoint_type::completions:
+    if (!overridden("prompt")) {
+      std::string prompt;
+      for (std::size_t i = 0; i <= last; ++i) {
+        if (i != 0)
+          prompt.push_back(' ');
+        prompt.append(conv.turns[i].text);
+        if (i < last && i < assistant_replies.size()) {
+          prompt.push_back(' ');
+          prompt.append(assistant_replies[i]);
         }
-        w.Key("prompt");
-        write_string(w, prompt);
       }
-      break;
-    case endpoint_type::embeddings:
-      if (!overridden("input")) {
-        w.Key("input");
-        w.StartArray();
-        write_string(w, current.text);
-        w.EndArray();
-      }
-      break;
+      w.Key("prompt");
+      write_string(w, prompt);
+    }
+    break;
+  case endpoint_type::embeddings:
+    if (!overridden("input")) {
+      w.Key("input");
+      w.StartArray();
+      write_string(w, current.text);
+      w.EndArray();
+    }
+    break;
   }
   if (opts_.endpoint != endpoint_type::embeddings) {
     if (!overridden("stream")) {
       w.Key("stream");
       w.Bool(opts_.streaming);
     }
-    const char* max_key = opts_.use_legacy_max_tokens ? "max_tokens"
-                                                      : "max_completion_tokens";
+    const char* max_key
+        = opts_.use_legacy_max_tokens ? "max_tokens" : "max_completion_tokens";
     if (current.max_output_tokens >= 0 && !overridden(max_key)) {
       w.Key(max_key);
       w.Int(current.max_output_tokens);
     }
-    if (opts_.streaming && opts_.include_usage && !overridden("stream_options")) {
+    if (opts_.streaming && opts_.include_usage
+        && !overridden("stream_options")) {
       w.Key("stream_options");
       w.StartObject();
       w.Key("include_usage");
@@ -172,11 +190,11 @@ payload_builder::build(const conversation& conv, std::size_t turn_index,
     w.RawValue(value.data(), value.size(), rapidjson::kObjectType);
   }
   w.EndObject();
-  return buffer_;
+  return {out.GetString(), out.GetSize()};
 }
 
-std::string build_payload(const payload_options& opts,
-                          const conversation& conv, std::size_t turn_index,
+std::string build_payload(const payload_options& opts, const conversation& conv,
+                          std::size_t turn_index,
                           const std::vector<std::string>& assistant_replies) {
   payload_builder builder{opts};
   return std::string{builder.build(conv, turn_index, assistant_replies)};
@@ -225,7 +243,8 @@ std::optional<std::string> write_inputs_json(const std::string& path,
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out)
-      return "inputs.json: write to '" + tmp + "' failed; check free disk space";
+      return "inputs.json: write to '" + tmp
+             + "' failed; check free disk space";
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return "inputs.json: cannot rename '" + tmp + "' to '" + path

@@ -10,6 +10,7 @@
 #include "actors/benchmark/dataset/dataset.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +44,7 @@ struct payload_options {
 };
 
 /// Returns an error naming the field and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string>
-validate(const payload_options& opts);
+[[nodiscard]] std::optional<std::string> validate(const payload_options& opts);
 
 /// Builds request bodies into one reused buffer (not thread-safe: one per
 /// worker). Extra inputs are parsed once, at construction.
@@ -52,6 +52,9 @@ class payload_builder {
 public:
   /// `opts` must have passed validate(); unparsable extra inputs are ignored.
   explicit payload_builder(payload_options opts);
+  ~payload_builder();
+  payload_builder(payload_builder&&) noexcept;
+  payload_builder& operator=(payload_builder&&) noexcept;
 
   /// Returns the body of turn `turn_index` of `conv`. Chat: earlier user
   /// turns interleaved with `assistant_replies[i]` (the live replies, AIPerf's
@@ -71,7 +74,10 @@ private:
   payload_options opts_;
   /// Extra inputs as (key, serialized JSON value), in their original order.
   std::vector<std::pair<std::string, std::string>> extras_;
-  std::string buffer_;
+  /// The reused output buffer (a RapidJSON StringBuffer, kept out of this
+  /// header).
+  struct buffer;
+  std::unique_ptr<buffer> buffer_;
 };
 
 /// One-shot form of payload_builder::build (parses extras on every call).

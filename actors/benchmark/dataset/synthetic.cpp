@@ -77,14 +77,14 @@ void append_random_words(std::string& out, std::uint64_t tokens, rng& gen) {
 dataset generate_synthetic(const synthetic_options& opts) {
   rng gen{opts.random_seed.value_or(default_seed)};
   const bool has_delay
-    = opts.turn_delay_mean_ms > 0 || opts.turn_delay_stddev_ms > 0;
+      = opts.turn_delay_mean_ms > 0 || opts.turn_delay_stddev_ms > 0;
   dataset out;
   out.conversations.reserve(opts.num_conversations);
   for (std::uint64_t c = 0; c < opts.num_conversations; ++c) {
     conversation conv;
     conv.session_id = session_id(gen);
     const auto num_turns
-      = positive_normal_int(gen, opts.turn_mean, opts.turn_stddev);
+        = positive_normal_int(gen, opts.turn_mean, opts.turn_stddev);
     conv.turns.reserve(num_turns);
     for (std::uint64_t t = 0; t < num_turns; ++t) {
       turn tr;
@@ -95,14 +95,15 @@ dataset generate_synthetic(const synthetic_options& opts) {
       tr.input_tokens = static_cast<std::uint32_t>(isl);
       if (opts.osl_mean) {
         const auto osl
-          = positive_normal_int(gen, *opts.osl_mean, opts.osl_stddev);
-        tr.max_output_tokens = static_cast<std::int32_t>(
-          std::min<std::uint64_t>(osl, std::numeric_limits<std::int32_t>::max()));
+            = positive_normal_int(gen, *opts.osl_mean, opts.osl_stddev);
+        tr.max_output_tokens
+            = static_cast<std::int32_t>(std::min<std::uint64_t>(
+                osl, std::numeric_limits<std::int32_t>::max()));
       }
       if (t > 0 && has_delay) {
-        const double d = normal(gen, opts.turn_delay_mean_ms,
-                                opts.turn_delay_stddev_ms)
-                         * opts.turn_delay_ratio;
+        const double d
+            = normal(gen, opts.turn_delay_mean_ms, opts.turn_delay_stddev_ms)
+              * opts.turn_delay_ratio;
         tr.delay_ms = d > 0 ? std::llround(d) : 0;
       }
       conv.turns.push_back(std::move(tr));

@@ -50,7 +50,6 @@ validate(const synthetic_options& opts);
 
 /// Appends `tokens` vocabulary words drawn from `gen`, separated by " "
 /// (`tokens` tokens exactly under the built-in tokenizer; no leading space).
-void append_random_words(std::string& out, std::uint64_t tokens,
-                         rng& gen);
+void append_random_words(std::string& out, std::uint64_t tokens, rng& gen);
 
 } // namespace aiperf::dataset

@@ -43,10 +43,10 @@ make_fixed_schedule(const dataset::dataset& data, std::int64_t start_ns,
                        "--fixed-schedule"};
   fixed_schedule out;
   out.start_ns = start_ns;
-  const auto lo = opts.start_offset_ms.value_or(
-    std::numeric_limits<std::int64_t>::min());
-  const auto hi = opts.end_offset_ms.value_or(
-    std::numeric_limits<std::int64_t>::max());
+  const auto lo
+      = opts.start_offset_ms.value_or(std::numeric_limits<std::int64_t>::min());
+  const auto hi
+      = opts.end_offset_ms.value_or(std::numeric_limits<std::int64_t>::max());
   std::vector<std::pair<std::int64_t, std::size_t>> kept; // (timestamp, conv)
   for (std::size_t c = 0; c < data.conversations.size(); ++c) {
     const auto& turns = data.conversations[c].turns;

@@ -32,7 +32,7 @@ struct scheduled_turn {
   std::size_t turn = 0;
 
   friend bool operator==(const scheduled_turn&, const scheduled_turn&)
-    = default;
+      = default;
 };
 
 /// First turns of a replay plus the rule for follow-up turns.

@@ -27,21 +27,19 @@ std::optional<std::string> validate(const interval_options& opts) {
 }
 
 interval_generator::interval_generator(const interval_options& opts)
-  : pattern_(opts.pattern),
-    mean_ns_(1e9 / opts.rate),
-    smoothness_(opts.smoothness),
-    gen_(opts.seed) {
+    : pattern_(opts.pattern), mean_ns_(1e9 / opts.rate),
+      smoothness_(opts.smoothness), gen_(opts.seed) {
   // nop
 }
 
 double interval_generator::next_gap_ns() {
   switch (pattern_) {
-    case arrival_pattern::constant:
-      return mean_ns_;
-    case arrival_pattern::poisson:
-      return dataset::exponential(gen_, mean_ns_);
-    case arrival_pattern::gamma:
-      return dataset::gamma(gen_, smoothness_, mean_ns_ / smoothness_);
+  case arrival_pattern::constant:
+    return mean_ns_;
+  case arrival_pattern::poisson:
+    return dataset::exponential(gen_, mean_ns_);
+  case arrival_pattern::gamma:
+    return dataset::gamma(gen_, smoothness_, mean_ns_ / smoothness_);
   }
   return mean_ns_;
 }

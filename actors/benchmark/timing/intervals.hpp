@@ -31,8 +31,7 @@ struct interval_options {
 };
 
 /// Returns an error naming the field and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string>
-validate(const interval_options& opts);
+[[nodiscard]] std::optional<std::string> validate(const interval_options& opts);
 
 /// Draws gaps; same options → same sequence. Not thread-safe.
 class interval_generator {

@@ -6,9 +6,8 @@ namespace aiperf::timing {
 
 rate_schedule::rate_schedule(interval_generator gen, std::int64_t start_ns,
                              std::int64_t catch_up_window_ns)
-  : gen_(std::move(gen)),
-    target_ns_(static_cast<double>(start_ns)),
-    window_ns_(catch_up_window_ns) {
+    : gen_(std::move(gen)), target_ns_(static_cast<double>(start_ns)),
+      window_ns_(catch_up_window_ns) {
   // nop
 }
 

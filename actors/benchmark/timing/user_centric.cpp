@@ -21,8 +21,8 @@ std::optional<std::string> validate(const user_centric_options& opts) {
 
 user_centric_schedule::user_centric_schedule(const user_centric_options& opts,
                                              std::int64_t start_ns)
-  : gap_ns_(std::llround(static_cast<double>(opts.num_users) / opts.qps
-                         * 1e9)) {
+    : gap_ns_(
+        std::llround(static_cast<double>(opts.num_users) / opts.qps * 1e9)) {
   const auto n = opts.num_users;
   const std::uint64_t turns = opts.session_turns;
   const double stagger_ns = 1e9 / opts.qps; // turn_gap / num_users
@@ -30,8 +30,8 @@ user_centric_schedule::user_centric_schedule(const user_centric_options& opts,
   for (std::uint64_t u = 0; u < n; ++u) {
     user_start s;
     // Computed from u (not accumulated) so no rounding drift over users.
-    s.first_due_ns = start_ns
-                     + std::llround(static_cast<double>(u) * stagger_ns);
+    s.first_due_ns
+        = start_ns + std::llround(static_cast<double>(u) * stagger_ns);
     s.initial_turns = static_cast<std::uint32_t>(turns - u * turns / n);
     users_.push_back(s);
   }

@@ -1,5 +1,4 @@
 #include "actors/benchmark/dataset/input_file.hpp"
-
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <gtest/gtest.h>
@@ -34,10 +33,10 @@ constexpr auto mooncake = input_file_type::mooncake_trace;
 
 TEST(single_turn, parses_text_texts_and_optional_fields) {
   auto r = parse_input_file(
-    "{\"text\": \"hello world\"}\n"
-    "\n"
-    "{\"texts\": [\"a b\", \"c\"], \"output_length\": 12, \"delay\": 30}\r\n",
-    single);
+      "{\"text\": \"hello world\"}\n"
+      "\n"
+      "{\"texts\": [\"a b\", \"c\"], \"output_length\": 12, \"delay\": 30}\r\n",
+      single);
   ASSERT_TRUE(r.data) << r.errors.front().to_string();
   const auto& convs = r.data->conversations;
   ASSERT_EQ(convs.size(), 2u);
@@ -76,7 +75,8 @@ TEST(single_turn, timestamps_on_every_line_set_has_timestamps) {
 }
 
 TEST(single_turn, bad_json_names_the_line_and_column) {
-  auto e = only_error("{\"text\": \"ok\"}\n{\"text\": \"unterminated}\n", single);
+  auto e
+      = only_error("{\"text\": \"ok\"}\n{\"text\": \"unterminated}\n", single);
   EXPECT_EQ(e.line, 2u);
   EXPECT_NE(e.message.find("invalid JSON"), std::string::npos);
 }
@@ -100,8 +100,9 @@ TEST(single_turn, wrong_types_are_errors) {
   EXPECT_EQ(only_error("{\"texts\": [\"x\", 3]}", single).field, "texts[1]");
   EXPECT_EQ(only_error("{\"text\": \"x\", \"timestamp\": \"5\"}", single).field,
             "timestamp");
-  EXPECT_EQ(only_error("{\"text\": \"x\", \"output_length\": 1.5}", single).field,
-            "output_length");
+  EXPECT_EQ(
+      only_error("{\"text\": \"x\", \"output_length\": 1.5}", single).field,
+      "output_length");
   EXPECT_EQ(only_error("{\"text\": \"x\", \"session_id\": 3}", single).field,
             "session_id");
   EXPECT_EQ(only_error("{\"text\": \"x\", \"texts\": [\"y\"]}", single).field,
@@ -150,7 +151,8 @@ TEST(input_file, unreadable_path_is_an_error_naming_it) {
 
 TEST(input_file, loads_from_disk) {
   std::string path = testing::TempDir();
-  path += "dataset_input_test.jsonl"; // (+= dodges a GCC 12 -Wrestrict false positive)
+  path += "dataset_input_test.jsonl"; // (+= dodges a GCC 12 -Wrestrict false
+                                      // positive)
   {
     std::ofstream out{path};
     out << "{\"text\": \"from disk\"}\n";
@@ -172,10 +174,10 @@ TEST(input_file, parses_type_names) {
 
 TEST(multi_turn, parses_sessions_with_turns) {
   auto r = parse_input_file(
-    "{\"session_id\": \"abc\", \"turns\": [{\"text\": \"hi\"}, "
-    "{\"text\": \"more please\", \"delay\": 1000, \"output_length\": 8}]}\n"
-    "{\"turns\": [{\"texts\": [\"x\"]}]}\n",
-    multi);
+      "{\"session_id\": \"abc\", \"turns\": [{\"text\": \"hi\"}, "
+      "{\"text\": \"more please\", \"delay\": 1000, \"output_length\": 8}]}\n"
+      "{\"turns\": [{\"texts\": [\"x\"]}]}\n",
+      multi);
   ASSERT_TRUE(r.data) << r.errors.front().to_string();
   const auto& convs = r.data->conversations;
   ASSERT_EQ(convs.size(), 2u);
@@ -195,7 +197,8 @@ TEST(multi_turn, missing_or_empty_turns_is_an_error) {
 
 TEST(multi_turn, bad_turn_names_its_index) {
   auto e = only_error(
-    "{\"turns\": [{\"text\": \"ok\"}, {\"text\": \"x\", \"delay\": -5}]}", multi);
+      "{\"turns\": [{\"text\": \"ok\"}, {\"text\": \"x\", \"delay\": -5}]}",
+      multi);
   EXPECT_EQ(e.field, "turns[1].delay");
   EXPECT_EQ(only_error("{\"turns\": [\"str\"]}", multi).field, "turns[0]");
 }
@@ -204,11 +207,11 @@ TEST(multi_turn, bad_turn_names_its_index) {
 
 TEST(mooncake_trace, prompt_has_exactly_input_length_tokens) {
   auto r = parse_input_file(
-    "{\"timestamp\": 0, \"input_length\": 1000, \"output_length\": 20, "
-    "\"hash_ids\": [1, 2]}\n"
-    "{\"timestamp\": 7, \"input_length\": 512, \"hash_ids\": [3]}\n"
-    "{\"timestamp\": 9, \"input_length\": 1, \"hash_ids\": [4]}\n",
-    mooncake);
+      "{\"timestamp\": 0, \"input_length\": 1000, \"output_length\": 20, "
+      "\"hash_ids\": [1, 2]}\n"
+      "{\"timestamp\": 7, \"input_length\": 512, \"hash_ids\": [3]}\n"
+      "{\"timestamp\": 9, \"input_length\": 1, \"hash_ids\": [4]}\n",
+      mooncake);
   ASSERT_TRUE(r.data) << r.errors.front().to_string();
   const auto& convs = r.data->conversations;
   ASSERT_EQ(convs.size(), 3u);
@@ -226,10 +229,10 @@ TEST(mooncake_trace, prompt_has_exactly_input_length_tokens) {
 // ids produce byte-identical prompt prefixes, different ids do not.
 TEST(mooncake_trace, shared_hash_ids_share_prefixes_byte_for_byte) {
   auto r = parse_input_file(
-    "{\"timestamp\": 0, \"input_length\": 1300, \"hash_ids\": [46, 47, 48]}\n"
-    "{\"timestamp\": 1, \"input_length\": 1100, \"hash_ids\": [46, 47, 99]}\n"
-    "{\"timestamp\": 2, \"input_length\": 600, \"hash_ids\": [50, 47]}\n",
-    mooncake);
+      "{\"timestamp\": 0, \"input_length\": 1300, \"hash_ids\": [46, 47, 48]}\n"
+      "{\"timestamp\": 1, \"input_length\": 1100, \"hash_ids\": [46, 47, 99]}\n"
+      "{\"timestamp\": 2, \"input_length\": 600, \"hash_ids\": [50, 47]}\n",
+      mooncake);
   ASSERT_TRUE(r.data) << r.errors.front().to_string();
   const auto& a = r.data->conversations[0].turns[0].text;
   const auto& b = r.data->conversations[1].turns[0].text;
@@ -260,24 +263,28 @@ TEST(mooncake_trace, block_text_depends_on_the_id_only) {
 
 TEST(mooncake_trace, input_length_must_fit_the_hash_blocks) {
   auto too_long = only_error(
-    "{\"timestamp\": 0, \"input_length\": 1025, \"hash_ids\": [1, 2]}", mooncake);
+      "{\"timestamp\": 0, \"input_length\": 1025, \"hash_ids\": [1, 2]}",
+      mooncake);
   EXPECT_EQ(too_long.field, "hash_ids");
   EXPECT_NE(too_long.message.find("(n-1)*512 < input_length <= n*512"),
             std::string::npos);
   auto too_short = only_error(
-    "{\"timestamp\": 0, \"input_length\": 512, \"hash_ids\": [1, 2]}", mooncake);
+      "{\"timestamp\": 0, \"input_length\": 512, \"hash_ids\": [1, 2]}",
+      mooncake);
   EXPECT_EQ(too_short.field, "hash_ids");
-  EXPECT_EQ(only_error("{\"timestamp\": 0, \"input_length\": 5, \"hash_ids\": []}",
-                       mooncake).field,
-            "hash_ids");
+  EXPECT_EQ(
+      only_error("{\"timestamp\": 0, \"input_length\": 5, \"hash_ids\": []}",
+                 mooncake)
+          .field,
+      "hash_ids");
 }
 
 TEST(mooncake_trace, block_size_option_changes_the_block) {
   file_options opts;
   opts.block_size = 16;
   auto r = parse_input_file(
-    "{\"timestamp\": 0, \"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n",
-    mooncake, opts);
+      "{\"timestamp\": 0, \"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n",
+      mooncake, opts);
   ASSERT_TRUE(r.data) << r.errors.front().to_string();
   EXPECT_EQ(r.data->conversations[0].turns[0].input_tokens, 40u);
 }
@@ -294,8 +301,9 @@ TEST(mooncake_trace, without_hash_ids_generates_input_length_tokens) {
 
 TEST(mooncake_trace, text_input_is_used_verbatim) {
   auto r = parse_input_file(
-    "{\"timestamp\": 0, \"text_input\": \"tell me a story\", "
-    "\"output_length\": 3}", mooncake);
+      "{\"timestamp\": 0, \"text_input\": \"tell me a story\", "
+      "\"output_length\": 3}",
+      mooncake);
   ASSERT_TRUE(r.data);
   EXPECT_EQ(r.data->conversations[0].turns[0].text, "tell me a story");
   EXPECT_EQ(r.data->conversations[0].turns[0].input_tokens, 4u);
@@ -303,9 +311,9 @@ TEST(mooncake_trace, text_input_is_used_verbatim) {
 
 TEST(mooncake_trace, sessions_group_and_later_turns_may_use_delay) {
   auto r = parse_input_file(
-    "{\"session_id\": \"u\", \"timestamp\": 10, \"input_length\": 5}\n"
-    "{\"session_id\": \"u\", \"delay\": 200, \"input_length\": 6}\n",
-    mooncake);
+      "{\"session_id\": \"u\", \"timestamp\": 10, \"input_length\": 5}\n"
+      "{\"session_id\": \"u\", \"delay\": 200, \"input_length\": 6}\n",
+      mooncake);
   ASSERT_TRUE(r.data) << r.errors.front().to_string();
   ASSERT_EQ(r.data->conversations.size(), 1u);
   const auto& turns = r.data->conversations[0].turns;
@@ -320,18 +328,25 @@ TEST(mooncake_trace, missing_required_fields_are_errors) {
   EXPECT_EQ(no_ts.field, "timestamp");
   auto no_len = only_error("{\"timestamp\": 5}", mooncake);
   EXPECT_EQ(no_len.field, "input_length");
-  EXPECT_EQ(only_error("{\"timestamp\": 0, \"input_length\": -3}", mooncake).field,
-            "input_length");
-  EXPECT_EQ(only_error("{\"timestamp\": 0, \"input_length\": \"3\"}", mooncake)
-              .field,
-            "input_length");
+  EXPECT_EQ(
+      only_error("{\"timestamp\": 0, \"input_length\": -3}", mooncake).field,
+      "input_length");
+  EXPECT_EQ(
+      only_error("{\"timestamp\": 0, \"input_length\": \"3\"}", mooncake).field,
+      "input_length");
   EXPECT_EQ(only_error("{\"timestamp\": 0, \"input_length\": 5, "
-                       "\"output_length\": -1}", mooncake).field,
+                       "\"output_length\": -1}",
+                       mooncake)
+                .field,
             "output_length");
   EXPECT_EQ(only_error("{\"timestamp\": 0, \"input_length\": 5, "
-                       "\"hash_ids\": [1, -2]}", mooncake).field,
+                       "\"hash_ids\": [1, -2]}",
+                       mooncake)
+                .field,
             "hash_ids");
   EXPECT_EQ(only_error("{\"timestamp\": 0, \"input_length\": 600, "
-                       "\"hash_ids\": [1, \"b\"]}", mooncake).field,
+                       "\"hash_ids\": [1, \"b\"]}",
+                       mooncake)
+                .field,
             "hash_ids[1]");
 }

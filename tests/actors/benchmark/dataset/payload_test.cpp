@@ -1,5 +1,4 @@
 #include "actors/benchmark/dataset/payload.hpp"
-
 #include "actors/benchmark/dataset/synthetic.hpp"
 
 #include <gtest/gtest.h>
@@ -74,7 +73,7 @@ TEST(payload, legacy_max_tokens_and_include_usage) {
 TEST(payload, extra_inputs_are_appended_and_override) {
   auto opts = chat_options();
   opts.extra_inputs_json
-    = R"({"ignore_eos":true,"max_completion_tokens":7,"nested":{"a":[1,2]}})";
+      = R"({"ignore_eos":true,"max_completion_tokens":7,"nested":{"a":[1,2]}})";
   ASSERT_FALSE(validate(opts).has_value());
   EXPECT_EQ(build_payload(opts, two_turns(), 0, {}),
             R"({"model":"m","messages":[{"role":"user","content":"first )"
@@ -157,15 +156,16 @@ TEST(inputs_json, writes_the_file_atomically) {
   dataset data;
   data.conversations.push_back(two_turns());
   std::string path = testing::TempDir();
-  path += "dataset_inputs_test.json"; // (+= dodges a GCC 12 -Wrestrict false positive)
+  path += "dataset_inputs_test.json"; // (+= dodges a GCC 12 -Wrestrict false
+                                      // positive)
   ASSERT_FALSE(write_inputs_json(path, chat_options(), data).has_value());
   std::ifstream in{path};
   std::stringstream buf;
   buf << in.rdbuf();
   std::remove(path.c_str());
   EXPECT_EQ(buf.str(), inputs_json(chat_options(), data));
-  auto err = write_inputs_json("/nonexistent/dir/inputs.json", chat_options(),
-                               data);
+  auto err
+      = write_inputs_json("/nonexistent/dir/inputs.json", chat_options(), data);
   ASSERT_TRUE(err.has_value());
   EXPECT_NE(err->find("/nonexistent/dir"), std::string::npos);
 }

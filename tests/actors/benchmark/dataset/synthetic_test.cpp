@@ -1,5 +1,4 @@
 #include "actors/benchmark/dataset/synthetic.hpp"
-
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <gtest/gtest.h>
@@ -98,7 +97,7 @@ TEST(synthetic, lengths_follow_the_requested_normal) {
   const double n = 4000;
   const double mean = isl_sum / n;
   const double sd = std::sqrt(isl_sq / n - mean * mean);
-  EXPECT_NEAR(mean, 200, 2.5);  // se = 40/sqrt(4000) ≈ 0.63
+  EXPECT_NEAR(mean, 200, 2.5); // se = 40/sqrt(4000) ≈ 0.63
   EXPECT_NEAR(sd, 40, 2.0);
   EXPECT_NEAR(osl_sum / n, 100, 1.0);
 }

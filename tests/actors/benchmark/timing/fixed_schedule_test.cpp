@@ -82,7 +82,8 @@ TEST(fixed_schedule, errors_name_the_fix) {
   no_ts.has_timestamps = false;
   auto r = make_fixed_schedule(no_ts, start, {});
   ASSERT_TRUE(std::holds_alternative<std::string>(r));
-  EXPECT_NE(std::get<std::string>(r).find("--fixed-schedule"), std::string::npos);
+  EXPECT_NE(std::get<std::string>(r).find("--fixed-schedule"),
+            std::string::npos);
 
   fixed_schedule_options o;
   o.end_offset_ms = 10;

@@ -67,7 +67,7 @@ TEST(interval_generator, gamma_has_mean_one_over_rate_and_cv_from_smoothness) {
     const auto s = stats_of(make(arrival_pattern::gamma, 50, k));
     EXPECT_NEAR(s.mean / 2e7, 1.0, 0.03) << "smoothness " << k;
     EXPECT_NEAR(s.cv, 1.0 / std::sqrt(k), 0.03 / std::sqrt(k))
-      << "smoothness " << k;
+        << "smoothness " << k;
   }
 }
 
@@ -92,7 +92,7 @@ TEST(interval_generator, validate_rejects_bad_rate_and_smoothness) {
   EXPECT_TRUE(validate(make(arrival_pattern::constant, -1)).has_value());
   EXPECT_TRUE(validate(make(arrival_pattern::constant, NAN)).has_value());
   EXPECT_NE(validate(make(arrival_pattern::gamma, 5, 0))
-              ->find("--arrival-smoothness"),
+                ->find("--arrival-smoothness"),
             std::string::npos);
   EXPECT_EQ(parse_arrival_pattern("gamma"), arrival_pattern::gamma);
   EXPECT_FALSE(parse_arrival_pattern("concurrency_burst"));

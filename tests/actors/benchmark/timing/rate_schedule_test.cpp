@@ -50,7 +50,8 @@ TEST(rate_schedule, catches_up_within_the_window) {
   std::vector<std::int64_t> lags;
   for (auto d = s.poll(now); d.send; d = s.poll(now))
     lags.push_back(d.lag_ns);
-  EXPECT_EQ(lags, (std::vector<std::int64_t>{4 * ms, 3 * ms, 2 * ms, 1 * ms, 0}));
+  EXPECT_EQ(lags,
+            (std::vector<std::int64_t>{4 * ms, 3 * ms, 2 * ms, 1 * ms, 0}));
   EXPECT_EQ(s.skipped_sends(), 0u);
   EXPECT_EQ(s.next_due(), 6 * ms);
 }
@@ -72,10 +73,10 @@ TEST(rate_schedule, resets_to_now_and_counts_skipped_sends_when_far_behind) {
   const std::int64_t now = 50 * ms + 400'000; // targets 1..50 ms passed
   auto d = s.poll(now);
   ASSERT_TRUE(d.send);
-  EXPECT_EQ(d.skipped, 49u);       // 50 targets passed, 1 sent
-  EXPECT_EQ(d.lag_ns, 400'000);    // against the latest passed target
+  EXPECT_EQ(d.skipped, 49u);    // 50 targets passed, 1 sent
+  EXPECT_EQ(d.lag_ns, 400'000); // against the latest passed target
   EXPECT_EQ(s.skipped_sends(), 49u);
-  EXPECT_FALSE(s.poll(now).send);  // no burst
+  EXPECT_FALSE(s.poll(now).send); // no burst
   EXPECT_EQ(s.next_due(), now + ms);
   EXPECT_TRUE(s.poll(now + ms).send);
   EXPECT_EQ(s.sends(), 3u);

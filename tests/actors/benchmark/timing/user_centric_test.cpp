@@ -53,8 +53,8 @@ TEST(user_centric_schedule, virtual_history_spreads_remaining_turns) {
   for (const auto& u : many.users()) {
     EXPECT_GE(u.initial_turns, 1u);
     EXPECT_LE(u.initial_turns, 20u);
-    const auto end = u.first_due_ns
-                     + (u.initial_turns - 1) * many.turn_gap_ns();
+    const auto end
+        = u.first_due_ns + (u.initial_turns - 1) * many.turn_gap_ns();
     EXPECT_NE(end, prev_end); // no two first sessions end together
     prev_end = end;
   }
@@ -79,9 +79,9 @@ TEST(user_centric_schedule, steady_aggregate_rate_equals_qps) {
 }
 
 TEST(user_centric_schedule, slow_response_rebases_without_catch_up) {
-  user_centric_schedule sched{make(2, 1.0, 3), 0}; // gap 2 s
-  EXPECT_EQ(sched.next_due(0, 1 * s), 2 * s);       // in time: planned
-  EXPECT_EQ(sched.next_due(0, 5 * s), 5 * s);       // late: at the return
+  user_centric_schedule sched{make(2, 1.0, 3), 0};    // gap 2 s
+  EXPECT_EQ(sched.next_due(0, 1 * s), 2 * s);         // in time: planned
+  EXPECT_EQ(sched.next_due(0, 5 * s), 5 * s);         // late: at the return
   EXPECT_EQ(sched.next_due(5 * s, 5 * s + 1), 7 * s); // rebased from 5 s
 }
 
