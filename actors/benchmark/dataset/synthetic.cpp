@@ -3,6 +3,7 @@
 #include "actors/benchmark/dataset/random.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -88,7 +89,10 @@ dataset generate_synthetic(const synthetic_options& opts) {
     conv.turns.reserve(num_turns);
     for (std::uint64_t t = 0; t < num_turns; ++t) {
       turn tr;
-      const auto isl = positive_normal_int(gen, opts.isl_mean, opts.isl_stddev);
+      // A huge stddev can draw past what input_tokens holds: clamp.
+      const auto isl = std::min<std::uint64_t>(
+          positive_normal_int(gen, opts.isl_mean, opts.isl_stddev),
+          std::numeric_limits<std::int32_t>::max());
       // Vocabulary words are ≤ 8 letters: one word is one token.
       tr.text.reserve(isl * 6);
       append_random_words(tr.text, isl, gen);
