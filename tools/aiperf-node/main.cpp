@@ -1,4 +1,6 @@
 // aiperf-node: one binary, one subcommand per entry point (ARCHITECTURE §1).
+#include "tools/mock_server/mock_server.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -7,10 +9,12 @@ int main(int argc, char** argv) {
   CLI::App app{"aiperf-node: benchmark OpenAI-compatible inference servers"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiperf-node 0.1.0");
+  int exit_code = 0; // set by the subcommand that ran
+  aiperf::mock_server::add_subcommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  return 0;
+  return exit_code;
 }

@@ -1,0 +1,157 @@
+#include "runtime/http_server/http_server.hpp"
+
+#include "tests/runtime/http_server/test_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/this_coro.hpp>
+
+#include <thread>
+
+using namespace aiperf;
+namespace http = boost::beast::http;
+
+namespace {
+
+// Echoes method, target and body; /stream sends three chunks on an absolute
+// schedule; /none produces no response; /throw throws.
+boost::asio::awaitable<void> test_handler(http_server::request& req,
+                                          http_server::response_writer& w) {
+  std::string_view target{req.target().data(), req.target().size()};
+  if (target == "/stream") {
+    w.begin_chunked(200, "text/event-stream");
+    auto start = http_server::clock::now();
+    for (int i = 0; i < 3; ++i) {
+      co_await w.wait_until(start + std::chrono::milliseconds(2 * i));
+      w.append_chunk("data: " + std::to_string(i) + "\n\n");
+    }
+    w.append_chunk(""); // ignored: an empty chunk would end the body
+    co_await w.end_chunked();
+    co_return;
+  }
+  if (target == "/none")
+    co_return;
+  if (target == "/throw")
+    throw std::runtime_error("boom");
+  std::string body{req.method_string()};
+  body += ' ';
+  body += target;
+  body += ' ';
+  body += req.body();
+  co_await w.send(200, "text/plain", body);
+}
+
+struct http_server_fixture : ::testing::Test {
+  void SetUp() override {
+    http_server::options o;
+    o.port = 0;
+    o.body_limit = 1024;
+    srv = std::make_unique<http_server::server>(o, test_handler);
+    auto r = srv->start();
+    ASSERT_TRUE(r.ok()) << r.error;
+    port = r.port;
+  }
+  std::unique_ptr<http_server::server> srv;
+  std::uint16_t port = 0;
+};
+
+} // namespace
+
+TEST_F(http_server_fixture, binds_an_ephemeral_port_and_reports_it) {
+  EXPECT_NE(port, 0);
+  EXPECT_EQ(srv->port(), port);
+}
+
+TEST_F(http_server_fixture, answers_several_requests_on_one_connection) {
+  test::http_test_client c{port};
+  auto a = c.request(http::verb::post, "/a", "hello");
+  auto b = c.request(http::verb::get, "/b");
+  EXPECT_EQ(a.status, 200u);
+  EXPECT_EQ(a.body, "POST /a hello");
+  EXPECT_EQ(a.content_type, "text/plain");
+  EXPECT_TRUE(a.keep_alive);
+  EXPECT_EQ(b.body, "GET /b ");
+}
+
+TEST_F(http_server_fixture, streams_chunks_and_ends_the_body) {
+  test::http_test_client c{port};
+  auto r = c.request(http::verb::get, "/stream");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_TRUE(r.chunked);
+  EXPECT_EQ(r.body, "data: 0\n\ndata: 1\n\ndata: 2\n\n");
+  // The connection is still usable after a chunked response.
+  EXPECT_EQ(c.request(http::verb::get, "/x").body, "GET /x ");
+}
+
+TEST_F(http_server_fixture, malformed_request_gets_400_and_close) {
+  test::http_test_client c{port};
+  c.write_raw("THIS IS NOT HTTP\r\n\r\n");
+  auto r = c.read();
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_NE(r.body.find("\"error\""), std::string::npos);
+  EXPECT_TRUE(c.closed_by_peer());
+}
+
+TEST_F(http_server_fixture, body_over_limit_gets_413) {
+  test::http_test_client c{port};
+  auto r = c.request(http::verb::post, "/big", std::string(4096, 'x'));
+  EXPECT_EQ(r.status, 413u);
+}
+
+TEST_F(http_server_fixture, handler_without_response_or_throwing_gets_500) {
+  test::http_test_client c{port};
+  EXPECT_EQ(c.request(http::verb::get, "/none").status, 500u);
+  EXPECT_EQ(c.request(http::verb::get, "/throw").status, 500u);
+  EXPECT_EQ(c.request(http::verb::get, "/ok").status, 200u);
+}
+
+TEST_F(http_server_fixture, connection_close_is_honoured) {
+  test::http_test_client c{port};
+  c.write_raw("GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  auto r = c.read();
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_FALSE(r.keep_alive);
+  EXPECT_TRUE(c.closed_by_peer());
+}
+
+TEST_F(http_server_fixture, stop_closes_idle_keep_alive_connections) {
+  test::http_test_client c{port};
+  EXPECT_EQ(c.request(http::verb::get, "/x").status, 200u);
+  srv->stop();
+  EXPECT_TRUE(c.closed_by_peer());
+  EXPECT_EQ(srv->open_connections(), 0u);
+}
+
+TEST(http_server, refuses_a_port_in_use_and_a_bad_host) {
+  http_server::server first{{}, test_handler};
+  auto r = first.start();
+  ASSERT_TRUE(r.ok()) << r.error;
+  http_server::options o;
+  o.port = r.port;
+  http_server::server second{o, test_handler};
+  auto r2 = second.start();
+  EXPECT_FALSE(r2.ok());
+  EXPECT_NE(r2.error.find(std::to_string(r.port)), std::string::npos);
+  http_server::options bad;
+  bad.host = "not-an-address";
+  http_server::server third{bad, test_handler};
+  auto r3 = third.start();
+  EXPECT_FALSE(r3.ok());
+  EXPECT_NE(r3.error.find("not-an-address"), std::string::npos);
+}
+
+TEST(http_server, several_io_threads_share_one_port) {
+  http_server::options o;
+  o.threads = 3;
+  http_server::server srv{o, test_handler};
+  auto r = srv.start();
+  ASSERT_TRUE(r.ok()) << r.error;
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(test::http_fetch(r.port, http::verb::get, "/t").body, "GET /t ");
+}
+
+TEST(http_server, reason_phrases) {
+  EXPECT_EQ(http_server::reason_phrase(200), "OK");
+  EXPECT_EQ(http_server::reason_phrase(404), "Not Found");
+  EXPECT_EQ(http_server::reason_phrase(599), "Unknown");
+}
