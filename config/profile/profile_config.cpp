@@ -98,8 +98,9 @@ bool is_header_name(std::string_view name) {
     return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     auto u = static_cast<unsigned char>(c);
-    return std::isalnum(u) || std::string_view{"!#$%&'*+-.^_`|~"}.find(c)
-                                != std::string_view::npos;
+    return std::isalnum(u)
+           || std::string_view{"!#$%&'*+-.^_`|~"}.find(c)
+                  != std::string_view::npos;
   });
 }
 
@@ -113,46 +114,37 @@ bool has_line_break(std::string_view s) {
 
 namespace {
 
-template <class Enum>
-struct enum_names;
+template <class Enum> struct enum_names;
 
-template <>
-struct enum_names<endpoint_type> {
+template <> struct enum_names<endpoint_type> {
   static constexpr std::array<std::string_view, 3> values{"chat", "completions",
                                                           "embeddings"};
 };
-template <>
-struct enum_names<model_selection_strategy> {
+template <> struct enum_names<model_selection_strategy> {
   static constexpr std::array<std::string_view, 2> values{"round_robin",
                                                           "random"};
 };
-template <>
-struct enum_names<arrival_pattern> {
+template <> struct enum_names<arrival_pattern> {
   static constexpr std::array<std::string_view, 3> values{"constant", "poisson",
                                                           "gamma"};
 };
-template <>
-struct enum_names<custom_dataset_type> {
+template <> struct enum_names<custom_dataset_type> {
   static constexpr std::array<std::string_view, 3> values{
-    "single_turn", "multi_turn", "mooncake_trace"};
+      "single_turn", "multi_turn", "mooncake_trace"};
 };
-template <>
-struct enum_names<export_level> {
+template <> struct enum_names<export_level> {
   static constexpr std::array<std::string_view, 3> values{"summary", "records",
                                                           "raw"};
 };
-template <>
-struct enum_names<ui_type> {
+template <> struct enum_names<ui_type> {
   static constexpr std::array<std::string_view, 2> values{"simple", "none"};
 };
-template <>
-struct enum_names<scheduler_policy> {
+template <> struct enum_names<scheduler_policy> {
   static constexpr std::array<std::string_view, 2> values{"sharing",
                                                           "stealing"};
 };
 
-template <class Enum>
-std::string_view name_of(Enum x) noexcept {
+template <class Enum> std::string_view name_of(Enum x) noexcept {
   const auto& names = enum_names<Enum>::values;
   auto i = static_cast<std::size_t>(x);
   return i < names.size() ? names[i] : std::string_view{"?"};
@@ -191,8 +183,7 @@ std::optional<Enum> enum_from_string(std::string_view text) {
   return std::nullopt;
 }
 
-template <class Enum>
-std::string enum_choices() {
+template <class Enum> std::string enum_choices() {
   std::string out;
   for (auto name : enum_names<Enum>::values) {
     if (!out.empty())
@@ -226,11 +217,12 @@ expected<std::vector<http_header>> parse_headers(std::string_view text) {
     if (!is_header_name(name))
       return fail(std::string{flag},
                   "invalid header name '" + std::string{name}
-                    + "'; use Name:Value with a name of letters, digits or "
-                      "-_.");
+                      + "'; use Name:Value with a name of letters, digits or "
+                        "-_.");
     if (has_line_break(value))
-      return fail(std::string{flag}, "value of header '" + std::string{name}
-                                       + "' contains a line break; remove it");
+      return fail(std::string{flag},
+                  "value of header '" + std::string{name}
+                      + "' contains a line break; remove it");
     out.push_back(http_header{std::string{name}, std::string{value}});
     return std::nullopt;
   };
@@ -238,14 +230,15 @@ expected<std::vector<http_header>> parse_headers(std::string_view text) {
   if (!body.empty() && body.front() == '{') {
     rapidjson::Document doc;
     if (!parse_json(body, doc) || !doc.IsObject())
-      return fail(std::string{flag}, "'" + std::string{body}
-                                       + "' is not a valid JSON object; use "
-                                         "{\"Name\":\"Value\"} or Name:Value");
+      return fail(std::string{flag},
+                  "'" + std::string{body}
+                      + "' is not a valid JSON object; use "
+                        "{\"Name\":\"Value\"} or Name:Value");
     for (const auto& m : doc.GetObject()) {
       if (!m.value.IsString())
-        return fail(std::string{flag},
-                    "JSON value of header '" + std::string{m.name.GetString()}
-                      + "' must be a string");
+        return fail(std::string{flag}, "JSON value of header '"
+                                           + std::string{m.name.GetString()}
+                                           + "' must be a string");
       if (auto err = add({m.name.GetString(), m.name.GetStringLength()},
                          {m.value.GetString(), m.value.GetStringLength()}))
         return *err;
@@ -254,8 +247,8 @@ expected<std::vector<http_header>> parse_headers(std::string_view text) {
   }
   auto colon = body.find(':');
   if (colon == std::string_view::npos)
-    return fail(std::string{flag}, "'" + std::string{body}
-                                     + "' has no ':'; use Name:Value");
+    return fail(std::string{flag},
+                "'" + std::string{body} + "' has no ':'; use Name:Value");
   if (auto err = add(body.substr(0, colon), body.substr(colon + 1)))
     return *err;
   return out;
@@ -270,19 +263,19 @@ expected<std::vector<extra_input>> parse_extra_inputs(std::string_view text) {
     if (!parse_json(body, doc) || !doc.IsObject())
       return fail(std::string{flag},
                   "'" + std::string{body}
-                    + "' is not a valid JSON object; use {\"key\": value} "
-                      "or key:value");
+                      + "' is not a valid JSON object; use {\"key\": value} "
+                        "or key:value");
     for (const auto& m : doc.GetObject())
-      out.push_back(extra_input{
-        std::string{m.name.GetString(), m.name.GetStringLength()},
-        compact_json(m.value)});
+      out.push_back(
+          extra_input{std::string{m.name.GetString(), m.name.GetStringLength()},
+                      compact_json(m.value)});
     return out;
   }
   auto colon = body.find(':');
   if (colon == std::string_view::npos || trim(body.substr(0, colon)).empty())
     return fail(std::string{flag},
                 "'" + std::string{body}
-                  + "' is not key:value; use e.g. ignore_eos:true");
+                    + "' is not key:value; use e.g. ignore_eos:true");
   auto key = trim(body.substr(0, colon));
   auto value = trim(body.substr(colon + 1));
   rapidjson::Document doc;
@@ -295,15 +288,15 @@ expected<std::vector<extra_input>> parse_extra_inputs(std::string_view text) {
 
 const std::vector<std::string_view>& goodput_tags() {
   static const std::vector<std::string_view> tags{
-    "request_latency",
-    "time_to_first_token",
-    "time_to_second_token",
-    "inter_token_latency",
-    "output_token_throughput_per_user",
-    "prefill_throughput_per_user",
-    "e2e_output_token_throughput",
-    "output_sequence_length",
-    "input_sequence_length",
+      "request_latency",
+      "time_to_first_token",
+      "time_to_second_token",
+      "inter_token_latency",
+      "output_token_throughput_per_user",
+      "prefill_throughput_per_user",
+      "e2e_output_token_throughput",
+      "output_sequence_length",
+      "input_sequence_length",
   };
   return tags;
 }
@@ -313,10 +306,10 @@ bool goodput_tag_applies(std::string_view tag, endpoint_type type,
   // Mirrors AIPerf's metric flags: STREAMING_ONLY metrics need --streaming,
   // PRODUCES_TOKENS_ONLY metrics have no values for embeddings.
   static constexpr std::array<std::string_view, 5> streaming_only{
-    "time_to_first_token", "time_to_second_token", "inter_token_latency",
-    "output_token_throughput_per_user", "prefill_throughput_per_user"};
+      "time_to_first_token", "time_to_second_token", "inter_token_latency",
+      "output_token_throughput_per_user", "prefill_throughput_per_user"};
   static constexpr std::array<std::string_view, 2> produces_tokens{
-    "e2e_output_token_throughput", "output_sequence_length"};
+      "e2e_output_token_throughput", "output_sequence_length"};
   auto in = [&](const auto& list) {
     return std::find(list.begin(), list.end(), tag) != list.end();
   };
@@ -335,8 +328,8 @@ expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
     auto colon = item.find(':');
     if (colon == std::string_view::npos)
       return fail(std::string{flag}, "'" + std::string{item}
-                                       + "' is not tag:value; use e.g. "
-                                         "\"request_latency:250\"");
+                                         + "' is not tag:value; use e.g. "
+                                           "\"request_latency:250\"");
     auto tag = item.substr(0, colon);
     auto value_text = item.substr(colon + 1);
     const auto& tags = goodput_tags();
@@ -345,23 +338,22 @@ expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
       for (auto t : tags)
         valid += (valid.empty() ? "" : ", ") + std::string{t};
       return fail(std::string{flag}, "unknown metric tag '" + std::string{tag}
-                                       + "'; valid tags: " + valid);
+                                         + "'; valid tags: " + valid);
     }
     double value = 0;
-    auto [ptr, ec] = std::from_chars(value_text.data(),
-                                     value_text.data() + value_text.size(),
-                                     value);
+    auto [ptr, ec] = std::from_chars(
+        value_text.data(), value_text.data() + value_text.size(), value);
     if (ec != std::errc{} || ptr != value_text.data() + value_text.size()
         || !std::isfinite(value) || value <= 0)
       return fail(std::string{flag},
                   "value of '" + std::string{tag}
-                    + "' must be a positive number in the metric's display "
-                      "unit (ms or tokens/s), got '"
-                    + std::string{value_text} + "'");
+                      + "' must be a positive number in the metric's display "
+                        "unit (ms or tokens/s), got '"
+                      + std::string{value_text} + "'");
     for (const auto& slo : out)
       if (slo.tag == tag)
-        return fail(std::string{flag}, "'" + std::string{tag}
-                                         + "' is given twice; keep one");
+        return fail(std::string{flag},
+                    "'" + std::string{tag} + "' is given twice; keep one");
     out.push_back(goodput_slo{std::string{tag}, value});
   }
   return out;
@@ -370,9 +362,8 @@ expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
 expected<parsed_url> parse_url(std::string_view text) {
   constexpr std::string_view flag = "--url";
   auto bad = [&](const std::string& why) {
-    return fail(std::string{flag},
-                "'" + std::string{text} + "' " + why
-                  + "; use e.g. http://127.0.0.1:8000");
+    return fail(std::string{flag}, "'" + std::string{text} + "' " + why
+                                       + "; use e.g. http://127.0.0.1:8000");
   };
   auto s = text;
   if (s.empty())
@@ -392,8 +383,8 @@ expected<parsed_url> parse_url(std::string_view text) {
   }
   auto slash = s.find('/');
   auto authority = s.substr(0, slash);
-  auto path = slash == std::string_view::npos ? std::string_view{}
-                                              : s.substr(slash);
+  auto path
+      = slash == std::string_view::npos ? std::string_view{} : s.substr(slash);
   if (authority.find('@') != std::string_view::npos)
     return bad("carries credentials (use --api-key or -H instead)");
   std::string_view port_text;
@@ -423,12 +414,11 @@ expected<parsed_url> parse_url(std::string_view text) {
     return bad("has no host");
   if (!port_text.empty()) {
     unsigned port = 0;
-    auto [ptr, ec] = std::from_chars(
-      port_text.data(), port_text.data() + port_text.size(), port);
+    auto [ptr, ec] = std::from_chars(port_text.data(),
+                                     port_text.data() + port_text.size(), port);
     if (ec != std::errc{} || ptr != port_text.data() + port_text.size()
         || port < 1 || port > 65535)
-      return bad("has port '" + std::string{port_text}
-                 + "' (must be 1-65535)");
+      return bad("has port '" + std::string{port_text} + "' (must be 1-65535)");
     out.port = static_cast<std::uint16_t>(port);
   } else {
     out.port = out.scheme == "https" ? 443 : 80;
@@ -444,20 +434,19 @@ expected<parsed_url> parse_url(std::string_view text) {
 std::string to_string(const parsed_url& url) {
   auto host = url.host.find(':') != std::string::npos ? "[" + url.host + "]"
                                                       : url.host;
-  return url.scheme + "://" + host + ":" + std::to_string(url.port)
-         + url.path;
+  return url.scheme + "://" + host + ":" + std::to_string(url.port) + url.path;
 }
 
 // -- naming -------------------------------------------------------------------
 
 std::string_view default_endpoint_path(endpoint_type type) {
   switch (type) {
-    case endpoint_type::chat:
-      return "/v1/chat/completions";
-    case endpoint_type::completions:
-      return "/v1/completions";
-    case endpoint_type::embeddings:
-      return "/v1/embeddings";
+  case endpoint_type::chat:
+    return "/v1/chat/completions";
+  case endpoint_type::completions:
+    return "/v1/completions";
+  case endpoint_type::embeddings:
+    return "/v1/embeddings";
   }
   return "/v1/chat/completions";
 }
@@ -478,8 +467,8 @@ std::string python_float(double x) {
   // 1e-4 <= |x| < 1e16 and scientific otherwise.
   auto ax = std::fabs(x);
   bool scientific = ax != 0 && (ax < 1e-4 || ax >= 1e16);
-  auto fmt = scientific ? std::chars_format::scientific
-                        : std::chars_format::fixed;
+  auto fmt
+      = scientific ? std::chars_format::scientific : std::chars_format::fixed;
   auto [ptr, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x, fmt);
   std::string out(buf.data(), ec == std::errc{} ? ptr : buf.data());
   if (!scientific && out.find('.') == std::string::npos)
@@ -524,15 +513,15 @@ unsigned detected_cores() noexcept {
 namespace {
 
 constexpr std::array<std::string_view, 7> log_levels{
-  "trace", "debug", "info", "warning", "error", "critical", "off"};
+    "trace", "debug", "info", "warning", "error", "critical", "off"};
 
 // Range helpers: each returns the error naming `flag`, or nullopt.
 template <class T>
 std::optional<config_error> at_least(std::string_view flag,
                                      const std::optional<T>& x, T min) {
   if (x && !(*x >= min))
-    return fail(std::string{flag}, "must be ≥ " + show(min) + " (got "
-                                     + show(*x) + ")");
+    return fail(std::string{flag},
+                "must be ≥ " + show(min) + " (got " + show(*x) + ")");
   return std::nullopt;
 }
 
@@ -544,15 +533,15 @@ std::optional<config_error> at_least(std::string_view flag, T x, T min) {
 std::optional<config_error> positive(std::string_view flag,
                                      const std::optional<double>& x) {
   if (x && !(std::isfinite(*x) && *x > 0))
-    return fail(std::string{flag}, "must be a finite number > 0 (got "
-                                     + show(*x) + ")");
+    return fail(std::string{flag},
+                "must be a finite number > 0 (got " + show(*x) + ")");
   return std::nullopt;
 }
 
 std::optional<config_error> non_negative(std::string_view flag, double x) {
   if (!(std::isfinite(x) && x >= 0))
-    return fail(std::string{flag}, "must be a finite number ≥ 0 (got "
-                                     + show(x) + ")");
+    return fail(std::string{flag},
+                "must be a finite number ≥ 0 (got " + show(x) + ")");
   return std::nullopt;
 }
 
@@ -577,27 +566,27 @@ std::optional<config_error> validate_endpoint(const profile_config& cfg) {
   if (cfg.custom_endpoint
       && (cfg.custom_endpoint->empty() || cfg.custom_endpoint->front() != '/'
           || cfg.custom_endpoint->find_first_of(" \t\r\n")
-               != std::string::npos))
+                 != std::string::npos))
     return fail("--endpoint", "must be a path starting with '/' without "
                               "spaces (got '"
-                                + *cfg.custom_endpoint + "')");
+                                  + *cfg.custom_endpoint + "')");
   if (cfg.api_key && (cfg.api_key->empty() || has_line_break(*cfg.api_key)))
     return fail("--api-key", "must be non-empty and on one line");
   for (const auto& h : cfg.headers) {
     if (!is_header_name(h.name))
-      return fail("-H/--header", "invalid header name '" + h.name
-                                   + "'; use Name:Value");
+      return fail("-H/--header",
+                  "invalid header name '" + h.name + "'; use Name:Value");
     if (has_line_break(h.value))
       return fail("-H/--header", "value of header '" + h.name
-                                   + "' contains a line break; remove it");
+                                     + "' contains a line break; remove it");
   }
   for (const auto& x : cfg.extra_inputs) {
     rapidjson::Document doc;
     if (x.key.empty())
       return fail("--extra-inputs", "has an empty key; use key:value");
     if (!parse_json(x.json, doc))
-      return fail("--extra-inputs", "value of '" + x.key
-                                      + "' is not valid JSON");
+      return fail("--extra-inputs",
+                  "value of '" + x.key + "' is not valid JSON");
   }
   if (auto e = positive("--request-timeout-seconds",
                         std::optional{cfg.request_timeout_seconds}))
@@ -628,11 +617,10 @@ std::optional<config_error> validate_input(const profile_config& cfg) {
                  || cfg.fixed_schedule_end_offset
                  || cfg.fixed_schedule_auto_offset;
   if (offsets && !is_fixed(cfg)) {
-    auto flag = cfg.fixed_schedule_start_offset
-                  ? "--fixed-schedule-start-offset"
-                  : cfg.fixed_schedule_end_offset
-                      ? "--fixed-schedule-end-offset"
-                      : "--fixed-schedule-auto-offset";
+    auto flag
+        = cfg.fixed_schedule_start_offset ? "--fixed-schedule-start-offset"
+          : cfg.fixed_schedule_end_offset ? "--fixed-schedule-end-offset"
+                                          : "--fixed-schedule-auto-offset";
     return fail(flag, "only applies to a fixed schedule; add "
                       "--fixed-schedule or use a trace dataset type");
   }
@@ -646,8 +634,8 @@ std::optional<config_error> validate_input(const profile_config& cfg) {
       && *cfg.fixed_schedule_start_offset > *cfg.fixed_schedule_end_offset)
     return fail("--fixed-schedule-end-offset",
                 "must be ≥ --fixed-schedule-start-offset ("
-                  + show(*cfg.fixed_schedule_start_offset) + "), got "
-                  + show(*cfg.fixed_schedule_end_offset));
+                    + show(*cfg.fixed_schedule_start_offset) + "), got "
+                    + show(*cfg.fixed_schedule_end_offset));
   if (cfg.fixed_schedule_auto_offset && cfg.fixed_schedule_start_offset)
     return fail("--fixed-schedule-auto-offset",
                 "contradicts --fixed-schedule-start-offset; use one");
@@ -664,8 +652,8 @@ std::optional<config_error> validate_input(const profile_config& cfg) {
     return e;
   if (cfg.osl_stddev > 0 && !cfg.osl_mean)
     return fail("--osl-stddev", "needs --osl (a mean to vary around)");
-  if (auto e = at_least("--conversation-num", cfg.conversation_num,
-                        std::int64_t{1}))
+  if (auto e
+      = at_least("--conversation-num", cfg.conversation_num, std::int64_t{1}))
     return e;
   if (auto e = at_least("--conversation-turn-mean", cfg.conversation_turn_mean,
                         std::int64_t{1}))
@@ -684,9 +672,9 @@ std::optional<config_error> validate_input(const profile_config& cfg) {
     return e;
   if (cfg.tokenizer != "builtin")
     return fail("--tokenizer", "'" + cfg.tokenizer
-                                 + "' is not supported; only 'builtin' is "
-                                   "available for now (no Hugging Face "
-                                   "tokenizers)");
+                                   + "' is not supported; only 'builtin' is "
+                                     "available for now (no Hugging Face "
+                                     "tokenizers)");
   return std::nullopt;
 }
 
@@ -710,7 +698,7 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
           || *cfg.benchmark_grace_period < 0))
     return fail("--benchmark-grace-period",
                 "must be ≥ 0 seconds or inf (got "
-                  + show(*cfg.benchmark_grace_period) + ")");
+                    + show(*cfg.benchmark_grace_period) + ")");
   if (cfg.benchmark_grace_period && !cfg.benchmark_duration)
     return fail("--benchmark-grace-period", "needs --benchmark-duration");
   if (cfg.request_count && cfg.benchmark_duration)
@@ -725,9 +713,9 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
   if (cfg.prefill_concurrency && !cfg.streaming)
     return fail("--prefill-concurrency",
                 cfg.endpoint_type == endpoint_type::embeddings
-                  ? "needs streaming, which embeddings cannot do"
-                  : "needs --streaming (first tokens are only seen when "
-                    "streaming); add --streaming");
+                    ? "needs streaming, which embeddings cannot do"
+                    : "needs --streaming (first tokens are only seen when "
+                      "streaming); add --streaming");
   if (auto e = positive("--user-centric-rate", cfg.user_centric_rate))
     return e;
   if (auto e = at_least("--num-users", cfg.num_users, std::int64_t{1}))
@@ -738,14 +726,14 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
     if (cfg.request_rate)
       return fail("--user-centric-rate", "contradicts --request-rate; use "
                                          "one");
-    bool file_turns = cfg.input_file
-                      && cfg.custom_dataset_type
-                           == custom_dataset_type::multi_turn;
+    bool file_turns
+        = cfg.input_file
+          && cfg.custom_dataset_type == custom_dataset_type::multi_turn;
     if (!file_turns && cfg.conversation_turn_mean < 2)
       return fail("--user-centric-rate",
                   "needs multi-turn sessions; add --conversation-turn-mean "
                   "2 or more (got "
-                    + show(cfg.conversation_turn_mean) + ")");
+                      + show(cfg.conversation_turn_mean) + ")");
   } else if (cfg.num_users) {
     return fail("--num-users", "only applies with --user-centric-rate");
   }
@@ -767,20 +755,20 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
     if (!goodput_tag_applies(slo.tag, cfg.endpoint_type, cfg.streaming))
       return fail("--goodput",
                   "'" + slo.tag + "' has no values for "
-                    + std::string{to_string(cfg.endpoint_type)}
-                    + (cfg.streaming ? "" : " without --streaming")
-                    + "; drop it"
-                    + (cfg.endpoint_type != endpoint_type::embeddings
-                           && !cfg.streaming
-                         ? " or add --streaming"
-                         : ""));
+                      + std::string{to_string(cfg.endpoint_type)}
+                      + (cfg.streaming ? "" : " without --streaming")
+                      + "; drop it"
+                      + (cfg.endpoint_type != endpoint_type::embeddings
+                                 && !cfg.streaming
+                             ? " or add --streaming"
+                             : ""));
   }
   if (cfg.failed_request_threshold
       && !(*cfg.failed_request_threshold > 0
            && *cfg.failed_request_threshold <= 100))
     return fail("--failed-request-threshold",
                 "must be a percentage in (0, 100] (got "
-                  + show(*cfg.failed_request_threshold) + ")");
+                    + show(*cfg.failed_request_threshold) + ")");
   return std::nullopt;
 }
 
@@ -790,10 +778,10 @@ std::optional<config_error> validate_runtime(const profile_config& cfg) {
   if (std::find(log_levels.begin(), log_levels.end(), cfg.log_level)
       == log_levels.end())
     return fail("--log-level", "'" + cfg.log_level
-                                 + "' is not one of trace|debug|info|warning|"
-                                   "error|critical|off");
-  if (auto e = at_least("--workers-max", wide(cfg.workers_max),
-                        std::int64_t{1}))
+                                   + "' is not one of trace|debug|info|warning|"
+                                     "error|critical|off");
+  if (auto e
+      = at_least("--workers-max", wide(cfg.workers_max), std::int64_t{1}))
     return e;
   if (auto e = at_least("--record-processors", wide(cfg.record_processors),
                         std::int64_t{1}))
@@ -813,20 +801,20 @@ std::optional<config_error> validate_runtime(const profile_config& cfg) {
   if (cfg.workers_max && *cfg.workers_max % pods != 0)
     return fail("--workers-max",
                 "is a total split evenly over --worker-pods " + show(pods)
-                  + "; " + show(*cfg.workers_max)
-                  + " does not divide; use a multiple of " + show(pods));
+                    + "; " + show(*cfg.workers_max)
+                    + " does not divide; use a multiple of " + show(pods));
   if (cfg.workers_max && cfg.workers_per_pod
       && std::int64_t{*cfg.workers_per_pod} * pods != *cfg.workers_max)
     return fail("--workers-per-pod",
                 show(*cfg.workers_per_pod) + " × --worker-pods " + show(pods)
-                  + " ≠ --workers-max " + show(*cfg.workers_max)
-                  + "; give only one of --workers-max/--workers-per-pod or "
-                    "make them agree");
+                    + " ≠ --workers-max " + show(*cfg.workers_max)
+                    + "; give only one of --workers-max/--workers-per-pod or "
+                      "make them agree");
   if (cfg.record_processors && *cfg.record_processors % pods != 0)
     return fail("--record-processors",
                 "is a total split evenly over --worker-pods " + show(pods)
-                  + "; " + show(*cfg.record_processors)
-                  + " does not divide; use a multiple of " + show(pods));
+                    + "; " + show(*cfg.record_processors)
+                    + " does not divide; use a multiple of " + show(pods));
   return std::nullopt;
 }
 
@@ -842,8 +830,9 @@ check_input_file(const std::string& path,
                 "'" + path + "' does not exist or is not a regular file");
   std::ifstream in{path};
   if (!in)
-    return fail(std::string{flag}, "'" + path + "' cannot be read; check "
-                                                "its permissions");
+    return fail(std::string{flag}, "'" + path
+                                       + "' cannot be read; check "
+                                         "its permissions");
   std::optional<custom_dataset_type> type = declared;
   std::string line;
   std::size_t line_no = 0;
@@ -857,8 +846,8 @@ check_input_file(const std::string& path,
     if (!parse_json(line, doc))
       return fail(std::string{flag},
                   where + "invalid JSON ("
-                    + rapidjson::GetParseError_En(doc.GetParseError())
-                    + "); each line must be one JSON object");
+                      + rapidjson::GetParseError_En(doc.GetParseError())
+                      + "); each line must be one JSON object");
     if (!doc.IsObject())
       return fail(std::string{flag},
                   where + "not a JSON object; each line must be one object");
@@ -871,27 +860,29 @@ check_input_file(const std::string& path,
         type = custom_dataset_type::single_turn;
     }
     switch (*type) {
-      case custom_dataset_type::multi_turn:
-        if (!doc.HasMember("turns") || !doc["turns"].IsArray()
-            || doc["turns"].Empty())
-          return fail(std::string{flag},
-                      where + "multi_turn records need a non-empty \"turns\" "
-                              "array");
-        break;
-      case custom_dataset_type::mooncake_trace:
-        if (doc.HasMember("input_length")
-            && !doc["input_length"].IsUint64())
-          return fail(std::string{flag},
-                      where + "\"input_length\" must be a non-negative "
-                              "integer");
-        if (!doc.HasMember("input_length") && !doc.HasMember("text_input")
-            && !doc.HasMember("messages"))
-          return fail(std::string{flag},
-                      where + "mooncake_trace records need \"input_length\", "
-                              "\"text_input\" or \"messages\"");
-        break;
-      case custom_dataset_type::single_turn:
-        break;
+    case custom_dataset_type::multi_turn:
+      if (!doc.HasMember("turns") || !doc["turns"].IsArray()
+          || doc["turns"].Empty())
+        return fail(std::string{flag},
+                    where
+                        + "multi_turn records need a non-empty \"turns\" "
+                          "array");
+      break;
+    case custom_dataset_type::mooncake_trace:
+      if (doc.HasMember("input_length") && !doc["input_length"].IsUint64())
+        return fail(std::string{flag},
+                    where
+                        + "\"input_length\" must be a non-negative "
+                          "integer");
+      if (!doc.HasMember("input_length") && !doc.HasMember("text_input")
+          && !doc.HasMember("messages"))
+        return fail(std::string{flag},
+                    where
+                        + "mooncake_trace records need \"input_length\", "
+                          "\"text_input\" or \"messages\"");
+      break;
+    case custom_dataset_type::single_turn:
+      break;
     }
     ++records;
   }
@@ -912,8 +903,8 @@ void derive(profile_config& cfg, unsigned cores) {
   if (cfg.custom_dataset_type == custom_dataset_type::mooncake_trace)
     cfg.fixed_schedule = true;
   // Stimulus and stop condition, as AIPerf: a bare run is concurrency 1.
-  bool other_stimulus = cfg.request_rate || cfg.user_centric_rate
-                        || cfg.fixed_schedule;
+  bool other_stimulus
+      = cfg.request_rate || cfg.user_centric_rate || cfg.fixed_schedule;
   if (!cfg.concurrency && !other_stimulus)
     cfg.concurrency = 1;
   if (!cfg.request_count && !cfg.benchmark_duration && !cfg.fixed_schedule
@@ -1019,8 +1010,8 @@ std::optional<config_error> finalize(profile_config& cfg, unsigned cores) {
     std::ifstream in{*cfg.ca_file};
     std::error_code ec;
     if (!in || !std::filesystem::is_regular_file(*cfg.ca_file, ec))
-      return fail("--ca-file", "'" + *cfg.ca_file
-                                 + "' does not exist or cannot be read");
+      return fail("--ca-file",
+                  "'" + *cfg.ca_file + "' does not exist or cannot be read");
   }
   derive(cfg, std::max(1u, cores));
   // Derived values can create conflicts (e.g. embeddings turned streaming

@@ -35,13 +35,13 @@ struct config_error {
   bool operator==(const config_error&) const = default;
 };
 
-/// Returns the line the CLI prints: `error: --concurrency: must be ≥ 1 (got 0)`.
+/// Returns the line the CLI prints: `error: --concurrency: must be ≥ 1 (got
+/// 0)`.
 [[nodiscard]] std::string format_error(const config_error& err);
 
 /// A value or the config_error explaining why there is none (C++20 has no
 /// std::expected, and config/ must not depend on CAF's error registry).
-template <class T>
-class expected {
+template <class T> class expected {
 public:
   expected(T value) : data_(std::move(value)) {}
   expected(config_error err) : data_(std::move(err)) {}
@@ -99,8 +99,7 @@ template <class Enum>
 [[nodiscard]] std::optional<Enum> enum_from_string(std::string_view text);
 
 /// Returns the accepted spellings of `Enum` joined by '|' (for messages).
-template <class Enum>
-[[nodiscard]] std::string enum_choices();
+template <class Enum> [[nodiscard]] std::string enum_choices();
 
 // -- value types --------------------------------------------------------------
 
@@ -135,7 +134,7 @@ struct parsed_url {
   std::string scheme; ///< "http" or "https".
   std::string host;   ///< Without brackets for IPv6 literals.
   std::uint16_t port = 0;
-  std::string path;   ///< "" or "/prefix" (never ends with '/').
+  std::string path; ///< "" or "/prefix" (never ends with '/').
   bool operator==(const parsed_url&) const = default;
 };
 
@@ -149,7 +148,7 @@ struct profile_config {
   std::vector<std::string> model_names;
   /// `--model-selection-strategy`; default round_robin.
   config::model_selection_strategy model_selection_strategy
-    = model_selection_strategy::round_robin;
+      = model_selection_strategy::round_robin;
   /// `-u/--url`, repeatable; requests go round-robin over them. Empty = no
   /// URL given: `profile` starts the built-in mock server on a free loopback
   /// port and puts its URL here. finalize() normalizes to
@@ -331,8 +330,7 @@ finalize(profile_config& cfg, unsigned cores = detected_cores());
 
 /// Checks ranges and combinations without touching the file system (used by
 /// finalize() and from_json()). Unset derived fields are accepted.
-[[nodiscard]] std::optional<config_error>
-validate(const profile_config& cfg);
+[[nodiscard]] std::optional<config_error> validate(const profile_config& cfg);
 
 // -- parsers for flag values --------------------------------------------------
 

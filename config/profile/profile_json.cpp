@@ -16,8 +16,7 @@ namespace {
 
 // One list of (section, key, field) drives both directions, so writer and
 // reader cannot drift apart. `secret` marks values that redaction hides.
-template <class Cfg, class Visitor>
-void visit_fields(Cfg& c, Visitor&& v) {
+template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("endpoint", "model_names", c.model_names);
   v("endpoint", "model_selection_strategy", c.model_selection_strategy);
   v("endpoint", "urls", c.urls);
@@ -79,10 +78,8 @@ void visit_fields(Cfg& c, Visitor&& v) {
   v("runtime", "workers_per_pod", c.workers_per_pod);
 }
 
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
+template <class T> struct is_optional : std::false_type {};
+template <class T> struct is_optional<std::optional<T>> : std::true_type {};
 
 // -- writing ------------------------------------------------------------------
 
@@ -264,13 +261,12 @@ private:
   const rapidjson::Value* find(std::string_view section, std::string_view key) {
     path_ = "input_config." + std::string{section} + "." + std::string{key};
     claim(section, key);
-    auto s = root_.FindMember(
-      rapidjson::Value(section.data(),
-                       static_cast<rapidjson::SizeType>(section.size())));
+    auto s = root_.FindMember(rapidjson::Value(
+        section.data(), static_cast<rapidjson::SizeType>(section.size())));
     if (s == root_.MemberEnd() || !s->value.IsObject())
       return nullptr;
-    auto k = s->value.FindMember(
-      rapidjson::Value(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+    auto k = s->value.FindMember(rapidjson::Value(
+        key.data(), static_cast<rapidjson::SizeType>(key.size())));
     if (k == s->value.MemberEnd())
       return nullptr;
     return &k->value;
@@ -360,12 +356,12 @@ private:
       return fail("must be an array of {\"name\", \"value\"} objects");
     xs.clear();
     for (const auto& item : v.GetArray()) {
-      if (!item.IsObject() || item.MemberCount() != 2
-          || !item.HasMember("name") || !item["name"].IsString()
-          || !item.HasMember("value") || !item["value"].IsString())
+      if (!item.IsObject() || item.MemberCount() != 2 || !item.HasMember("name")
+          || !item["name"].IsString() || !item.HasMember("value")
+          || !item["value"].IsString())
         return fail("must be an array of {\"name\", \"value\"} objects");
-      xs.push_back(http_header{item["name"].GetString(),
-                               item["value"].GetString()});
+      xs.push_back(
+          http_header{item["name"].GetString(), item["value"].GetString()});
     }
     return true;
   }
@@ -374,9 +370,9 @@ private:
       return fail("must be an object");
     xs.clear();
     for (const auto& m : v.GetObject())
-      xs.push_back(extra_input{
-        std::string{m.name.GetString(), m.name.GetStringLength()},
-        compact(m.value)});
+      xs.push_back(
+          extra_input{std::string{m.name.GetString(), m.name.GetStringLength()},
+                      compact(m.value)});
     return true;
   }
   bool read(const rapidjson::Value& v, std::vector<goodput_slo>& xs) {
@@ -386,9 +382,9 @@ private:
     for (const auto& m : v.GetObject()) {
       if (!m.value.IsNumber())
         return fail("must be an object of tag: number");
-      xs.push_back(goodput_slo{
-        std::string{m.name.GetString(), m.name.GetStringLength()},
-        m.value.GetDouble()});
+      xs.push_back(
+          goodput_slo{std::string{m.name.GetString(), m.name.GetStringLength()},
+                      m.value.GetDouble()});
     }
     return true;
   }
@@ -418,8 +414,8 @@ expected<profile_config> from_json(std::string_view json) {
   if (doc.HasParseError())
     return config_error{"input_config",
                         std::string{"invalid JSON at offset "}
-                          + std::to_string(doc.GetErrorOffset()) + ": "
-                          + rapidjson::GetParseError_En(doc.GetParseError())};
+                            + std::to_string(doc.GetErrorOffset()) + ": "
+                            + rapidjson::GetParseError_En(doc.GetParseError())};
   if (!doc.IsObject())
     return config_error{"input_config", "must be a JSON object"};
   profile_config cfg;

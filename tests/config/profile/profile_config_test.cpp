@@ -1,5 +1,4 @@
 #include "config/profile/profile_config.hpp"
-
 #include "tests/config/profile/profile_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -74,7 +73,7 @@ TEST(profile_defaults, duration_replaces_request_count_and_sets_grace) {
 
 TEST(profile_defaults, explicit_request_count_wins) {
   EXPECT_EQ(parse_ok({"-m", "m", "--concurrency", "8", "--request-count", "3"})
-              .request_count,
+                .request_count,
             3);
 }
 
@@ -107,13 +106,13 @@ TEST(profile_defaults, io_and_scheduler_threads_follow_cores) {
 }
 
 TEST(profile_defaults, worker_pods_split_totals_evenly) {
-  auto per_pod = parse_ok(
-    {"-m", "m", "--worker-pods", "2", "--workers-per-pod", "3"});
+  auto per_pod
+      = parse_ok({"-m", "m", "--worker-pods", "2", "--workers-per-pod", "3"});
   EXPECT_EQ(per_pod.workers_max, 6);
   EXPECT_EQ(per_pod.record_processors, 2); // max(1, 3/4) per pod
   // Derived 5 workers round up to a multiple of 4 pods.
-  auto derived = parse_ok(
-    {"-m", "m", "--concurrency", "100", "--worker-pods", "4"}, 8);
+  auto derived
+      = parse_ok({"-m", "m", "--concurrency", "100", "--worker-pods", "4"}, 8);
   EXPECT_EQ(derived.workers_max, 8);
   EXPECT_EQ(derived.workers_per_pod, 2);
   EXPECT_EQ(derived.record_processors, 4);
@@ -124,33 +123,32 @@ TEST(profile_defaults, worker_pods_split_totals_evenly) {
 }
 
 TEST(profile_defaults, embeddings_cannot_stream) {
-  auto cfg = parse_ok({"-m", "m", "--endpoint-type", "embeddings",
-                       "--streaming"});
+  auto cfg
+      = parse_ok({"-m", "m", "--endpoint-type", "embeddings", "--streaming"});
   EXPECT_FALSE(cfg.streaming);
   EXPECT_EQ(endpoint_path(cfg), "/v1/embeddings");
 }
 
 TEST(profile_defaults, include_usage_needs_streaming_and_server_counts) {
   EXPECT_TRUE(parse_ok({"-m", "m", "--streaming", "--use-server-token-count"})
-                .include_usage);
+                  .include_usage);
   EXPECT_FALSE(parse_ok({"-m", "m", "--use-server-token-count"}).include_usage);
   EXPECT_FALSE(parse_ok({"-m", "m", "--streaming"}).include_usage);
 }
 
 TEST(profile_defaults, endpoint_paths_by_type_and_override) {
-  EXPECT_EQ(endpoint_path(parse_ok({"-m", "m", "--endpoint-type",
-                                    "completions"})),
-            "/v1/completions");
+  EXPECT_EQ(
+      endpoint_path(parse_ok({"-m", "m", "--endpoint-type", "completions"})),
+      "/v1/completions");
   EXPECT_EQ(endpoint_path(parse_ok({"-m", "m", "--endpoint", "/custom/x"})),
             "/custom/x");
 }
 
 TEST(profile_defaults, trace_file_implies_fixed_schedule) {
-  temp_file trace{"trace.jsonl",
-                  "{\"timestamp\": 0, \"input_length\": 10, "
-                  "\"output_length\": 5, \"hash_ids\": [1]}\n"
-                  "{\"timestamp\": 100, \"input_length\": 20, "
-                  "\"output_length\": 5}\n"};
+  temp_file trace{"trace.jsonl", "{\"timestamp\": 0, \"input_length\": 10, "
+                                 "\"output_length\": 5, \"hash_ids\": [1]}\n"
+                                 "{\"timestamp\": 100, \"input_length\": 20, "
+                                 "\"output_length\": 5}\n"};
   auto cfg = parse_ok({"-m", "m", "--input-file", trace.path(),
                        "--custom-dataset-type", "mooncake_trace"});
   EXPECT_TRUE(cfg.fixed_schedule);
@@ -160,23 +158,23 @@ TEST(profile_defaults, trace_file_implies_fixed_schedule) {
 
 TEST(profile_defaults, dataset_type_is_detected_from_first_record) {
   temp_file trace{"detect_trace.jsonl", "{\"input_length\": 10}\n"};
-  EXPECT_EQ(parse_ok({"-m", "m", "--input-file", trace.path()})
-              .custom_dataset_type,
-            custom_dataset_type::mooncake_trace);
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--input-file", trace.path()}).custom_dataset_type,
+      custom_dataset_type::mooncake_trace);
   temp_file multi{"detect_multi.jsonl",
                   "{\"session_id\": \"a\", \"turns\": [{\"text\": \"hi\"}]}\n"};
-  EXPECT_EQ(parse_ok({"-m", "m", "--input-file", multi.path()})
-              .custom_dataset_type,
-            custom_dataset_type::multi_turn);
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--input-file", multi.path()}).custom_dataset_type,
+      custom_dataset_type::multi_turn);
   temp_file single{"detect_single.jsonl", "\n{\"text\": \"hello\"}\n"};
-  EXPECT_EQ(parse_ok({"-m", "m", "--input-file", single.path()})
-              .custom_dataset_type,
-            custom_dataset_type::single_turn);
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--input-file", single.path()}).custom_dataset_type,
+      custom_dataset_type::single_turn);
 }
 
 TEST(profile_defaults, user_centric_mode) {
-  auto cfg = parse_ok({"-m", "m", "--user-centric-rate", "1",
-                       "--num-users", "15", "--conversation-turn-mean", "3"});
+  auto cfg = parse_ok({"-m", "m", "--user-centric-rate", "1", "--num-users",
+                       "15", "--conversation-turn-mean", "3"});
   EXPECT_FALSE(cfg.concurrency);
   EXPECT_EQ(cfg.request_count, 30);
   EXPECT_EQ(cfg.workers_max, 5);
@@ -186,8 +184,8 @@ TEST(profile_defaults, user_centric_mode) {
 TEST(profile_defaults, finalize_is_idempotent) {
   auto cfg = parse_ok({"-m", "a/b", "--concurrency", "7", "-H", "X-A:1",
                        "--extra-inputs", "ignore_eos:true", "--streaming",
-                       "--goodput", "time_to_first_token:100",
-                       "--worker-pods", "2"});
+                       "--goodput", "time_to_first_token:100", "--worker-pods",
+                       "2"});
   auto again = cfg;
   ASSERT_FALSE(finalize(again, 8));
   EXPECT_EQ(again, cfg);
@@ -205,37 +203,37 @@ TEST(profile_aliases, model_spellings_and_comma_lists) {
 }
 
 TEST(profile_aliases, token_distribution_spellings) {
-  for (auto flag : {"--isl", "--synthetic-input-tokens-mean",
-                    "--prompt-input-tokens-mean"})
+  for (auto flag :
+       {"--isl", "--synthetic-input-tokens-mean", "--prompt-input-tokens-mean"})
     EXPECT_EQ(parse_ok({"-m", "m", flag, "100"}).isl_mean, 100) << flag;
   for (auto flag : {"--isl-stddev", "--synthetic-input-tokens-stddev",
                     "--prompt-input-tokens-stddev"})
     EXPECT_EQ(parse_ok({"-m", "m", flag, "2.5"}).isl_stddev, 2.5) << flag;
-  for (auto flag : {"--osl", "--output-tokens-mean",
-                    "--prompt-output-tokens-mean"})
+  for (auto flag :
+       {"--osl", "--output-tokens-mean", "--prompt-output-tokens-mean"})
     EXPECT_EQ(parse_ok({"-m", "m", flag, "64"}).osl_mean, 64) << flag;
   for (auto flag : {"--osl-stddev", "--output-tokens-stddev",
                     "--prompt-output-tokens-stddev"})
     EXPECT_EQ(parse_ok({"-m", "m", "--osl", "64", flag, "4"}).osl_stddev, 4.0)
-      << flag;
+        << flag;
 }
 
 TEST(profile_aliases, load_generator_spellings) {
   EXPECT_EQ(parse_ok({"-m", "m", "--num-requests", "7"}).request_count, 7);
-  EXPECT_EQ(parse_ok({"-m", "m", "--num-warmup-requests", "3"})
-              .warmup_request_count,
-            3);
-  EXPECT_EQ(parse_ok({"-m", "m", "--warmup-request-count", "4"})
-              .warmup_request_count,
-            4);
-  auto gamma = parse_ok({"-m", "m", "--request-rate", "2",
-                         "--request-rate-mode", "gamma", "--vllm-burstiness",
-                         "0.5"});
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--num-warmup-requests", "3"}).warmup_request_count,
+      3);
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--warmup-request-count", "4"}).warmup_request_count,
+      4);
+  auto gamma
+      = parse_ok({"-m", "m", "--request-rate", "2", "--request-rate-mode",
+                  "gamma", "--vllm-burstiness", "0.5"});
   EXPECT_EQ(gamma.arrival_pattern, arrival_pattern::gamma);
   EXPECT_EQ(gamma.arrival_smoothness, 0.5);
   EXPECT_EQ(parse_ok({"-m", "m", "--request-rate", "2", "--arrival-pattern",
                       "constant"})
-              .arrival_pattern,
+                .arrival_pattern,
             arrival_pattern::constant);
 }
 
@@ -244,9 +242,9 @@ TEST(profile_aliases, dataset_spellings) {
   EXPECT_EQ(parse_ok({"-m", "m", "--num-conversations", "4"}).conversation_num,
             4);
   EXPECT_EQ(parse_ok({"-m", "m", "--num-sessions", "6"}).conversation_num, 6);
-  EXPECT_EQ(parse_ok({"-m", "m", "--session-turns-mean", "3"})
-              .conversation_turn_mean,
-            3);
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--session-turns-mean", "3"}).conversation_turn_mean,
+      3);
   auto turns = parse_ok({"-m", "m", "--conversation-turn-stddev", "1",
                          "--conversation-turn-delay-mean", "200",
                          "--conversation-turn-delay-stddev", "20",
@@ -260,13 +258,13 @@ TEST(profile_aliases, dataset_spellings) {
 TEST(profile_aliases, output_and_runtime_spellings) {
   EXPECT_EQ(parse_ok({"-m", "m", "--artifact-dir", "out"}).output_artifact_dir,
             "out");
-  EXPECT_EQ(parse_ok({"-m", "m", "--output-artifact-dir", "o2"})
-              .output_artifact_dir,
-            "o2");
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--output-artifact-dir", "o2"}).output_artifact_dir,
+      "o2");
   EXPECT_EQ(parse_ok({"-m", "m", "--max-workers", "3"}).workers_max, 3);
   EXPECT_EQ(parse_ok({"-m", "m", "--workers-max", "4"}).workers_max, 4);
   EXPECT_EQ(parse_ok({"-m", "m", "--record-processor-service-count", "2"})
-              .record_processors,
+                .record_processors,
             2);
   EXPECT_EQ(parse_ok({"-m", "m", "--ui-type", "none"}).ui, ui_type::none);
   EXPECT_EQ(parse_ok({"-m", "m", "--ui", "none"}).ui, ui_type::none);
@@ -275,7 +273,7 @@ TEST(profile_aliases, output_and_runtime_spellings) {
   EXPECT_EQ(parse_ok({"-m", "m", "--log-level", "DEBUG"}).log_level, "debug");
   EXPECT_EQ(parse_ok({"-m", "m", "--scheduler-policy", "stealing",
                       "--scheduler-threads", "3"})
-              .scheduler_policy,
+                .scheduler_policy,
             scheduler_policy::stealing);
   EXPECT_EQ(*parse_ok({"-m", "m", "--custom-endpoint", "/x"}).custom_endpoint,
             "/x");
@@ -284,12 +282,25 @@ TEST(profile_aliases, output_and_runtime_spellings) {
 }
 
 TEST(profile_aliases, endpoint_flags) {
-  auto cfg = parse_ok({"-m", "m", "-u", "localhost:8000", "--url",
-                       "https://h/v1/", "--api-key", "sk-1",
-                       "--use-legacy-max-tokens", "--random-seed", "42",
-                       "--failed-request-threshold", "10",
-                       "--request-timeout-seconds", "5", "--prefill-concurrency",
-                       "2", "--streaming", "--model-selection-strategy",
+  auto cfg = parse_ok({"-m",
+                       "m",
+                       "-u",
+                       "localhost:8000",
+                       "--url",
+                       "https://h/v1/",
+                       "--api-key",
+                       "sk-1",
+                       "--use-legacy-max-tokens",
+                       "--random-seed",
+                       "42",
+                       "--failed-request-threshold",
+                       "10",
+                       "--request-timeout-seconds",
+                       "5",
+                       "--prefill-concurrency",
+                       "2",
+                       "--streaming",
+                       "--model-selection-strategy",
                        "random"});
   EXPECT_EQ(cfg.urls, (std::vector<std::string>{"http://localhost:8000",
                                                 "https://h:443/v1"}));
@@ -324,18 +335,18 @@ TEST(profile_goodput, accepts_repeated_flags_and_one_quoted_string) {
 }
 
 TEST(profile_goodput, applicability_by_endpoint_and_streaming) {
-  EXPECT_TRUE(goodput_tag_applies("request_latency", endpoint_type::embeddings,
-                                  false));
+  EXPECT_TRUE(
+      goodput_tag_applies("request_latency", endpoint_type::embeddings, false));
   EXPECT_TRUE(goodput_tag_applies("input_sequence_length",
                                   endpoint_type::embeddings, false));
   EXPECT_FALSE(goodput_tag_applies("output_sequence_length",
                                    endpoint_type::embeddings, false));
   EXPECT_TRUE(goodput_tag_applies("e2e_output_token_throughput",
                                   endpoint_type::chat, false));
-  EXPECT_FALSE(goodput_tag_applies("time_to_first_token", endpoint_type::chat,
-                                   false));
-  EXPECT_TRUE(goodput_tag_applies("time_to_first_token", endpoint_type::chat,
-                                  true));
+  EXPECT_FALSE(
+      goodput_tag_applies("time_to_first_token", endpoint_type::chat, false));
+  EXPECT_TRUE(
+      goodput_tag_applies("time_to_first_token", endpoint_type::chat, true));
   EXPECT_FALSE(goodput_tag_applies("nonsense", endpoint_type::chat, true));
   EXPECT_EQ(goodput_tags().size(), 9u);
 }
@@ -360,11 +371,12 @@ TEST(profile_extra_inputs, json_object_form_and_later_keys_win) {
   auto x = parse_extra_inputs("{\"a\": 1, \"b\": [1, 2], \"c\": null}");
   ASSERT_TRUE(x);
   EXPECT_EQ(*x, (std::vector<extra_input>{
-                  {"a", "1"}, {"b", "[1,2]"}, {"c", "null"}}));
+                    {"a", "1"}, {"b", "[1,2]"}, {"c", "null"}}));
   auto cfg = parse_ok({"-m", "m", "--extra-inputs", "min_tokens:5",
                        "ignore_eos:true", "--extra-inputs", "min_tokens:7"});
-  EXPECT_EQ(cfg.extra_inputs, (std::vector<extra_input>{
-                                {"min_tokens", "7"}, {"ignore_eos", "true"}}));
+  EXPECT_EQ(
+      cfg.extra_inputs,
+      (std::vector<extra_input>{{"min_tokens", "7"}, {"ignore_eos", "true"}}));
 }
 
 TEST(profile_headers, name_value_and_json_forms) {
@@ -375,7 +387,8 @@ TEST(profile_headers, name_value_and_json_forms) {
   ASSERT_TRUE(j);
   EXPECT_EQ(*j, (std::vector<http_header>{{"X-A", "1"}, {"X-B", "two:parts"}}));
   auto cfg = parse_ok({"-m", "m", "-H", "X-A:1", "--header", "X-B:2"});
-  EXPECT_EQ(cfg.headers, (std::vector<http_header>{{"X-A", "1"}, {"X-B", "2"}}));
+  EXPECT_EQ(cfg.headers,
+            (std::vector<http_header>{{"X-A", "1"}, {"X-B", "2"}}));
 }
 
 TEST(profile_urls, parses_and_normalizes) {
@@ -395,19 +408,19 @@ TEST(profile_urls, parses_and_normalizes) {
 // -- naming -------------------------------------------------------------------
 
 TEST(profile_run_name, follows_aiperf_stimulus_names) {
-  EXPECT_EQ(run_name(parse_ok({"-m", "Qwen/Qwen3-0.6B", "--concurrency",
-                               "10"})),
-            "Qwen_Qwen3-0.6B-openai-chat-concurrency10");
-  EXPECT_EQ(run_name(parse_ok({"-m", "m", "--concurrency", "10",
-                               "--request-rate", "5"})),
+  EXPECT_EQ(
+      run_name(parse_ok({"-m", "Qwen/Qwen3-0.6B", "--concurrency", "10"})),
+      "Qwen_Qwen3-0.6B-openai-chat-concurrency10");
+  EXPECT_EQ(run_name(parse_ok(
+                {"-m", "m", "--concurrency", "10", "--request-rate", "5"})),
             "m-openai-chat-concurrency10-request_rate5.0");
   EXPECT_EQ(run_name(parse_ok({"-m", "m", "--request-rate", "2.5",
                                "--endpoint-type", "completions"})),
             "m-openai-completions-request_rate2.5");
-  EXPECT_EQ(run_name(parse_ok({"-m", "m", "--user-centric-rate", "1",
-                               "--num-users", "15",
-                               "--conversation-turn-mean", "2"})),
-            "m-openai-chat-user_centric-users15-qps1.0");
+  EXPECT_EQ(
+      run_name(parse_ok({"-m", "m", "--user-centric-rate", "1", "--num-users",
+                         "15", "--conversation-turn-mean", "2"})),
+      "m-openai-chat-user_centric-users15-qps1.0");
   EXPECT_EQ(run_name(parse_ok({"-m", "a,b", "--endpoint-type", "embeddings"})),
             "a_multi-openai-embeddings-concurrency1");
 }
@@ -446,9 +459,9 @@ namespace {
 struct error_case {
   const char* name;
   std::vector<std::string> args;
-  std::string flag;                 // must appear in the error's flag
-  std::string message_part = "";    // must appear in the message if set
-  std::string file_content = "";    // written to a temp file, path replaces @
+  std::string flag;              // must appear in the error's flag
+  std::string message_part = ""; // must appear in the message if set
+  std::string file_content = ""; // written to a temp file, path replaces @
 };
 
 class profile_validation : public ::testing::TestWithParam<error_case> {};
@@ -466,242 +479,345 @@ TEST_P(profile_validation, names_the_flag) {
   auto cfg = parse(args);
   ASSERT_FALSE(cfg) << "expected an error for " << c.name;
   EXPECT_NE(cfg.error().flag.find(c.flag), std::string::npos)
-    << format_error(cfg.error());
+      << format_error(cfg.error());
   EXPECT_NE(format_error(cfg.error()).find(c.flag), std::string::npos);
   EXPECT_NE(cfg.error().message.find(c.message_part), std::string::npos)
-    << format_error(cfg.error());
+      << format_error(cfg.error());
 }
 
 const std::string trace_line = "{\"timestamp\":0,\"input_length\":5}\n";
 
 INSTANTIATE_TEST_SUITE_P(
-  all, profile_validation,
-  ::testing::Values(
-    error_case{"missing_model", {}, "--model", "required"},
-    error_case{"blank_model", {"-m", " "}, "--model"},
-    error_case{"url_scheme", {"-m", "m", "-u", "ftp://x"}, "--url", "scheme"},
-    error_case{"url_port", {"-m", "m", "-u", "http://h:70000"}, "--url",
-               "1-65535"},
-    error_case{"url_no_host", {"-m", "m", "-u", "http://:80"}, "--url",
-               "no host"},
-    error_case{"url_credentials", {"-m", "m", "-u", "http://u:p@h"}, "--url",
-               "credentials"},
-    error_case{"endpoint_path", {"-m", "m", "--endpoint", "v1/x"},
-               "--endpoint", "'/'"},
-    error_case{"api_key_empty", {"-m", "m", "--api-key", ""}, "--api-key"},
-    error_case{"header_no_colon", {"-m", "m", "-H", "NoColon"}, "--header",
-               "Name:Value"},
-    error_case{"header_bad_name", {"-m", "m", "-H", "Bad Name:x"},
-               "--header", "invalid header name"},
-    error_case{"header_json_value", {"-m", "m", "-H", "{\"a\": 1}"},
-               "--header", "string"},
-    error_case{"extra_no_colon", {"-m", "m", "--extra-inputs", "novalue"},
-               "--extra-inputs", "key:value"},
-    error_case{"extra_bad_object", {"-m", "m", "--extra-inputs", "{bad"},
-               "--extra-inputs", "JSON object"},
-    error_case{"timeout_zero",
-               {"-m", "m", "--request-timeout-seconds", "0"},
-               "--request-timeout-seconds", "> 0"},
-    error_case{"insecure_and_ca",
-               {"-m", "m", "--insecure", "--ca-file", "/etc/hostname"},
-               "--insecure"},
-    error_case{"ca_missing", {"-m", "m", "--ca-file", "/nonexistent/ca.pem"},
-               "--ca-file", "does not exist"},
-    error_case{"input_missing",
-               {"-m", "m", "--input-file", "/nonexistent/in.jsonl"},
-               "--input-file", "does not exist"},
-    error_case{"input_bad_json", {"-m", "m", "--input-file", "@"},
-               "--input-file", "line 2", "{\"text\":\"a\"}\n{oops\n"},
-    error_case{"input_not_object", {"-m", "m", "--input-file", "@"},
-               "--input-file", "line 1", "[1, 2]\n"},
-    error_case{"input_no_records", {"-m", "m", "--input-file", "@"},
-               "--input-file", "no records", "\n  \n"},
-    error_case{"input_multi_turn_no_turns",
-               {"-m", "m", "--input-file", "@", "--custom-dataset-type",
-                "multi_turn"},
-               "--input-file", "turns", "{\"text\":\"a\"}\n"},
-    error_case{"input_trace_bad_length", {"-m", "m", "--input-file", "@"},
-               "--input-file", "input_length",
-               "{\"input_length\": -3}\n"},
-    error_case{"dataset_type_without_file",
-               {"-m", "m", "--custom-dataset-type", "single_turn"},
-               "--custom-dataset-type", "--input-file"},
-    error_case{"fixed_schedule_without_file",
-               {"-m", "m", "--fixed-schedule"}, "--fixed-schedule",
-               "--input-file"},
-    error_case{"offset_without_fixed_schedule",
-               {"-m", "m", "--input-file", "@",
-                "--fixed-schedule-start-offset", "5"},
-               "--fixed-schedule-start-offset", "fixed schedule",
-               "{\"text\":\"a\"}\n"},
-    error_case{"offsets_reversed",
-               {"-m", "m", "--input-file", "@",
-                "--fixed-schedule-start-offset", "50",
-                "--fixed-schedule-end-offset", "10"},
-               "--fixed-schedule-end-offset", "start-offset", trace_line},
-    error_case{"offset_negative",
-               {"-m", "m", "--input-file", "@",
-                "--fixed-schedule-end-offset", "-1"},
-               "--fixed-schedule-end-offset", "≥ 0", trace_line},
-    error_case{"auto_offset_and_start_offset",
-               {"-m", "m", "--input-file", "@",
-                "--fixed-schedule-auto-offset",
-                "--fixed-schedule-start-offset", "5"},
-               "--fixed-schedule-auto-offset", "start-offset", trace_line},
-    error_case{"rate_with_fixed_schedule",
-               {"-m", "m", "--input-file", "@", "--request-rate", "5"},
-               "--request-rate", "fixed schedule", trace_line},
-    error_case{"dataset_entries_zero",
-               {"-m", "m", "--num-dataset-entries", "0"},
-               "--num-dataset-entries", "≥ 1"},
-    error_case{"isl_zero", {"-m", "m", "--isl", "0"}, "--isl", "≥ 1 (got 0)"},
-    error_case{"isl_stddev_negative", {"-m", "m", "--isl-stddev", "-1"},
-               "--isl-stddev", "≥ 0"},
-    error_case{"osl_zero", {"-m", "m", "--osl", "0"}, "--osl", "≥ 1"},
-    error_case{"osl_stddev_without_osl", {"-m", "m", "--osl-stddev", "3"},
-               "--osl-stddev", "--osl"},
-    error_case{"osl_stddev_negative",
-               {"-m", "m", "--osl", "5", "--osl-stddev", "-2"},
-               "--osl-stddev", "≥ 0"},
-    error_case{"conversation_num_zero",
-               {"-m", "m", "--conversation-num", "0"}, "--conversation-num"},
-    error_case{"turn_mean_zero",
-               {"-m", "m", "--conversation-turn-mean", "0"},
-               "--conversation-turn-mean"},
-    error_case{"turn_stddev_negative",
-               {"-m", "m", "--conversation-turn-stddev", "-1"},
-               "--conversation-turn-stddev"},
-    error_case{"turn_delay_negative",
-               {"-m", "m", "--conversation-turn-delay-mean", "-1"},
-               "--conversation-turn-delay-mean"},
-    error_case{"turn_delay_stddev_negative",
-               {"-m", "m", "--conversation-turn-delay-stddev", "-1"},
-               "--conversation-turn-delay-stddev"},
-    error_case{"turn_delay_ratio_negative",
-               {"-m", "m", "--conversation-turn-delay-ratio", "-0.5"},
-               "--conversation-turn-delay-ratio"},
-    error_case{"tokenizer_not_builtin", {"-m", "m", "--tokenizer", "gpt2"},
-               "--tokenizer", "only 'builtin'"},
-    error_case{"concurrency_zero", {"-m", "m", "--concurrency", "0"},
-               "--concurrency", "must be ≥ 1 (got 0)"},
-    error_case{"rate_zero", {"-m", "m", "--request-rate", "0"},
-               "--request-rate", "> 0"},
-    error_case{"rate_nan", {"-m", "m", "--request-rate", "nan"},
-               "--request-rate", "> 0"},
-    error_case{"smoothness_without_gamma",
-               {"-m", "m", "--request-rate", "1", "--arrival-smoothness", "2"},
-               "--arrival-smoothness", "gamma"},
-    error_case{"smoothness_zero",
-               {"-m", "m", "--request-rate", "1", "--arrival-pattern", "gamma",
-                "--arrival-smoothness", "0"},
-               "--arrival-smoothness", "> 0"},
-    error_case{"request_count_zero", {"-m", "m", "--request-count", "0"},
-               "--request-count"},
-    error_case{"duration_zero", {"-m", "m", "--benchmark-duration", "0"},
-               "--benchmark-duration"},
-    error_case{"grace_without_duration",
-               {"-m", "m", "--benchmark-grace-period", "5"},
-               "--benchmark-grace-period", "--benchmark-duration"},
-    error_case{"grace_negative",
-               {"-m", "m", "--benchmark-duration", "5",
-                "--benchmark-grace-period", "-1"},
-               "--benchmark-grace-period", "≥ 0"},
-    error_case{"count_and_duration",
-               {"-m", "m", "--request-count", "5", "--benchmark-duration",
-                "5"},
-               "--request-count", "--benchmark-duration"},
-    error_case{"warmup_negative",
-               {"-m", "m", "--warmup-request-count", "-1"},
-               "--warmup-request-count"},
-    error_case{"prefill_without_streaming",
-               {"-m", "m", "--prefill-concurrency", "2"},
-               "--prefill-concurrency", "--streaming"},
-    error_case{"prefill_with_embeddings",
-               {"-m", "m", "--prefill-concurrency", "2", "--streaming",
-                "--endpoint-type", "embeddings"},
-               "--prefill-concurrency", "embeddings"},
-    error_case{"prefill_zero",
-               {"-m", "m", "--prefill-concurrency", "0", "--streaming"},
-               "--prefill-concurrency", "≥ 1"},
-    error_case{"user_centric_without_users",
-               {"-m", "m", "--user-centric-rate", "1",
-                "--conversation-turn-mean", "2"},
-               "--user-centric-rate", "--num-users"},
-    error_case{"user_centric_with_rate",
-               {"-m", "m", "--user-centric-rate", "1", "--num-users", "2",
-                "--request-rate", "3", "--conversation-turn-mean", "2"},
-               "--user-centric-rate", "--request-rate"},
-    error_case{"user_centric_single_turn",
-               {"-m", "m", "--user-centric-rate", "1", "--num-users", "2"},
-               "--user-centric-rate", "--conversation-turn-mean"},
-    error_case{"user_centric_zero",
-               {"-m", "m", "--user-centric-rate", "0", "--num-users", "2"},
-               "--user-centric-rate", "> 0"},
-    error_case{"num_users_without_user_centric",
-               {"-m", "m", "--num-users", "3"}, "--num-users",
-               "--user-centric-rate"},
-    error_case{"num_users_zero",
-               {"-m", "m", "--user-centric-rate", "1", "--num-users", "0"},
-               "--num-users", "≥ 1"},
-    error_case{"goodput_unknown_tag",
-               {"-m", "m", "--goodput", "latency:5"}, "--goodput",
-               "unknown metric tag"},
-    error_case{"goodput_needs_streaming",
-               {"-m", "m", "--goodput", "time_to_first_token:5"}, "--goodput",
-               "--streaming"},
-    error_case{"goodput_embeddings_osl",
-               {"-m", "m", "--endpoint-type", "embeddings", "--goodput",
-                "output_sequence_length:5"},
-               "--goodput", "embeddings"},
-    error_case{"goodput_bad_value",
-               {"-m", "m", "--goodput", "request_latency:fast"}, "--goodput",
-               "positive number"},
-    error_case{"goodput_negative_value",
-               {"-m", "m", "--goodput", "request_latency:-5"}, "--goodput",
-               "positive number"},
-    error_case{"goodput_duplicate",
-               {"-m", "m", "--goodput",
-                "request_latency:5 request_latency:6"},
-               "--goodput", "twice"},
-    error_case{"goodput_no_colon",
-               {"-m", "m", "--goodput", "request_latency"}, "--goodput",
-               "tag:value"},
-    error_case{"failed_threshold_zero",
-               {"-m", "m", "--failed-request-threshold", "0"},
-               "--failed-request-threshold", "(0, 100]"},
-    error_case{"failed_threshold_over_100",
-               {"-m", "m", "--failed-request-threshold", "150"},
-               "--failed-request-threshold", "(0, 100]"},
-    error_case{"artifact_dir_empty", {"-m", "m", "--artifact-dir", ""},
-               "--output-artifact-dir"},
-    error_case{"log_level_unknown", {"-m", "m", "--log-level", "loud"},
-               "--log-level", "loud"},
-    error_case{"workers_zero", {"-m", "m", "--workers-max", "0"},
-               "--workers-max", "≥ 1"},
-    error_case{"record_processors_zero",
-               {"-m", "m", "--record-processors", "0"},
-               "--record-processors", "≥ 1"},
-    error_case{"io_threads_zero", {"-m", "m", "--io-threads", "0"},
-               "--io-threads", "≥ 1"},
-    error_case{"scheduler_threads_zero",
-               {"-m", "m", "--scheduler-threads", "0"}, "--scheduler-threads",
-               "≥ 1"},
-    error_case{"worker_pods_zero", {"-m", "m", "--worker-pods", "0"},
-               "--worker-pods", "≥ 1"},
-    error_case{"workers_per_pod_zero",
-               {"-m", "m", "--workers-per-pod", "0"}, "--workers-per-pod",
-               "≥ 1"},
-    error_case{"workers_not_divisible",
-               {"-m", "m", "--worker-pods", "2", "--workers-max", "5"},
-               "--workers-max", "multiple of 2"},
-    error_case{"workers_per_pod_disagrees",
-               {"-m", "m", "--worker-pods", "2", "--workers-max", "8",
-                "--workers-per-pod", "3"},
-               "--workers-per-pod", "--workers-max 8"},
-    error_case{"record_processors_not_divisible",
-               {"-m", "m", "--worker-pods", "2", "--record-processors", "3"},
-               "--record-processors", "multiple of 2"}),
-  [](const auto& info) { return std::string{info.param.name}; });
+    all, profile_validation,
+    ::testing::Values(
+        error_case{"missing_model", {}, "--model", "required"},
+        error_case{"blank_model", {"-m", " "}, "--model"},
+        error_case{
+            "url_scheme", {"-m", "m", "-u", "ftp://x"}, "--url", "scheme"},
+        error_case{"url_port",
+                   {"-m", "m", "-u", "http://h:70000"},
+                   "--url",
+                   "1-65535"},
+        error_case{
+            "url_no_host", {"-m", "m", "-u", "http://:80"}, "--url", "no host"},
+        error_case{"url_credentials",
+                   {"-m", "m", "-u", "http://u:p@h"},
+                   "--url",
+                   "credentials"},
+        error_case{"endpoint_path",
+                   {"-m", "m", "--endpoint", "v1/x"},
+                   "--endpoint",
+                   "'/'"},
+        error_case{"api_key_empty", {"-m", "m", "--api-key", ""}, "--api-key"},
+        error_case{"header_no_colon",
+                   {"-m", "m", "-H", "NoColon"},
+                   "--header",
+                   "Name:Value"},
+        error_case{"header_bad_name",
+                   {"-m", "m", "-H", "Bad Name:x"},
+                   "--header",
+                   "invalid header name"},
+        error_case{"header_json_value",
+                   {"-m", "m", "-H", "{\"a\": 1}"},
+                   "--header",
+                   "string"},
+        error_case{"extra_no_colon",
+                   {"-m", "m", "--extra-inputs", "novalue"},
+                   "--extra-inputs",
+                   "key:value"},
+        error_case{"extra_bad_object",
+                   {"-m", "m", "--extra-inputs", "{bad"},
+                   "--extra-inputs",
+                   "JSON object"},
+        error_case{"timeout_zero",
+                   {"-m", "m", "--request-timeout-seconds", "0"},
+                   "--request-timeout-seconds",
+                   "> 0"},
+        error_case{"insecure_and_ca",
+                   {"-m", "m", "--insecure", "--ca-file", "/etc/hostname"},
+                   "--insecure"},
+        error_case{"ca_missing",
+                   {"-m", "m", "--ca-file", "/nonexistent/ca.pem"},
+                   "--ca-file",
+                   "does not exist"},
+        error_case{"input_missing",
+                   {"-m", "m", "--input-file", "/nonexistent/in.jsonl"},
+                   "--input-file",
+                   "does not exist"},
+        error_case{"input_bad_json",
+                   {"-m", "m", "--input-file", "@"},
+                   "--input-file",
+                   "line 2",
+                   "{\"text\":\"a\"}\n{oops\n"},
+        error_case{"input_not_object",
+                   {"-m", "m", "--input-file", "@"},
+                   "--input-file",
+                   "line 1",
+                   "[1, 2]\n"},
+        error_case{"input_no_records",
+                   {"-m", "m", "--input-file", "@"},
+                   "--input-file",
+                   "no records",
+                   "\n  \n"},
+        error_case{"input_multi_turn_no_turns",
+                   {"-m", "m", "--input-file", "@", "--custom-dataset-type",
+                    "multi_turn"},
+                   "--input-file",
+                   "turns",
+                   "{\"text\":\"a\"}\n"},
+        error_case{"input_trace_bad_length",
+                   {"-m", "m", "--input-file", "@"},
+                   "--input-file",
+                   "input_length",
+                   "{\"input_length\": -3}\n"},
+        error_case{"dataset_type_without_file",
+                   {"-m", "m", "--custom-dataset-type", "single_turn"},
+                   "--custom-dataset-type",
+                   "--input-file"},
+        error_case{"fixed_schedule_without_file",
+                   {"-m", "m", "--fixed-schedule"},
+                   "--fixed-schedule",
+                   "--input-file"},
+        error_case{"offset_without_fixed_schedule",
+                   {"-m", "m", "--input-file", "@",
+                    "--fixed-schedule-start-offset", "5"},
+                   "--fixed-schedule-start-offset",
+                   "fixed schedule",
+                   "{\"text\":\"a\"}\n"},
+        error_case{"offsets_reversed",
+                   {"-m", "m", "--input-file", "@",
+                    "--fixed-schedule-start-offset", "50",
+                    "--fixed-schedule-end-offset", "10"},
+                   "--fixed-schedule-end-offset",
+                   "start-offset",
+                   trace_line},
+        error_case{"offset_negative",
+                   {"-m", "m", "--input-file", "@",
+                    "--fixed-schedule-end-offset", "-1"},
+                   "--fixed-schedule-end-offset",
+                   "≥ 0",
+                   trace_line},
+        error_case{"auto_offset_and_start_offset",
+                   {"-m", "m", "--input-file", "@",
+                    "--fixed-schedule-auto-offset",
+                    "--fixed-schedule-start-offset", "5"},
+                   "--fixed-schedule-auto-offset",
+                   "start-offset",
+                   trace_line},
+        error_case{"rate_with_fixed_schedule",
+                   {"-m", "m", "--input-file", "@", "--request-rate", "5"},
+                   "--request-rate",
+                   "fixed schedule",
+                   trace_line},
+        error_case{"dataset_entries_zero",
+                   {"-m", "m", "--num-dataset-entries", "0"},
+                   "--num-dataset-entries",
+                   "≥ 1"},
+        error_case{
+            "isl_zero", {"-m", "m", "--isl", "0"}, "--isl", "≥ 1 (got 0)"},
+        error_case{"isl_stddev_negative",
+                   {"-m", "m", "--isl-stddev", "-1"},
+                   "--isl-stddev",
+                   "≥ 0"},
+        error_case{"osl_zero", {"-m", "m", "--osl", "0"}, "--osl", "≥ 1"},
+        error_case{"osl_stddev_without_osl",
+                   {"-m", "m", "--osl-stddev", "3"},
+                   "--osl-stddev",
+                   "--osl"},
+        error_case{"osl_stddev_negative",
+                   {"-m", "m", "--osl", "5", "--osl-stddev", "-2"},
+                   "--osl-stddev",
+                   "≥ 0"},
+        error_case{"conversation_num_zero",
+                   {"-m", "m", "--conversation-num", "0"},
+                   "--conversation-num"},
+        error_case{"turn_mean_zero",
+                   {"-m", "m", "--conversation-turn-mean", "0"},
+                   "--conversation-turn-mean"},
+        error_case{"turn_stddev_negative",
+                   {"-m", "m", "--conversation-turn-stddev", "-1"},
+                   "--conversation-turn-stddev"},
+        error_case{"turn_delay_negative",
+                   {"-m", "m", "--conversation-turn-delay-mean", "-1"},
+                   "--conversation-turn-delay-mean"},
+        error_case{"turn_delay_stddev_negative",
+                   {"-m", "m", "--conversation-turn-delay-stddev", "-1"},
+                   "--conversation-turn-delay-stddev"},
+        error_case{"turn_delay_ratio_negative",
+                   {"-m", "m", "--conversation-turn-delay-ratio", "-0.5"},
+                   "--conversation-turn-delay-ratio"},
+        error_case{"tokenizer_not_builtin",
+                   {"-m", "m", "--tokenizer", "gpt2"},
+                   "--tokenizer",
+                   "only 'builtin'"},
+        error_case{"concurrency_zero",
+                   {"-m", "m", "--concurrency", "0"},
+                   "--concurrency",
+                   "must be ≥ 1 (got 0)"},
+        error_case{"rate_zero",
+                   {"-m", "m", "--request-rate", "0"},
+                   "--request-rate",
+                   "> 0"},
+        error_case{"rate_nan",
+                   {"-m", "m", "--request-rate", "nan"},
+                   "--request-rate",
+                   "> 0"},
+        error_case{
+            "smoothness_without_gamma",
+            {"-m", "m", "--request-rate", "1", "--arrival-smoothness", "2"},
+            "--arrival-smoothness",
+            "gamma"},
+        error_case{"smoothness_zero",
+                   {"-m", "m", "--request-rate", "1", "--arrival-pattern",
+                    "gamma", "--arrival-smoothness", "0"},
+                   "--arrival-smoothness",
+                   "> 0"},
+        error_case{"request_count_zero",
+                   {"-m", "m", "--request-count", "0"},
+                   "--request-count"},
+        error_case{"duration_zero",
+                   {"-m", "m", "--benchmark-duration", "0"},
+                   "--benchmark-duration"},
+        error_case{"grace_without_duration",
+                   {"-m", "m", "--benchmark-grace-period", "5"},
+                   "--benchmark-grace-period",
+                   "--benchmark-duration"},
+        error_case{"grace_negative",
+                   {"-m", "m", "--benchmark-duration", "5",
+                    "--benchmark-grace-period", "-1"},
+                   "--benchmark-grace-period",
+                   "≥ 0"},
+        error_case{
+            "count_and_duration",
+            {"-m", "m", "--request-count", "5", "--benchmark-duration", "5"},
+            "--request-count",
+            "--benchmark-duration"},
+        error_case{"warmup_negative",
+                   {"-m", "m", "--warmup-request-count", "-1"},
+                   "--warmup-request-count"},
+        error_case{"prefill_without_streaming",
+                   {"-m", "m", "--prefill-concurrency", "2"},
+                   "--prefill-concurrency",
+                   "--streaming"},
+        error_case{"prefill_with_embeddings",
+                   {"-m", "m", "--prefill-concurrency", "2", "--streaming",
+                    "--endpoint-type", "embeddings"},
+                   "--prefill-concurrency",
+                   "embeddings"},
+        error_case{"prefill_zero",
+                   {"-m", "m", "--prefill-concurrency", "0", "--streaming"},
+                   "--prefill-concurrency",
+                   "≥ 1"},
+        error_case{"user_centric_without_users",
+                   {"-m", "m", "--user-centric-rate", "1",
+                    "--conversation-turn-mean", "2"},
+                   "--user-centric-rate",
+                   "--num-users"},
+        error_case{"user_centric_with_rate",
+                   {"-m", "m", "--user-centric-rate", "1", "--num-users", "2",
+                    "--request-rate", "3", "--conversation-turn-mean", "2"},
+                   "--user-centric-rate",
+                   "--request-rate"},
+        error_case{"user_centric_single_turn",
+                   {"-m", "m", "--user-centric-rate", "1", "--num-users", "2"},
+                   "--user-centric-rate",
+                   "--conversation-turn-mean"},
+        error_case{"user_centric_zero",
+                   {"-m", "m", "--user-centric-rate", "0", "--num-users", "2"},
+                   "--user-centric-rate",
+                   "> 0"},
+        error_case{"num_users_without_user_centric",
+                   {"-m", "m", "--num-users", "3"},
+                   "--num-users",
+                   "--user-centric-rate"},
+        error_case{"num_users_zero",
+                   {"-m", "m", "--user-centric-rate", "1", "--num-users", "0"},
+                   "--num-users",
+                   "≥ 1"},
+        error_case{"goodput_unknown_tag",
+                   {"-m", "m", "--goodput", "latency:5"},
+                   "--goodput",
+                   "unknown metric tag"},
+        error_case{"goodput_needs_streaming",
+                   {"-m", "m", "--goodput", "time_to_first_token:5"},
+                   "--goodput",
+                   "--streaming"},
+        error_case{"goodput_embeddings_osl",
+                   {"-m", "m", "--endpoint-type", "embeddings", "--goodput",
+                    "output_sequence_length:5"},
+                   "--goodput",
+                   "embeddings"},
+        error_case{"goodput_bad_value",
+                   {"-m", "m", "--goodput", "request_latency:fast"},
+                   "--goodput",
+                   "positive number"},
+        error_case{"goodput_negative_value",
+                   {"-m", "m", "--goodput", "request_latency:-5"},
+                   "--goodput",
+                   "positive number"},
+        error_case{
+            "goodput_duplicate",
+            {"-m", "m", "--goodput", "request_latency:5 request_latency:6"},
+            "--goodput",
+            "twice"},
+        error_case{"goodput_no_colon",
+                   {"-m", "m", "--goodput", "request_latency"},
+                   "--goodput",
+                   "tag:value"},
+        error_case{"failed_threshold_zero",
+                   {"-m", "m", "--failed-request-threshold", "0"},
+                   "--failed-request-threshold",
+                   "(0, 100]"},
+        error_case{"failed_threshold_over_100",
+                   {"-m", "m", "--failed-request-threshold", "150"},
+                   "--failed-request-threshold",
+                   "(0, 100]"},
+        error_case{"artifact_dir_empty",
+                   {"-m", "m", "--artifact-dir", ""},
+                   "--output-artifact-dir"},
+        error_case{"log_level_unknown",
+                   {"-m", "m", "--log-level", "loud"},
+                   "--log-level",
+                   "loud"},
+        error_case{"workers_zero",
+                   {"-m", "m", "--workers-max", "0"},
+                   "--workers-max",
+                   "≥ 1"},
+        error_case{"record_processors_zero",
+                   {"-m", "m", "--record-processors", "0"},
+                   "--record-processors",
+                   "≥ 1"},
+        error_case{"io_threads_zero",
+                   {"-m", "m", "--io-threads", "0"},
+                   "--io-threads",
+                   "≥ 1"},
+        error_case{"scheduler_threads_zero",
+                   {"-m", "m", "--scheduler-threads", "0"},
+                   "--scheduler-threads",
+                   "≥ 1"},
+        error_case{"worker_pods_zero",
+                   {"-m", "m", "--worker-pods", "0"},
+                   "--worker-pods",
+                   "≥ 1"},
+        error_case{"workers_per_pod_zero",
+                   {"-m", "m", "--workers-per-pod", "0"},
+                   "--workers-per-pod",
+                   "≥ 1"},
+        error_case{"workers_not_divisible",
+                   {"-m", "m", "--worker-pods", "2", "--workers-max", "5"},
+                   "--workers-max",
+                   "multiple of 2"},
+        error_case{"workers_per_pod_disagrees",
+                   {"-m", "m", "--worker-pods", "2", "--workers-max", "8",
+                    "--workers-per-pod", "3"},
+                   "--workers-per-pod",
+                   "--workers-max 8"},
+        error_case{
+            "record_processors_not_divisible",
+            {"-m", "m", "--worker-pods", "2", "--record-processors", "3"},
+            "--record-processors",
+            "multiple of 2"}),
+    [](const auto& info) { return std::string{info.param.name}; });
 
 // Enum spellings are rejected while parsing, naming the flag and choices.
 struct enum_case {
@@ -714,7 +830,7 @@ class profile_enum_validation : public ::testing::TestWithParam<enum_case> {};
 TEST_P(profile_enum_validation, rejects_unknown_spelling) {
   const auto& c = GetParam();
   try {
-    (void) parse({"-m", "m", c.flag, "bogus"});
+    (void)parse({"-m", "m", c.flag, "bogus"});
     FAIL() << "expected CLI::ValidationError for " << c.flag;
   } catch (const CLI::ValidationError& e) {
     std::string what = e.what();
@@ -724,15 +840,26 @@ TEST_P(profile_enum_validation, rejects_unknown_spelling) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-  all, profile_enum_validation,
-  ::testing::Values(
-    enum_case{"endpoint_type", "--endpoint-type"},
-    enum_case{"model_selection", "--model-selection-strategy"},
-    enum_case{"arrival_pattern", "--arrival-pattern"},
-    enum_case{"dataset_type", "--custom-dataset-type"},
-    enum_case{"export_level", "--export-level"},
-    enum_case{"ui", "--ui"},
-    enum_case{"scheduler_policy", "--scheduler-policy"}),
-  [](const auto& info) { return std::string{info.param.name}; });
+    all, profile_enum_validation,
+    ::testing::Values(enum_case{"endpoint_type", "--endpoint-type"},
+                      enum_case{"model_selection",
+                                "--model-selection-strategy"},
+                      enum_case{"arrival_pattern", "--arrival-pattern"},
+                      enum_case{"dataset_type", "--custom-dataset-type"},
+                      enum_case{"export_level", "--export-level"},
+                      enum_case{"ui", "--ui"},
+                      enum_case{"scheduler_policy", "--scheduler-policy"}),
+    [](const auto& info) { return std::string{info.param.name}; });
+
+// Verifies a negative seed is refused rather than wrapped to 2^64 − 1.
+TEST(profile_random_seed, rejects_negative_and_accepts_max) {
+  EXPECT_THROW((void)parse({"-m", "m", "--random-seed", "-1"}),
+               CLI::ValidationError);
+  EXPECT_THROW((void)parse({"-m", "m", "--random-seed", "12x"}),
+               CLI::ValidationError);
+  auto cfg = parse({"-m", "m", "--random-seed", "18446744073709551615"});
+  ASSERT_TRUE(cfg);
+  EXPECT_EQ(cfg->random_seed, 18446744073709551615ull);
+}
 
 } // namespace

@@ -1,9 +1,7 @@
 #include "config/profile/profile_json.hpp"
-
 #include "tests/config/profile/profile_test_support.hpp"
 
 #include <gtest/gtest.h>
-
 #include <rapidjson/document.h>
 
 #include <cmath>
@@ -16,35 +14,96 @@ using aiperf::config::testing::temp_file;
 namespace {
 
 profile_config full_config() {
-  auto cfg = parse({"-m", "org/model,other", "-u", "localhost:8000", "-u",
-                    "https://[::1]:8443/v1", "--endpoint-type", "completions",
-                    "--endpoint", "/v1/custom", "--streaming", "--api-key",
-                    "sk-secret", "-H", "X-Token: tok-secret", "--extra-inputs",
-                    "ignore_eos:true", "temperature:0.7", "stop:\"x\"",
-                    "--extra-inputs", "{\"nested\": {\"a\": [1, 2.5]}}",
-                    "--request-timeout-seconds", "12.5",
-                    "--use-server-token-count", "--use-legacy-max-tokens",
-                    "--concurrency", "12", "--request-rate", "3.3",
-                    "--arrival-pattern", "gamma", "--arrival-smoothness",
-                    "0.25", "--benchmark-duration", "90",
-                    "--benchmark-grace-period", "inf",
-                    "--warmup-request-count", "4", "--prefill-concurrency",
-                    "3", "--goodput",
+  auto cfg = parse({"-m",
+                    "org/model,other",
+                    "-u",
+                    "localhost:8000",
+                    "-u",
+                    "https://[::1]:8443/v1",
+                    "--endpoint-type",
+                    "completions",
+                    "--endpoint",
+                    "/v1/custom",
+                    "--streaming",
+                    "--api-key",
+                    "sk-secret",
+                    "-H",
+                    "X-Token: tok-secret",
+                    "--extra-inputs",
+                    "ignore_eos:true",
+                    "temperature:0.7",
+                    "stop:\"x\"",
+                    "--extra-inputs",
+                    "{\"nested\": {\"a\": [1, 2.5]}}",
+                    "--request-timeout-seconds",
+                    "12.5",
+                    "--use-server-token-count",
+                    "--use-legacy-max-tokens",
+                    "--concurrency",
+                    "12",
+                    "--request-rate",
+                    "3.3",
+                    "--arrival-pattern",
+                    "gamma",
+                    "--arrival-smoothness",
+                    "0.25",
+                    "--benchmark-duration",
+                    "90",
+                    "--benchmark-grace-period",
+                    "inf",
+                    "--warmup-request-count",
+                    "4",
+                    "--prefill-concurrency",
+                    "3",
+                    "--goodput",
                     "request_latency:250.5 time_to_first_token:40",
-                    "--failed-request-threshold", "12.5", "--random-seed",
-                    "18446744073709551615", "--isl", "123", "--isl-stddev",
-                    "0.1", "--osl", "45", "--osl-stddev", "2",
-                    "--conversation-num", "9", "--conversation-turn-mean", "3",
-                    "--conversation-turn-stddev", "1",
-                    "--conversation-turn-delay-mean", "100.25",
-                    "--conversation-turn-delay-stddev", "5",
-                    "--conversation-turn-delay-ratio", "0.5",
-                    "--num-dataset-entries", "77", "--artifact-dir", "out dir",
-                    "--export-level", "raw", "--ui", "none", "--log-level",
-                    "debug", "--scheduler-policy", "stealing",
-                    "--scheduler-threads", "3", "--io-threads", "2",
-                    "--worker-pods", "2", "--workers-per-pod", "4",
-                    "--record-processors", "2", "--insecure"},
+                    "--failed-request-threshold",
+                    "12.5",
+                    "--random-seed",
+                    "18446744073709551615",
+                    "--isl",
+                    "123",
+                    "--isl-stddev",
+                    "0.1",
+                    "--osl",
+                    "45",
+                    "--osl-stddev",
+                    "2",
+                    "--conversation-num",
+                    "9",
+                    "--conversation-turn-mean",
+                    "3",
+                    "--conversation-turn-stddev",
+                    "1",
+                    "--conversation-turn-delay-mean",
+                    "100.25",
+                    "--conversation-turn-delay-stddev",
+                    "5",
+                    "--conversation-turn-delay-ratio",
+                    "0.5",
+                    "--num-dataset-entries",
+                    "77",
+                    "--artifact-dir",
+                    "out dir",
+                    "--export-level",
+                    "raw",
+                    "--ui",
+                    "none",
+                    "--log-level",
+                    "debug",
+                    "--scheduler-policy",
+                    "stealing",
+                    "--scheduler-threads",
+                    "3",
+                    "--io-threads",
+                    "2",
+                    "--worker-pods",
+                    "2",
+                    "--workers-per-pod",
+                    "4",
+                    "--record-processors",
+                    "2",
+                    "--insecure"},
                    8);
   EXPECT_TRUE(cfg) << format_error(cfg.error());
   return cfg ? *cfg : profile_config{};
@@ -87,8 +146,7 @@ TEST(profile_json, layout_has_sections_and_typed_values) {
     EXPECT_TRUE(doc.HasMember(section) && doc[section].IsObject()) << section;
   EXPECT_STREQ(doc["endpoint"]["endpoint_type"].GetString(), "completions");
   EXPECT_TRUE(doc["endpoint"]["extra_inputs"]["ignore_eos"].GetBool());
-  EXPECT_EQ(doc["endpoint"]["extra_inputs"]["nested"]["a"][1].GetDouble(),
-            2.5);
+  EXPECT_EQ(doc["endpoint"]["extra_inputs"]["nested"]["a"][1].GetDouble(), 2.5);
   EXPECT_EQ(doc["loadgen"]["concurrency"].GetInt64(), 12);
   EXPECT_EQ(doc["loadgen"]["goodput"]["request_latency"].GetDouble(), 250.5);
   EXPECT_STREQ(doc["loadgen"]["benchmark_grace_period"].GetString(), "inf");
@@ -126,7 +184,7 @@ TEST(profile_json, rejects_invalid_json) {
 
 TEST(profile_json, rejects_unknown_keys_by_path) {
   auto r = from_json(
-    R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrenzy": 3}})");
+      R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrenzy": 3}})");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().flag, "input_config.loadgen.concurrenzy");
   auto s = from_json(R"({"endpoint": {"model_names": ["m"]}, "extra": {}})");
@@ -136,19 +194,19 @@ TEST(profile_json, rejects_unknown_keys_by_path) {
 
 TEST(profile_json, rejects_wrong_types_by_path) {
   auto r = from_json(
-    R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": "8"}})");
+      R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": "8"}})");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().flag, "input_config.loadgen.concurrency");
   EXPECT_NE(r.error().message.find("integer"), std::string::npos);
   auto e = from_json(
-    R"({"endpoint": {"model_names": ["m"], "endpoint_type": "rerank"}})");
+      R"({"endpoint": {"model_names": ["m"], "endpoint_type": "rerank"}})");
   ASSERT_FALSE(e);
   EXPECT_EQ(e.error().flag, "input_config.endpoint.endpoint_type");
 }
 
 TEST(profile_json, validates_what_it_reads) {
   auto r = from_json(
-    R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": 0}})");
+      R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": 0}})");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().flag, "--concurrency");
   auto missing = from_json("{}");

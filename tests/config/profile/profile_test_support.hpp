@@ -7,11 +7,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace aiperf::config::testing {
@@ -36,9 +35,9 @@ inline expected<profile_config> parse(const std::vector<std::string>& args,
 class temp_file {
 public:
   temp_file(const std::string& name, const std::string& content)
-    : path_(std::filesystem::temp_directory_path()
-            / ("aiperf_config_test_" + std::to_string(::getpid()) + "_"
-               + name)) {
+      : path_(
+          std::filesystem::temp_directory_path()
+          / ("aiperf_config_test_" + std::to_string(::getpid()) + "_" + name)) {
     std::ofstream out{path_};
     out << content;
   }
