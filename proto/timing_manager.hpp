@@ -60,7 +60,8 @@ typename Inspector::result_type inspect(Inspector& f, timing_progress& x) {
 ///   `was_cancelled` set.
 /// - `(lost_atom, uint32_t worker_index)` from the worker_group_manager: the
 ///   worker died; its in-flight credits count as lost, its sessions end,
-///   and it gets no more credits.
+///   and it gets no more credits. Replies with the lost credits, so the
+///   caller can turn them into `WorkerLost` error records.
 /// - `(progress_atom)`: replies the live counters.
 using timing_manager_actor = caf::typed_actor<
   caf::replies_to<configure_atom, timing_config,
@@ -69,7 +70,7 @@ using timing_manager_actor = caf::typed_actor<
   caf::reacts_to<credit_return_batch>,
   caf::reacts_to<first_tok_atom, std::uint64_t>,
   caf::reacts_to<cancel_atom>,
-  caf::reacts_to<lost_atom, std::uint32_t>,
+  caf::replies_to<lost_atom, std::uint32_t>::with<credit_batch>,
   caf::replies_to<progress_atom>::with<timing_progress>>;
 
 } // namespace aiperf::proto

@@ -81,6 +81,8 @@ struct timing_manager_state {
   std::uint32_t next_session = 0;
   std::unordered_map<std::uint32_t, session_state> sessions;
   std::unordered_map<std::uint64_t, in_flight_credit> in_flight;
+  /// The credits in flight, to hand back when their worker is lost.
+  std::unordered_map<std::uint64_t, credit> credits;
   std::uint32_t prefill_in_flight = 0;
   pending_queue pending;            // turns with a due time
   std::deque<std::uint32_t> waiting; // turns blocked on a prefill slot
@@ -193,6 +195,7 @@ void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
   s.last_due_ns = due_ns == 0 ? c.issued_at_ns : due_ns;
   bool prefill = st.cfg.prefill_concurrency > 0;
   st.in_flight.emplace(c.id, in_flight_credit{s.worker, session, prefill});
+  st.credits.emplace(c.id, c);
   if (prefill)
     ++st.prefill_in_flight;
   ++st.worker_load[s.worker];
@@ -459,6 +462,7 @@ void on_tick(actor_ptr self) {
       // Workers did not answer the cancel: give up on those credits.
       st.stats.lost += st.in_flight.size();
       st.in_flight.clear();
+      st.credits.clear();
     }
   }
   flush(self);
@@ -558,6 +562,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
         auto c = it->second;
         release_prefill(self, it->second);
         st.in_flight.erase(it);
+        st.credits.erase(r.credit_id);
         if (st.worker_load[c.worker] > 0)
           --st.worker_load[c.worker];
         switch (r.outcome) {
@@ -600,19 +605,20 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
     },
     [=](lost_atom, std::uint32_t worker) {
       auto& st = self->state;
+      credit_batch lost;
       if (worker >= st.workers.size() || !st.worker_alive[worker])
-        return;
+        return lost;
       st.worker_alive[worker] = false;
-      std::vector<std::uint64_t> lost;
       for (auto& [id, c] : st.in_flight)
         if (c.worker == worker)
-          lost.push_back(id);
+          lost.push_back(st.credits[id]);
       logger->warn("worker {} lost with {} credits in flight", worker,
                    lost.size());
-      for (auto id : lost) {
-        auto it = st.in_flight.find(id);
+      for (auto& c : lost) {
+        auto it = st.in_flight.find(c.id);
         release_prefill(self, it->second);
         st.in_flight.erase(it);
+        st.credits.erase(c.id);
         ++st.stats.lost;
       }
       // Sessions pinned to the dead worker cannot go on.
@@ -624,6 +630,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
         end_session(self, num);
       flush(self);
       maybe_finish_phase(self);
+      return lost;
     },
     [=](progress_atom) {
       auto& st = self->state;

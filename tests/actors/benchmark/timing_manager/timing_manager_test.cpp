@@ -305,11 +305,18 @@ TEST_F(timing_fixture, cancel_stops_issuing_and_reports) {
 TEST_F(timing_fixture, lost_worker_credits_are_written_off) {
   configure(closed_loop(4, 12), 2);
   start();
-  self->send(tm, lost_atom::value, std::uint32_t{1});
-  drain();
+  auto lost = request<credit_batch>(tm, lost_atom::value, std::uint32_t{1});
+  ASSERT_TRUE(lost);
+  std::set<std::uint64_t> expected_lost;
   for (auto& [w, c] : log->credits)
-    if (w == 1)
+    if (w == 1) {
       returned.insert(c.id); // the dead worker will never answer
+      expected_lost.insert(c.id);
+    }
+  std::set<std::uint64_t> reported;
+  for (auto& c : *lost)
+    reported.insert(c.id);
+  EXPECT_EQ(reported, expected_lost);
   while (!finished())
     ASSERT_TRUE(return_oldest());
   auto& s = (*results)[0];

@@ -1,0 +1,175 @@
+#include "actors/benchmark/record_processor/record_processor.hpp"
+
+#include "actors/benchmark/metrics/compute_metrics.hpp"
+#include "runtime/io/durable_file.hpp"
+#include "runtime/log/log.hpp"
+
+#include <caf/all.hpp>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <optional>
+
+namespace aiperf::record_processor {
+
+using namespace proto;
+
+namespace {
+
+using writer_type = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_string(writer_type& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+/// "Name: value" pairs as a JSON object.
+void write_headers(writer_type& w, const std::vector<std::string>& headers) {
+  w.StartObject();
+  for (auto& h : headers) {
+    auto colon = h.find(':');
+    std::string_view name{h.data(), colon == std::string::npos ? h.size()
+                                                               : colon};
+    std::string_view value;
+    if (colon != std::string::npos) {
+      value = std::string_view{h}.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ')
+        value.remove_prefix(1);
+    }
+    write_string(w, name);
+    write_string(w, value);
+  }
+  w.EndObject();
+}
+
+} // namespace
+
+void append_raw_line(std::string& out, const request_record& rec,
+                     std::string_view processor_id) {
+  rapidjson::StringBuffer buf;
+  writer_type w{buf};
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("session_num");
+  w.Uint(rec.session_num);
+  w.Key("x_request_id");
+  write_string(w, rec.x_request_id);
+  w.Key("x_correlation_id");
+  write_string(w, rec.x_correlation_id);
+  w.Key("conversation_id");
+  write_string(w, rec.conversation_id);
+  w.Key("turn_index");
+  w.Uint(rec.turn_index);
+  w.Key("worker_id");
+  write_string(w, rec.worker_id);
+  w.Key("record_processor_id");
+  write_string(w, processor_id);
+  w.Key("benchmark_phase");
+  w.String(to_string(rec.phase));
+  w.Key("was_cancelled");
+  w.Bool(rec.was_cancelled);
+  w.EndObject();
+  w.Key("start_perf_ns");
+  w.Int64(rec.request_start_ns);
+  w.Key("payload");
+  // The exact body sent: embedded as JSON when it is JSON.
+  rapidjson::Document body;
+  body.Parse(rec.payload.data(), rec.payload.size());
+  if (!rec.payload.empty() && !body.HasParseError())
+    body.Accept(w);
+  else
+    write_string(w, rec.payload);
+  w.Key("request_headers");
+  write_headers(w, rec.request_headers);
+  w.Key("status");
+  w.Int(rec.http_status);
+  w.Key("response_headers");
+  write_headers(w, rec.response_headers);
+  w.Key("responses");
+  w.StartArray();
+  for (auto& r : rec.raw_responses) {
+    w.StartObject();
+    w.Key("perf_ns");
+    w.Int64(r.perf_ns);
+    w.Key("text");
+    write_string(w, r.text);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("error");
+  if (rec.has_error) {
+    w.StartObject();
+    w.Key("code");
+    w.Int(rec.error.code);
+    w.Key("type");
+    write_string(w, rec.error.type);
+    w.Key("message");
+    write_string(w, rec.error.message);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  out.append(buf.GetString(), buf.GetSize());
+  out.push_back('\n');
+}
+
+namespace {
+
+struct processor_state {
+  static inline const char* name = "record_processor";
+  processor_config cfg;
+  records_manager_actor records;
+  std::optional<io::durable_writer> raw;
+  std::string line;
+};
+
+record_processor_actor::behavior_type
+processor_impl(record_processor_actor::stateful_pointer<processor_state> self,
+               processor_config cfg, records_manager_actor records) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.records = std::move(records);
+  if (!st.cfg.raw_part_path.empty())
+    st.raw.emplace(st.cfg.raw_part_path);
+  return {
+    [=](request_record_batch& batch) {
+      auto& st = self->state;
+      metric_record_batch out;
+      out.records.reserve(batch.records.size());
+      for (auto& rec : batch.records) {
+        out.records.push_back(
+          metrics::compute_metrics(rec, st.cfg.options, st.cfg.processor_id));
+        if (st.raw) {
+          st.line.clear();
+          append_raw_line(st.line, rec, st.cfg.processor_id);
+          st.raw->append(st.line);
+        }
+      }
+      self->send(st.records, std::move(out));
+    },
+    [=](finalize_atom) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (!st.raw)
+        return std::string{};
+      auto path = st.raw->target().string();
+      auto err = st.raw->commit();
+      st.raw.reset();
+      if (err)
+        return caf::make_error(caf::sec::runtime_error, err->message);
+      return path;
+    },
+  };
+}
+
+} // namespace
+
+record_processor_actor spawn_record_processor(caf::actor_system& sys,
+                                              processor_config cfg,
+                                              records_manager_actor records) {
+  return sys.spawn(processor_impl, std::move(cfg), std::move(records));
+}
+
+} // namespace aiperf::record_processor

@@ -1,0 +1,195 @@
+#include "actors/benchmark/records_manager/records_manager.hpp"
+
+#include "actors/benchmark/exporters/exporters.hpp"
+#include "actors/benchmark/metrics/metrics_aggregator.hpp"
+#include "runtime/io/durable_file.hpp"
+#include "runtime/log/log.hpp"
+
+#include <caf/all.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+namespace aiperf::records_manager {
+
+using namespace proto;
+namespace fs = std::filesystem;
+
+namespace {
+
+using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
+
+using records_manager_impl
+  = records_manager_actor::extend<caf::reacts_to<timeout_atom>>;
+
+struct records_state {
+  static inline const char* name = "records_manager";
+  records_config cfg;
+  std::optional<metrics::metrics_aggregator> aggregator;
+  std::optional<io::durable_writer> jsonl;
+  std::string line;
+  records_progress progress;
+  // Set by `process`.
+  caf::typed_response_promise<export_outcome> promise;
+  std::uint64_t expected = 0;
+  bool processing = false;
+  run_info info;
+};
+
+using actor_ptr = records_manager_impl::stateful_pointer<records_state>;
+
+std::vector<std::string> phase_warnings(const run_info& info) {
+  std::vector<std::string> out;
+  for (auto& p : info.phases) {
+    if (p.phase != phase::profiling)
+      continue;
+    if (p.skipped_sends > 0)
+      out.push_back(std::to_string(p.skipped_sends)
+                    + " scheduled sends were skipped: the schedule fell more "
+                      "than the catch-up window behind (or no session slot "
+                      "was free); the achieved rate is below the target");
+    if (p.timed_out)
+      out.push_back("requests still running after the grace period were "
+                    "cancelled (code 499)");
+    if (p.lost > 0)
+      out.push_back(std::to_string(p.lost)
+                    + " requests were lost with a worker (error records "
+                      "WorkerLost)");
+  }
+  return out;
+}
+
+/// Concatenates the processors' raw parts into profile_export_raw.jsonl.
+std::optional<std::string> merge_raw_parts(const run_info& info,
+                                           const fs::path& target) {
+  io::durable_writer out{target};
+  std::string chunk(1 << 20, '\0');
+  for (auto& part : info.raw_parts) {
+    if (part.empty())
+      continue;
+    std::ifstream in{part, std::ios::binary};
+    if (!in)
+      return "cannot read raw part " + part;
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      out.append(std::string_view{chunk.data(),
+                                  static_cast<std::size_t>(in.gcount())});
+    }
+  }
+  if (auto err = out.commit())
+    return err->message;
+  for (auto& part : info.raw_parts)
+    if (!part.empty())
+      fs::remove(part);
+  return std::nullopt;
+}
+
+void finish(actor_ptr self) {
+  auto& st = self->state;
+  if (!st.processing)
+    return;
+  st.processing = false;
+  auto logger = log::get("records_manager");
+  export_outcome out;
+  auto summary = st.aggregator->finalize();
+  if (st.progress.received < st.expected)
+    summary.warnings.push_back(
+      std::to_string(st.expected - st.progress.received)
+      + " records never arrived; counts are incomplete");
+  for (auto& w : phase_warnings(st.info))
+    summary.warnings.push_back(w);
+  fs::path dir{st.cfg.artifact_dir};
+  auto fail = [&](const std::string& what) {
+    logger->error("{}", what);
+    st.promise.deliver(caf::make_error(caf::sec::runtime_error, what));
+  };
+  exporters::run_info run{st.cfg.benchmark_id, st.cfg.input_config_json,
+                          st.info.was_cancelled};
+  std::string error;
+  auto json = exporters::render_profile_json(summary, run, error);
+  if (!json)
+    return fail("profile_export_aiperf.json: " + error);
+  auto json_path = dir / "profile_export_aiperf.json";
+  if (auto err = io::atomic_write_file(json_path, *json))
+    return fail(err->message);
+  out.files.push_back(json_path.string());
+  auto csv_path = dir / "profile_export_aiperf.csv";
+  if (auto err = io::atomic_write_file(csv_path,
+                                       exporters::render_profile_csv(summary)))
+    return fail(err->message);
+  out.files.push_back(csv_path.string());
+  if (st.jsonl) {
+    auto path = st.jsonl->target().string();
+    if (auto err = st.jsonl->commit())
+      return fail(err->message);
+    st.jsonl.reset();
+    out.files.push_back(path);
+  }
+  if (st.cfg.level == export_level::raw) {
+    auto raw_path = dir / "profile_export_raw.jsonl";
+    if (auto err = merge_raw_parts(st.info, raw_path))
+      return fail(*err);
+    out.files.push_back(raw_path.string());
+  }
+  out.console = exporters::render_console_table(summary);
+  out.request_count = st.aggregator->request_count();
+  out.error_request_count = st.aggregator->error_request_count();
+  out.warnings = summary.warnings;
+  st.promise.deliver(std::move(out));
+}
+
+records_manager_impl::behavior_type records_impl(actor_ptr self,
+                                                 records_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.aggregator.emplace(st.cfg.options);
+  if (st.cfg.level != export_level::summary)
+    st.jsonl.emplace(fs::path{st.cfg.artifact_dir} / "profile_export.jsonl");
+  return {
+    [=](metric_record_batch& batch) {
+      auto& st = self->state;
+      for (auto& rec : batch.records) {
+        ++st.progress.received;
+        st.aggregator->add(rec);
+        if (rec.phase == benchmark_phase::profiling)
+          ++(rec.has_error ? st.progress.profiling_errors
+                           : st.progress.profiling_valid);
+        if (st.jsonl) {
+          st.line.clear();
+          exporters::append_jsonl_line(st.line, rec);
+          st.jsonl->append(st.line);
+        }
+      }
+      if (st.processing && st.progress.received >= st.expected)
+        finish(self);
+    },
+    [=](process_atom, std::uint64_t expected,
+        run_info& info) -> caf::result<export_outcome> {
+      auto& st = self->state;
+      st.promise = self->make_response_promise<export_outcome>();
+      st.expected = expected;
+      st.info = std::move(info);
+      st.processing = true;
+      if (st.progress.received >= expected)
+        finish(self);
+      else
+        self->delayed_send(self,
+                           std::chrono::milliseconds{st.cfg.drain_timeout_ms},
+                           timeout_atom::value);
+      return st.promise;
+    },
+    [=](progress_atom) { return self->state.progress; },
+    [=](timeout_atom) { finish(self); },
+  };
+}
+
+} // namespace
+
+records_manager_actor spawn_records_manager(caf::actor_system& sys,
+                                            records_config cfg) {
+  return caf::actor_cast<records_manager_actor>(
+    sys.spawn(records_impl, std::move(cfg)));
+}
+
+} // namespace aiperf::records_manager

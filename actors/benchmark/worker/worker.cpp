@@ -1,0 +1,489 @@
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
+
+#include "actors/benchmark/worker/worker.hpp"
+
+#include "actors/benchmark/dataset/payload.hpp"
+#include "actors/benchmark/worker/response_parser.hpp"
+#include "runtime/http/client.hpp"
+#include "runtime/http/url.hpp"
+#include "runtime/log/log.hpp"
+#include "runtime/sse/sse_parser.hpp"
+
+#include <caf/all.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+namespace aiperf::worker {
+
+using namespace proto;
+
+std::int64_t monotonic_to_epoch(std::int64_t mono_ns) noexcept {
+  static const std::int64_t offset = [] {
+    timespec mono{};
+    timespec real{};
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &real);
+    return (real.tv_sec - mono.tv_sec) * 1'000'000'000LL
+           + (real.tv_nsec - mono.tv_nsec);
+  }();
+  return mono_ns + offset;
+}
+
+namespace {
+
+/// The worker's interface plus the wake-up its I/O thread sends.
+using worker_impl_actor = credit_sink_actor::extend<caf::reacts_to<done_atom>>;
+
+/// Requests run this close to their due time are started at once.
+constexpr std::int64_t min_timer_wait_ns = 20'000;
+
+struct request_context;
+
+/// Finished requests handed from the I/O thread to the actor. The only
+/// state both sides touch; guarded by `mtx`.
+struct completion_queue {
+  std::mutex mtx;
+  std::vector<std::unique_ptr<request_context>> done;
+  std::vector<std::uint64_t> first_tokens;
+  caf::weak_actor_ptr owner;
+
+  /// Wakes the actor only when the queue goes from empty to non-empty, so a
+  /// burst of completions costs one message.
+  template <class F>
+  void push(F&& add) {
+    bool was_empty = false;
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      was_empty = done.empty() && first_tokens.empty();
+      add();
+    }
+    if (!was_empty)
+      return;
+    if (auto ptr = owner.lock())
+      caf::anon_send(caf::actor_cast<worker_impl_actor>(ptr),
+                     done_atom::value);
+  }
+};
+
+/// State owned by the I/O thread (never touched by the actor).
+struct io_side {
+  boost::asio::io_context* io = nullptr;
+  http::client* client = nullptr;
+  std::shared_ptr<completion_queue> queue;
+  std::unordered_map<std::uint64_t, request_context*> live;
+};
+
+/// One request on its way: the HTTP sink, the SSE parser, the record.
+/// Created by the actor, owned by the I/O thread while in flight, then
+/// handed back through the completion queue.
+struct request_context final : http::response_sink {
+  request_record record;
+  std::shared_ptr<io_side> io;
+  endpoint_kind kind = endpoint_kind::chat;
+  bool export_raw = false;
+  bool notify_first_token = false;
+  std::int64_t due_ns = 0;
+  std::uint32_t num_turns = 1;
+  http::request_id id = 0;
+  bool submitted = false;
+  bool event_stream = false;
+  std::int64_t last_read_ns = 0;
+  std::string body;
+  sse::sse_parser parser;
+  response_parser fields_parser;
+  message_fields fields;
+  std::optional<boost::asio::steady_timer> timer;
+
+  void set_error(std::int32_t code, std::string type, std::string message) {
+    if (record.has_error)
+      return; // the first error is the cause
+    record.has_error = true;
+    record.error = error_details{code, std::move(type), std::move(message)};
+  }
+
+  void add_content(std::int64_t ts) {
+    if (fields.content.empty() && fields.reasoning.empty())
+      return;
+    bool first = record.response_ts_ns.empty();
+    record.response_ts_ns.push_back(ts);
+    record.response_is_reasoning.push_back(fields.content.empty() ? 1 : 0);
+    record.output_text.append(fields.content);
+    record.reasoning_text.append(fields.reasoning);
+    if (first && notify_first_token) {
+      auto credit = record.credit_id;
+      io->queue->push([&] { io->queue->first_tokens.push_back(credit); });
+    }
+  }
+
+  void on_message(std::string_view data, std::int64_t ts) {
+    if (!fields_parser.parse(data, kind, fields)) {
+      set_error(502, "InvalidResponse",
+                "response is not valid JSON: "
+                  + std::string{data.substr(0, 200)});
+      return;
+    }
+    if (fields.is_error) {
+      set_error(502, "ServerError",
+                fields.error_message.empty()
+                  ? std::string{data.substr(0, 200)}
+                  : std::string{fields.error_message});
+      return;
+    }
+    if (fields.has_usage)
+      record.usage = fields.usage;
+    if (fields.has_embedding) {
+      record.response_ts_ns.push_back(ts);
+      record.response_is_reasoning.push_back(0);
+      return;
+    }
+    add_content(ts);
+  }
+
+  void on_send(std::int64_t ts_ns) override {
+    record.request_start_ns = ts_ns;
+    record.request_start_wall_ns = monotonic_to_epoch(ts_ns);
+  }
+
+  void on_headers(const http::response_head& head, std::int64_t ts) override {
+    record.http_status = head.status;
+    record.request_ack_ns = ts;
+    event_stream = head.content_type.starts_with("text/event-stream");
+    if (export_raw)
+      for (auto& f : head.fields)
+        record.response_headers.push_back(std::string{f.name} + ": "
+                                          + std::string{f.value});
+  }
+
+  void on_body(std::string_view bytes, std::int64_t ts) override {
+    last_read_ns = ts;
+    if (!event_stream || record.http_status / 100 != 2) {
+      body.append(bytes);
+      return;
+    }
+    parser.feed(bytes, ts, [this](const sse::sse_event& ev) {
+      if (export_raw)
+        record.raw_responses.push_back(
+          raw_response{ev.ts_ns, std::string{ev.data}});
+      if (ev.is_error()) {
+        set_error(502, "SSEError",
+                  ev.data.empty() ? "event: error" : std::string{ev.data});
+        return;
+      }
+      if (!ev.has_data() || ev.is_done() || ev.data.empty())
+        return;
+      on_message(ev.data, ev.ts_ns);
+    });
+  }
+
+  void on_complete(const http::error_info& err, std::int64_t ts) override {
+    record.request_end_ns = ts;
+    if (!err.ok()) {
+      switch (err.category) {
+        case http::error_category::cancelled:
+          record.was_cancelled = true;
+          record.cancellation_time_ns = monotonic_to_epoch(ts);
+          set_error(499, "RequestCancellationError", err.message);
+          break;
+        case http::error_category::timeout:
+          set_error(408, "RequestTimeoutError", err.message);
+          break;
+        case http::error_category::connect:
+          set_error(503, "ConnectionError", err.message);
+          break;
+        case http::error_category::tls:
+          set_error(525, "TLSError", err.message);
+          break;
+        case http::error_category::protocol:
+          set_error(502, "ProtocolError", err.message);
+          break;
+        default:
+          set_error(502, "TransportError", err.message);
+          break;
+      }
+    } else if (record.http_status / 100 != 2) {
+      std::string message = body.substr(0, 500);
+      if (fields_parser.parse(body, kind, fields) && fields.is_error
+          && !fields.error_message.empty())
+        message = std::string{fields.error_message};
+      set_error(record.http_status, "HTTPError", message);
+    } else if (event_stream) {
+      auto dropped = parser.finish(ts, [](const sse::sse_event&) {});
+      if (dropped > 0 && record.response_ts_ns.empty())
+        set_error(502, "InvalidResponse",
+                  "stream ended inside an SSE event");
+    } else if (!body.empty()) {
+      if (export_raw)
+        record.raw_responses.push_back(raw_response{last_read_ns, body});
+      on_message(body, last_read_ns);
+    }
+    if (!record.has_error && record.response_ts_ns.empty())
+      set_error(0, "EmptyResponse", "the response carried no content");
+    timer.reset();
+    auto self = std::unique_ptr<request_context>{this};
+    auto side = io; // keeps the queue alive past this object
+    side->live.erase(record.credit_id);
+    side->queue->push([&] { side->queue->done.push_back(std::move(self)); });
+  }
+};
+
+/// On the I/O thread: sends now or arms a timer for the due time.
+void start_on_io(request_context* ctx, http::request req) {
+  auto& side = *ctx->io;
+  side.live.emplace(ctx->record.credit_id, ctx);
+  auto now = http::now_ns();
+  if (ctx->due_ns - now <= min_timer_wait_ns) {
+    ctx->submitted = true;
+    ctx->id = side.client->submit(std::move(req), *ctx);
+    return;
+  }
+  ctx->timer.emplace(*side.io);
+  ctx->timer->expires_at(std::chrono::steady_clock::time_point{
+    std::chrono::nanoseconds{ctx->due_ns}});
+  ctx->timer->async_wait(
+    [ctx, req = std::move(req)](const boost::system::error_code& ec) mutable {
+      if (ec) {
+        // Cancelled while waiting for its due time: never sent.
+        ctx->on_complete(http::error_info{http::error_category::cancelled, 0,
+                                          "cancelled before it was sent"},
+                         http::now_ns());
+        return;
+      }
+      ctx->submitted = true;
+      ctx->id = ctx->io->client->submit(std::move(req), *ctx);
+    });
+}
+
+/// On the I/O thread: cancels the given credits (all when `ids` is empty).
+void cancel_on_io(io_side& side, const std::vector<std::uint64_t>& ids) {
+  std::vector<request_context*> targets;
+  if (ids.empty()) {
+    for (auto& [id, ctx] : side.live)
+      targets.push_back(ctx);
+  } else {
+    for (auto id : ids)
+      if (auto it = side.live.find(id); it != side.live.end())
+        targets.push_back(it->second);
+  }
+  for (auto* ctx : targets) {
+    if (ctx->submitted)
+      side.client->cancel(ctx->id);
+    else if (ctx->timer)
+      ctx->timer->cancel();
+  }
+}
+
+struct worker_state {
+  static inline const char* name = "worker";
+  worker_config cfg;
+  worker_deps deps;
+  std::shared_ptr<io_side> io;
+  std::optional<dataset::payload_builder> payloads;
+  std::vector<http::url> urls;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Live assistant replies per session, for multi-turn payloads.
+  std::map<std::pair<std::uint8_t, std::uint32_t>, std::vector<std::string>>
+    history;
+  std::uint64_t requests = 0;
+};
+
+using actor_ptr = worker_impl_actor::stateful_pointer<worker_state>;
+
+std::string correlation_id(const worker_state& st, const credit& c) {
+  return st.cfg.run_id + (c.phase == phase::warmup ? "-w" : "-s")
+         + std::to_string(c.session_num);
+}
+
+/// Builds the request of credit `c`, or fills `rec`'s error when it cannot.
+std::optional<http::request> make_request(worker_state& st, const credit& c,
+                                          request_record& rec) {
+  const auto& data = *st.deps.data;
+  if (c.conversation >= data.conversations.size()
+      || c.turn_index >= data.conversations[c.conversation].turns.size()) {
+    rec.has_error = true;
+    rec.error = {0, "InternalError", "credit names a turn the dataset lacks"};
+    return std::nullopt;
+  }
+  const auto& conv = data.conversations[c.conversation];
+  const auto& turn = conv.turns[c.turn_index];
+  rec.conversation_id = conv.session_id;
+  rec.input_tokens = turn.input_tokens;
+  rec.requested_output_tokens = turn.max_output_tokens;
+  auto& replies = st.history[{static_cast<std::uint8_t>(c.phase),
+                              c.session_num}];
+  http::request req;
+  const auto& url = st.urls[c.url_index % st.urls.size()];
+  req.ep = url.ep;
+  req.method = "POST";
+  req.target = url.base_path + st.cfg.endpoint_path;
+  req.body = std::string{st.payloads->build(conv, c.turn_index, replies)};
+  req.headers = st.headers;
+  req.headers.emplace_back("X-Request-ID", rec.x_request_id);
+  req.headers.emplace_back("X-Correlation-ID", rec.x_correlation_id);
+  req.timeout_ms = st.cfg.timeout_ms;
+  if (st.cfg.export_raw) {
+    rec.payload = req.body;
+    for (auto& [k, v] : req.headers)
+      rec.request_headers.push_back(k + ": " + v);
+  }
+  return req;
+}
+
+void drain_completions(actor_ptr self) {
+  auto& st = self->state;
+  std::vector<std::unique_ptr<request_context>> done;
+  std::vector<std::uint64_t> first_tokens;
+  {
+    std::lock_guard<std::mutex> guard{st.io->queue->mtx};
+    done.swap(st.io->queue->done);
+    first_tokens.swap(st.io->queue->first_tokens);
+  }
+  for (auto id : first_tokens)
+    self->send(st.deps.timing, first_tok_atom::value, id);
+  if (done.empty())
+    return;
+  credit_return_batch returns;
+  request_record_batch records;
+  returns.reserve(done.size());
+  records.records.reserve(done.size());
+  for (auto& ctx : done) {
+    auto& rec = ctx->record;
+    auto outcome = rec.was_cancelled ? credit_outcome::cancelled
+                                     : credit_outcome::ok;
+    returns.push_back({rec.credit_id, st.cfg.worker_index, outcome,
+                       rec.has_error});
+    std::pair<std::uint8_t, std::uint32_t> key{
+      static_cast<std::uint8_t>(rec.phase), rec.session_num};
+    if (rec.was_cancelled || rec.turn_index + 1 >= ctx->num_turns)
+      st.history.erase(key);
+    else
+      st.history[key].push_back(rec.output_text);
+    records.records.push_back(std::move(rec));
+  }
+  self->send(st.deps.records, std::move(records));
+  self->send(st.deps.timing, std::move(returns));
+}
+
+worker_impl_actor::behavior_type worker_impl(actor_ptr self,
+                                             worker_config cfg,
+                                             worker_deps deps) {
+  auto logger = log::get("worker");
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.deps = std::move(deps);
+  st.io = std::make_shared<io_side>();
+  st.io->io = st.deps.io;
+  st.io->client = st.deps.client;
+  st.io->queue = std::make_shared<completion_queue>();
+  st.io->queue->owner = caf::actor_cast<caf::weak_actor_ptr>(self);
+  dataset::payload_options popts;
+  popts.endpoint = static_cast<dataset::endpoint_type>(st.cfg.endpoint);
+  popts.model = st.cfg.model;
+  popts.streaming = st.cfg.streaming;
+  popts.use_legacy_max_tokens = st.cfg.use_legacy_max_tokens;
+  popts.include_usage = st.cfg.include_usage;
+  popts.extra_inputs_json = st.cfg.extra_inputs_json;
+  st.payloads.emplace(std::move(popts));
+  for (auto& u : st.cfg.urls) {
+    // URLs were validated with the configuration; a bad one here is a bug.
+    auto parsed = http::parse_url(u);
+    if (!parsed) {
+      logger->error("worker {}: {}", st.cfg.worker_id, parsed.error);
+      self->quit(caf::make_error(caf::sec::invalid_argument, parsed.error));
+      continue;
+    }
+    st.urls.push_back(*parsed.value);
+  }
+  st.headers.emplace_back("Content-Type", "application/json");
+  for (auto& h : st.cfg.headers) {
+    auto colon = h.find(':');
+    auto value = h.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ')
+      value.erase(0, 1);
+    st.headers.emplace_back(h.substr(0, colon), value);
+  }
+  self->attach_functor([side = st.io] {
+    // Nothing may stay in flight for a worker that is gone.
+    boost::asio::post(*side->io, [side] { cancel_on_io(*side, {}); });
+  });
+  return {
+    [=](credit_batch& batch) {
+      auto& st = self->state;
+      auto received = http::now_ns();
+      std::vector<std::pair<request_context*, http::request>> starts;
+      starts.reserve(batch.size());
+      credit_return_batch failed;
+      request_record_batch failed_records;
+      for (auto& c : batch) {
+        auto ctx = std::make_unique<request_context>();
+        auto& rec = ctx->record;
+        rec.credit_id = c.id;
+        rec.session_num = c.session_num;
+        rec.turn_index = c.turn_index;
+        rec.phase = c.phase == phase::warmup ? benchmark_phase::warmup
+                                             : benchmark_phase::profiling;
+        rec.worker_id = st.cfg.worker_id;
+        rec.x_correlation_id = correlation_id(st, c);
+        rec.x_request_id = st.cfg.run_id + "-r" + std::to_string(c.id);
+        rec.credit_issued_ns = monotonic_to_epoch(c.issued_at_ns);
+        rec.credit_received_ns = received;
+        rec.intended_send_ns = c.due_ns;
+        rec.streaming = st.cfg.streaming;
+        auto req = make_request(st, c, rec);
+        if (!req) {
+          failed.push_back({c.id, st.cfg.worker_index, credit_outcome::ok,
+                            true});
+          failed_records.records.push_back(std::move(rec));
+          continue;
+        }
+        ctx->io = st.io;
+        ctx->kind = st.cfg.endpoint;
+        ctx->export_raw = st.cfg.export_raw;
+        ctx->notify_first_token = st.cfg.notify_first_token;
+        ctx->due_ns = c.due_ns;
+        ctx->num_turns = c.num_turns;
+        starts.emplace_back(ctx.release(), std::move(*req));
+        ++st.requests;
+      }
+      if (!starts.empty())
+        boost::asio::post(*st.io->io, [starts = std::move(starts)]() mutable {
+          for (auto& [ctx, req] : starts)
+            start_on_io(ctx, std::move(req));
+        });
+      if (!failed.empty()) {
+        self->send(st.deps.records, std::move(failed_records));
+        self->send(st.deps.timing, std::move(failed));
+      }
+    },
+    [=](cancel_atom, std::vector<std::uint64_t>& ids) {
+      auto side = self->state.io;
+      boost::asio::post(*side->io, [side, ids = std::move(ids)] {
+        cancel_on_io(*side, ids);
+      });
+    },
+    [=](done_atom) { drain_completions(self); },
+  };
+}
+
+} // namespace
+
+credit_sink_actor spawn_worker(caf::actor_system& sys, worker_config cfg,
+                               worker_deps deps) {
+  return caf::actor_cast<credit_sink_actor>(
+    sys.spawn(worker_impl, std::move(cfg), std::move(deps)));
+}
+
+credit_sink_actor spawn_worker_linked(caf::local_actor* parent,
+                                      worker_config cfg, worker_deps deps) {
+  return caf::actor_cast<credit_sink_actor>(parent->spawn<caf::linked>(
+    worker_impl, std::move(cfg), std::move(deps)));
+}
+
+} // namespace aiperf::worker

@@ -1,0 +1,89 @@
+// Typed interfaces of the record path:
+//   worker -> record_processor -> records_manager -> system_controller.
+#pragma once
+
+#include "proto/records.hpp"
+#include "proto/timing.hpp"
+#include "proto/worker.hpp"
+
+#include <caf/meta/type_name.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aiperf::proto {
+
+using finalize_atom = caf::atom_constant<caf::atom("finalize")>;
+using process_atom = caf::atom_constant<caf::atom("process")>;
+
+/// record_processor protocol:
+/// - `(request_record_batch)` from workers: computes each record's metrics
+///   and forwards one `metric_record_batch` to the records_manager; at
+///   export level raw also appends the raw records to its own part file.
+/// - `(finalize_atom)` from the controller after the last record: flushes
+///   and durably closes the raw part file; replies its path ("" = none) or
+///   an error naming the file.
+using record_processor_actor = record_sink_actor::extend<
+  caf::replies_to<finalize_atom>::with<std::string>>;
+
+/// What the controller knows at the end of a run that the exports report.
+struct run_info {
+  std::vector<phase_stats> phases;
+  /// Raw part files of the record processors, in order.
+  std::vector<std::string> raw_parts;
+  bool was_cancelled = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_info& x) {
+  return f(caf::meta::type_name("aiperf::proto::run_info"), x.phases,
+           x.raw_parts, x.was_cancelled);
+}
+
+/// Live counters of the records_manager.
+struct records_progress {
+  std::uint64_t received = 0;
+  std::uint64_t profiling_valid = 0;
+  std::uint64_t profiling_errors = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, records_progress& x) {
+  return f(caf::meta::type_name("aiperf::proto::records_progress"),
+           x.received, x.profiling_valid, x.profiling_errors);
+}
+
+/// The outcome of the export step.
+struct export_outcome {
+  /// The console table (already rendered) and the files written.
+  std::string console;
+  std::vector<std::string> files;
+  std::uint64_t request_count = 0;
+  std::uint64_t error_request_count = 0;
+  /// Warnings the exports carry (also worth printing).
+  std::vector<std::string> warnings;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
+  return f(caf::meta::type_name("aiperf::proto::export_outcome"), x.console,
+           x.files, x.request_count, x.error_request_count, x.warnings);
+}
+
+/// records_manager protocol:
+/// - `(metric_record_batch)` from record processors: aggregated, and
+///   streamed to profile_export.jsonl (export level records or raw).
+/// - `(process_atom, uint64_t expected, run_info)` from the controller once
+///   every credit is back: waits until `expected` records have arrived (or
+///   a timeout), then writes every export and replies `export_outcome`; a
+///   file that cannot be written is an error naming it.
+/// - `(progress_atom)`: live counters.
+using records_manager_actor = caf::typed_actor<
+  caf::reacts_to<metric_record_batch>,
+  caf::replies_to<process_atom, std::uint64_t, run_info>::with<export_outcome>,
+  caf::replies_to<progress_atom>::with<records_progress>>;
+
+} // namespace aiperf::proto
