@@ -5,25 +5,8 @@
 
 namespace aiperf::stats {
 
-std::int64_t log_linear_histogram::index_of(double magnitude) noexcept {
-  int exp = 0;
-  auto mantissa = std::frexp(magnitude, &exp); // [0.5, 1)
-  auto sub = static_cast<std::int64_t>((mantissa - 0.5) * 2.0
-                                       * static_cast<double>(sub_buckets));
-  return static_cast<std::int64_t>(exp) * sub_buckets + sub;
-}
-
-double log_linear_histogram::midpoint_of(std::int64_t index) noexcept {
-  // Floor division: indexes of magnitudes below 0.5 are negative.
-  auto exp = index >= 0 ? index / sub_buckets
-                        : -((-index + sub_buckets - 1) / sub_buckets);
-  auto sub = index - exp * sub_buckets;
-  auto width = 1.0 / (2.0 * static_cast<double>(sub_buckets));
-  auto mid = 0.5 + (static_cast<double>(sub) + 0.5) * width;
-  return std::ldexp(mid, static_cast<int>(exp));
-}
-
-void log_linear_histogram::side::add(std::int64_t index, std::uint64_t n) {
+void log_linear_histogram::side::grow_and_add(std::int64_t index,
+                                             std::uint64_t n) {
   if (counts.empty()) {
     offset = index;
     counts.assign(1, 0);
@@ -46,24 +29,6 @@ std::uint64_t log_linear_histogram::side::at(std::int64_t index) const {
   if (index < offset || index - offset >= static_cast<std::int64_t>(counts.size()))
     return 0;
   return counts[static_cast<std::size_t>(index - offset)];
-}
-
-void log_linear_histogram::record(double value, std::uint64_t n) {
-  if (!std::isfinite(value) || n == 0)
-    return;
-  if (total_ == 0) {
-    min_ = max_ = value;
-  } else {
-    min_ = std::min(min_, value);
-    max_ = std::max(max_, value);
-  }
-  total_ += n;
-  if (value > 0)
-    positive_.add(index_of(value), n);
-  else if (value < 0)
-    negative_.add(index_of(-value), n);
-  else
-    zeros_ += n;
 }
 
 void log_linear_histogram::merge(const log_linear_histogram& other) {

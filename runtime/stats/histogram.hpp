@@ -1,9 +1,11 @@
 // A mergeable log-linear histogram (HDR-style) for percentiles of samples too
 // large to keep: each power of two is split into 1024 equal buckets, so a
-// bucket's midpoint is within 1/2048 (< 0.05 %) of any value in it, from
-// sub-nanosecond to hours and beyond.
+// bucket's midpoint is within 1/2048 (< 0.05 %) of any value in it, for any
+// normal double (sub-nanosecond to centuries).
 #pragma once
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -22,7 +24,23 @@ public:
   static constexpr double max_relative_error = 1.0 / (2.0 * sub_buckets);
 
   /// Adds `n` occurrences of `value`; NaN and infinities are ignored.
-  void record(double value, std::uint64_t n = 1);
+  void record(double value, std::uint64_t n = 1) {
+    if (!std::isfinite(value) || n == 0)
+      return;
+    if (total_ == 0) {
+      min_ = max_ = value;
+    } else {
+      min_ = value < min_ ? value : min_;
+      max_ = value > max_ ? value : max_;
+    }
+    total_ += n;
+    if (value > 0)
+      positive_.add(index_of(value), n);
+    else if (value < 0)
+      negative_.add(index_of(-value), n);
+    else
+      zeros_ += n;
+  }
 
   /// Adds every count of `other`; afterwards this equals a histogram that
   /// recorded both samples.
@@ -49,12 +67,30 @@ private:
   struct side {
     std::int64_t offset = 0;
     std::vector<std::uint64_t> counts;
-    void add(std::int64_t index, std::uint64_t n);
+    void add(std::int64_t index, std::uint64_t n) {
+      auto rel = index - offset;
+      if (rel >= 0 && rel < static_cast<std::int64_t>(counts.size())) [[likely]]
+        counts[static_cast<std::size_t>(rel)] += n;
+      else
+        grow_and_add(index, n);
+    }
+    void grow_and_add(std::int64_t index, std::uint64_t n);
     [[nodiscard]] std::uint64_t at(std::int64_t index) const;
   };
 
-  static std::int64_t index_of(double magnitude) noexcept;
-  static double midpoint_of(std::int64_t index) noexcept;
+  // The bucket index is the top bits of the IEEE-754 representation:
+  // 11 exponent bits then the first `sub_bucket_bits` mantissa bits, so it
+  // is monotonic in the value and each bucket is 1/1024 of its octave.
+  static std::int64_t index_of(double magnitude) noexcept {
+    return static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(magnitude)
+                                     >> (52 - sub_bucket_bits));
+  }
+  // The midpoint: the bucket's bits followed by a 1 and zeros.
+  static double midpoint_of(std::int64_t index) noexcept {
+    auto bits = (static_cast<std::uint64_t>(index) << (52 - sub_bucket_bits))
+                | (std::uint64_t{1} << (51 - sub_bucket_bits));
+    return std::bit_cast<double>(bits);
+  }
 
   side positive_;
   side negative_; // by magnitude

@@ -70,10 +70,36 @@ void sample_accumulator::spill() {
   std::vector<double>{}.swap(samples_); // actually release the memory
 }
 
-void sample_accumulator::add_spilled(double value) {
+void sample_accumulator::add_all(std::span<const double> values) {
+  if (exact_ && samples_.size() + values.size() <= budget_) {
+    for (auto v : values)
+      if (std::isfinite(v))
+        samples_.push_back(v);
+    return;
+  }
   spill();
-  moments_.add(value);
-  histogram_.record(value);
+  // Moments of the batch in two passes, then one Chan merge.
+  moments batch;
+  for (auto v : values) {
+    if (!std::isfinite(v))
+      continue;
+    if (batch.n == 0) {
+      batch.min = batch.max = v;
+    } else {
+      batch.min = std::min(batch.min, v);
+      batch.max = std::max(batch.max, v);
+    }
+    ++batch.n;
+    batch.sum.add(v);
+    histogram_.record(v);
+  }
+  if (batch.n == 0)
+    return;
+  batch.mean = batch.sum.value() / static_cast<double>(batch.n);
+  for (auto v : values)
+    if (std::isfinite(v))
+      batch.m2 += (v - batch.mean) * (v - batch.mean);
+  moments_.merge(batch);
 }
 
 void sample_accumulator::merge(const sample_accumulator& other) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace aiperf::stats {
@@ -37,6 +38,10 @@ public:
     }
     add_spilled(value);
   }
+
+  /// Adds every finite value of `values`; cheaper than one add() per value
+  /// once spilled (one division per batch for the moments).
+  void add_all(std::span<const double> values);
 
   /// Adds everything `other` has seen, as if it had been added here. The
   /// result is exact only if both are exact and the union fits the budget.
@@ -74,7 +79,12 @@ private:
 
   [[nodiscard]] moments current_moments() const;
   void spill();
-  void add_spilled(double value);
+  void add_spilled(double value) {
+    if (exact_)
+      spill();
+    moments_.add(value);
+    histogram_.record(value);
+  }
 
   std::size_t budget_;
   bool exact_ = true;

@@ -6,16 +6,6 @@
 
 namespace aiperf::stats {
 
-void compensated_sum::add(double x) noexcept {
-  auto t = sum_ + x;
-  // Keep the low-order bits of whichever operand lost them.
-  if (std::abs(sum_) >= std::abs(x))
-    comp_ += (sum_ - t) + x;
-  else
-    comp_ += (x - t) + sum_;
-  sum_ = t;
-}
-
 double percentile_sorted(std::span<const double> sorted, double q) noexcept {
   auto n = sorted.size();
   auto rank = q / 100.0 * static_cast<double>(n - 1);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -39,7 +40,15 @@ struct summary {
 /// mixed magnitude, where a naive double sum drifts.
 class compensated_sum {
 public:
-  void add(double x) noexcept;
+  void add(double x) noexcept {
+    auto t = sum_ + x;
+    // Keep the low-order bits of whichever operand lost them.
+    if (std::abs(sum_) >= std::abs(x))
+      comp_ += (sum_ - t) + x;
+    else
+      comp_ += (x - t) + sum_;
+    sum_ = t;
+  }
   void add(const compensated_sum& other) noexcept {
     add(other.sum_);
     add(other.comp_);

@@ -19,6 +19,11 @@ void append_json_double(std::string& out, double v);
 
 void append_json_int(std::string& out, std::int64_t v);
 
+/// Appends `base / base_per_display`. Whole-number base values with a power
+/// of ten divisor (ns → ms) are written by moving the decimal point: exact
+/// and much cheaper than a shortest-float conversion.
+void append_json_scaled(std::string& out, double base, double base_per_display);
+
 /// Appends `v` with `decimals` fixed decimals (CSV and console).
 void append_fixed(std::string& out, double v, int decimals);
 

@@ -90,7 +90,7 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
       for (std::size_t i = 0; i < r.inter_chunk_latency.size(); ++i) {
         if (i > 0)
           out += ',';
-        append_json_double(out, m.to_display(r.inter_chunk_latency[i]));
+        append_json_scaled(out, r.inter_chunk_latency[i], m.base_per_display);
       }
       out += ']';
     } else {
@@ -101,7 +101,7 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
       out += first ? "\"" : ",\"";
       out += m.tag;
       out += "\":{\"value\":";
-      append_json_double(out, m.to_display(v));
+      append_json_scaled(out, v, m.base_per_display);
     }
     append_unit(out, m.unit);
     first = false;

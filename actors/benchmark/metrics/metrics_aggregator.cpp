@@ -91,8 +91,7 @@ void metrics_aggregator::add(const proto::metric_record& r) {
     auto i = static_cast<std::size_t>(__builtin_ctz(mask));
     values_[i].add(r.values[i]);
   }
-  for (auto v : r.inter_chunk_latency)
-    icl_.add(v);
+  icl_.add_all(r.inter_chunk_latency);
   if (r.usage_discrepancy)
     ++usage_discrepancy_count_;
   if (r.osl_mismatch)

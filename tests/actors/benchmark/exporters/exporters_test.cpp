@@ -1,4 +1,5 @@
 #include "actors/benchmark/exporters/exporters.hpp"
+#include "actors/benchmark/exporters/json_writer.hpp"
 
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
@@ -204,4 +205,24 @@ TEST(iso8601, formats_utc_with_microseconds) {
   EXPECT_EQ(exporters::iso8601(0), "1970-01-01T00:00:00.000000+00:00");
   EXPECT_EQ(exporters::iso8601(1'500'000'001'234'567'891),
             "2017-07-14T02:40:01.234567+00:00");
+}
+
+TEST(json_writer, scaled_values_are_exact_decimals) {
+  auto scaled = [](double base, double per) {
+    std::string out;
+    exporters::detail::append_json_scaled(out, base, per);
+    return out;
+  };
+  EXPECT_EQ(scaled(4'123'456, 1e6), "4.123456");
+  EXPECT_EQ(scaled(4'000'000, 1e6), "4.0");
+  EXPECT_EQ(scaled(500, 1e6), "0.0005");
+  EXPECT_EQ(scaled(0, 1e6), "0.0");
+  EXPECT_EQ(scaled(-1'500'000, 1e6), "-1.5");
+  EXPECT_EQ(scaled(30, 1e9), "0.00000003");
+  EXPECT_EQ(scaled(42, 1), "42");
+  EXPECT_EQ(scaled(1.5, 1e6), "1.5e-06"); // not whole: shortest float
+  EXPECT_EQ(scaled(2.5, 1), "2.5");
+  std::string s;
+  exporters::detail::append_json_string(s, std::string_view{"a\x01\"", 3});
+  EXPECT_EQ(s, "\"a\\u0001\\\"\"");
 }
