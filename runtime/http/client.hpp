@@ -158,7 +158,9 @@ public:
 
   /// Completes every pending request with `cancelled` and closes all
   /// connections; waits for that to happen on the I/O thread unless called
-  /// from it or the io_context is stopped. Idempotent.
+  /// from it or the io_context is stopped (then it runs on the caller, so
+  /// call it before io_pool::stop() or after stop() has returned, never
+  /// concurrently with it). Idempotent.
   void shutdown();
 
   /// Connections opened so far (diagnostics, tests).
