@@ -37,8 +37,8 @@ struct error_details {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, error_details& x) {
-  return f(caf::meta::type_name("aiperf::proto::error_details"), x.code,
-           x.type, x.message);
+  return f(caf::meta::type_name("aiperf::proto::error_details"), x.code, x.type,
+           x.message);
 }
 
 /// Server-reported `usage` (last non-null value across responses).
@@ -55,9 +55,8 @@ struct usage_counts {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, usage_counts& x) {
-  return f(caf::meta::type_name("aiperf::proto::usage_counts"),
-           x.prompt_tokens, x.completion_tokens, x.total_tokens,
-           x.reasoning_tokens);
+  return f(caf::meta::type_name("aiperf::proto::usage_counts"), x.prompt_tokens,
+           x.completion_tokens, x.total_tokens, x.reasoning_tokens);
 }
 
 /// One received message of the raw export (an SSE event or a whole body).
@@ -138,15 +137,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_record& x) {
   return f(caf::meta::type_name("aiperf::proto::request_record"), x.credit_id,
            x.session_num, x.turn_index, x.phase, x.conversation_id,
-           x.x_request_id, x.x_correlation_id, x.worker_id,
-           x.credit_issued_ns, x.credit_received_ns, x.intended_send_ns,
-           x.request_start_ns, x.request_start_wall_ns, x.request_ack_ns,
-           x.request_end_ns, x.clock_offset_ns, x.http_status, x.streaming,
-           x.response_ts_ns, x.response_is_reasoning, x.output_text,
-           x.reasoning_text, x.usage, x.input_tokens,
-           x.requested_output_tokens, x.has_error, x.error, x.was_cancelled,
-           x.cancellation_time_ns, x.payload, x.request_headers,
-           x.response_headers, x.raw_responses);
+           x.x_request_id, x.x_correlation_id, x.worker_id, x.credit_issued_ns,
+           x.credit_received_ns, x.intended_send_ns, x.request_start_ns,
+           x.request_start_wall_ns, x.request_ack_ns, x.request_end_ns,
+           x.clock_offset_ns, x.http_status, x.streaming, x.response_ts_ns,
+           x.response_is_reasoning, x.output_text, x.reasoning_text, x.usage,
+           x.input_tokens, x.requested_output_tokens, x.has_error, x.error,
+           x.was_cancelled, x.cancellation_time_ns, x.payload,
+           x.request_headers, x.response_headers, x.raw_responses);
 }
 
 /// Per-request metrics with a scalar value, in base units (ns for times,
@@ -188,7 +186,7 @@ enum class record_metric : std::uint8_t {
 };
 
 inline constexpr std::size_t record_metric_count
-  = static_cast<std::size_t>(record_metric::error_isl) + 1;
+    = static_cast<std::size_t>(record_metric::error_isl) + 1;
 static_assert(record_metric_count <= 32, "presence mask is 32 bits");
 
 /// What a record processor computed for one request (jsonl line content).
@@ -248,13 +246,13 @@ struct metric_record {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, metric_record& x) {
-  return f(caf::meta::type_name("aiperf::proto::metric_record"),
-           x.session_num, x.x_request_id, x.x_correlation_id,
-           x.conversation_id, x.turn_index, x.credit_issued_ns,
-           x.request_start_ns, x.request_ack_ns, x.request_end_ns,
-           x.worker_id, x.record_processor_id, x.phase, x.was_cancelled,
-           x.cancellation_time_ns, x.values, x.present, x.inter_chunk_latency,
-           x.usage_discrepancy, x.osl_mismatch, x.has_error, x.error);
+  return f(caf::meta::type_name("aiperf::proto::metric_record"), x.session_num,
+           x.x_request_id, x.x_correlation_id, x.conversation_id, x.turn_index,
+           x.credit_issued_ns, x.request_start_ns, x.request_ack_ns,
+           x.request_end_ns, x.worker_id, x.record_processor_id, x.phase,
+           x.was_cancelled, x.cancellation_time_ns, x.values, x.present,
+           x.inter_chunk_latency, x.usage_discrepancy, x.osl_mismatch,
+           x.has_error, x.error);
 }
 
 /// Records travel in batches to amortize per-message cost.

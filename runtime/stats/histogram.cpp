@@ -6,14 +6,14 @@
 namespace aiperf::stats {
 
 void log_linear_histogram::side::grow_and_add(std::int64_t index,
-                                             std::uint64_t n) {
+                                              std::uint64_t n) {
   if (counts.empty()) {
     offset = index;
     counts.assign(1, 0);
   } else if (index < offset) {
     // Grow with slack so that a decreasing sequence stays amortized O(1).
     auto slack = std::max<std::int64_t>(
-      static_cast<std::int64_t>(counts.size()) / 2, sub_buckets);
+        static_cast<std::int64_t>(counts.size()) / 2, sub_buckets);
     auto new_offset = index - slack;
     counts.insert(counts.begin(), static_cast<std::size_t>(offset - new_offset),
                   0);
@@ -26,7 +26,8 @@ void log_linear_histogram::side::grow_and_add(std::int64_t index,
 }
 
 std::uint64_t log_linear_histogram::side::at(std::int64_t index) const {
-  if (index < offset || index - offset >= static_cast<std::int64_t>(counts.size()))
+  if (index < offset
+      || index - offset >= static_cast<std::int64_t>(counts.size()))
     return 0;
   return counts[static_cast<std::size_t>(index - offset)];
 }
@@ -63,7 +64,8 @@ double log_linear_histogram::value_at_rank(std::uint64_t rank) const {
   for (auto i = negative_.counts.size(); i-- > 0;) {
     seen += negative_.counts[i];
     if (rank < seen)
-      return clamp(-midpoint_of(negative_.offset + static_cast<std::int64_t>(i)));
+      return clamp(
+          -midpoint_of(negative_.offset + static_cast<std::int64_t>(i)));
   }
   seen += zeros_;
   if (rank < seen)
@@ -71,7 +73,8 @@ double log_linear_histogram::value_at_rank(std::uint64_t rank) const {
   for (std::size_t i = 0; i < positive_.counts.size(); ++i) {
     seen += positive_.counts[i];
     if (rank < seen)
-      return clamp(midpoint_of(positive_.offset + static_cast<std::int64_t>(i)));
+      return clamp(
+          midpoint_of(positive_.offset + static_cast<std::int64_t>(i)));
   }
   return max_;
 }

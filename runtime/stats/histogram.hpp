@@ -18,7 +18,8 @@ class log_linear_histogram {
 public:
   /// Buckets per power of two, as a number of bits.
   static constexpr int sub_bucket_bits = 10;
-  static constexpr std::int64_t sub_buckets = std::int64_t{1} << sub_bucket_bits;
+  static constexpr std::int64_t sub_buckets = std::int64_t{1}
+                                              << sub_bucket_bits;
   /// Guaranteed bound on the relative error of `percentile` for samples of
   /// one sign (interpolation between two bounded values keeps the bound).
   static constexpr double max_relative_error = 1.0 / (2.0 * sub_buckets);

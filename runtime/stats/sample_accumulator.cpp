@@ -123,18 +123,26 @@ std::uint64_t sample_accumulator::count() const noexcept {
   return exact_ ? samples_.size() : moments_.n;
 }
 
-double sample_accumulator::sum() const { return current_moments().sum.value(); }
+double sample_accumulator::sum() const {
+  return current_moments().sum.value();
+}
 
-double sample_accumulator::mean() const { return current_moments().mean; }
+double sample_accumulator::mean() const {
+  return current_moments().mean;
+}
 
 double sample_accumulator::variance() const {
   auto m = current_moments();
   return m.n == 0 ? 0.0 : std::max(0.0, m.m2) / static_cast<double>(m.n);
 }
 
-double sample_accumulator::min() const { return current_moments().min; }
+double sample_accumulator::min() const {
+  return current_moments().min;
+}
 
-double sample_accumulator::max() const { return current_moments().max; }
+double sample_accumulator::max() const {
+  return current_moments().max;
+}
 
 std::optional<summary> sample_accumulator::summarize() const {
   if (exact_)

@@ -26,7 +26,7 @@ public:
   static constexpr std::size_t default_budget = std::size_t{1} << 22;
 
   explicit sample_accumulator(std::size_t budget = default_budget)
-    : budget_(budget) {}
+      : budget_(budget) {}
 
   /// Adds one value; NaN and infinities are ignored (they are "no value").
   void add(double value) {

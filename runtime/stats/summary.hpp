@@ -12,10 +12,21 @@ namespace aiperf::stats {
 
 /// The percentiles every summary carries, in the order of `summary::pct`.
 inline constexpr std::array<double, 10> percentile_levels
-  = {1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9};
+    = {1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9};
 
 /// Index of a level in `percentile_levels` / `summary::pct`.
-enum class pct : std::uint8_t { p1, p5, p10, p25, p50, p75, p90, p95, p99, p99_9 };
+enum class pct : std::uint8_t {
+  p1,
+  p5,
+  p10,
+  p25,
+  p50,
+  p75,
+  p90,
+  p95,
+  p99,
+  p99_9
+};
 
 /// Statistics of a non-empty sample.
 struct summary {

@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::size_t value_columns = 7;
 constexpr std::array<std::string_view, value_columns> column_names{
-  "avg", "min", "max", "p99", "p90", "p50", "std"};
+    "avg", "min", "max", "p99", "p90", "p50", "std"};
 
 // "1234567.891" → "1,234,567.89" (Rich/AIPerf style thousands separators).
 std::string with_commas(double v, int decimals) {
@@ -54,7 +54,7 @@ bool on_console(const metrics::metric_info& m) {
 } // namespace
 
 std::string render_console_table(const metrics::run_summary& summary,
-                                  std::string_view title) {
+                                 std::string_view title) {
   using row = std::array<std::string, value_columns + 1>;
   std::vector<row> rows;
   for (const auto& m : summary.metrics) {
@@ -68,8 +68,9 @@ std::string render_console_table(const metrics::run_summary& summary,
     if (m.stats) {
       const auto& s = *m.stats;
       using stats::pct;
-      std::array<double, value_columns> v{s.avg, s.min, s.max, s.at(pct::p99),
-                                          s.at(pct::p90), s.at(pct::p50), s.std};
+      std::array<double, value_columns> v{
+          s.avg,          s.min,          s.max, s.at(pct::p99),
+          s.at(pct::p90), s.at(pct::p50), s.std};
       for (std::size_t i = 0; i < value_columns; ++i)
         r[i + 1] = with_commas(v[i], 2);
     } else {

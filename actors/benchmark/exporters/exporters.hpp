@@ -40,7 +40,8 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info,
 /// section for distributions (rows sorted by tag, named "Header (unit)"),
 /// a blank line, then `Metric,Value` for scalars. Floats with 2 decimals,
 /// whole-number metrics as integers.
-[[nodiscard]] std::string render_profile_csv(const metrics::run_summary& summary);
+[[nodiscard]] std::string
+render_profile_csv(const metrics::run_summary& summary);
 
 /// Appends one profile_export.jsonl line (with '\n') for `record`: metadata,
 /// per-request metrics in display units ({"value": v, "unit": u}) and error.

@@ -1,6 +1,5 @@
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/exporters/json_writer.hpp"
-
 #include "actors/benchmark/metrics/metric_registry.hpp"
 
 #include <cmath>

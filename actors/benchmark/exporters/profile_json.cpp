@@ -17,7 +17,8 @@ using json_writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // JSON keys of the percentiles, in the order of stats::percentile_levels.
 constexpr std::array<std::string_view, stats::percentile_levels.size()>
-  pct_keys{"p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99_9"};
+    pct_keys{"p1",  "p5",  "p10", "p25", "p50",
+             "p75", "p90", "p95", "p99", "p99_9"};
 
 void key(json_writer& w, std::string_view k) {
   w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
@@ -83,8 +84,8 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info,
                     std::string& error) {
   rapidjson::Document config;
   auto config_text = info.input_config_json.empty()
-                       ? std::string_view{"{}"}
-                       : std::string_view{info.input_config_json};
+                         ? std::string_view{"{}"}
+                         : std::string_view{info.input_config_json};
   config.Parse(config_text.data(), config_text.size());
   if (config.HasParseError() || !config.IsObject()) {
     error = "input_config must be one serialized JSON object (got "

@@ -39,7 +39,8 @@ void fill_metadata(const proto::request_record& in, std::string_view processor,
 }
 
 // Returns the error that makes `in` invalid, if any.
-std::optional<proto::error_details> invalid_reason(const proto::request_record& in) {
+std::optional<proto::error_details>
+invalid_reason(const proto::request_record& in) {
   if (in.has_error) {
     auto e = in.error;
     if (e.code == 0 && in.was_cancelled)
@@ -51,11 +52,12 @@ std::optional<proto::error_details> invalid_reason(const proto::request_record& 
                                 "request was cancelled"};
   if (in.http_status < 200 || in.http_status > 299)
     return proto::error_details{in.http_status, "HTTPError",
-                                "HTTP status " + std::to_string(in.http_status)};
+                                "HTTP status "
+                                    + std::to_string(in.http_status)};
   if (in.response_ts_ns.empty())
     return proto::error_details{
-      in.http_status, "NoContentError",
-      "response had no content (only usage/metadata, empty data or [DONE])"};
+        in.http_status, "NoContentError",
+        "response had no content (only usage/metadata, empty data or [DONE])"};
   return std::nullopt;
 }
 
@@ -119,12 +121,13 @@ proto::metric_record compute_metrics(const proto::request_record& in,
         auto rt = std::max<std::int64_t>(in.usage.reasoning_tokens, 0);
         // Clamped: some servers report reasoning outside completion tokens.
         output = static_cast<double>(
-          std::max<std::int64_t>(in.usage.completion_tokens - rt, 0));
+            std::max<std::int64_t>(in.usage.completion_tokens - rt, 0));
         reasoning = static_cast<double>(rt);
       }
     } else {
       output = static_cast<double>(tokenizer::count_tokens(in.output_text));
-      reasoning = static_cast<double>(tokenizer::count_tokens(in.reasoning_text));
+      reasoning
+          = static_cast<double>(tokenizer::count_tokens(in.reasoning_text));
     }
     if (output) {
       osl = *output + *reasoning;
@@ -157,9 +160,9 @@ proto::metric_record compute_metrics(const proto::request_record& in,
     if (!in.response_is_reasoning.empty()
         && std::find(in.response_is_reasoning.begin(),
                      in.response_is_reasoning.end(), 1)
-             != in.response_is_reasoning.end()) {
-      for (std::size_t i = 0; i < r.size() && i < in.response_is_reasoning.size();
-           ++i) {
+               != in.response_is_reasoning.end()) {
+      for (std::size_t i = 0;
+           i < r.size() && i < in.response_is_reasoning.size(); ++i) {
         if (in.response_is_reasoning[i] == 0) {
           if (r[i] >= start)
             out.set(record_metric::time_to_first_output_token,
@@ -185,7 +188,8 @@ proto::metric_record compute_metrics(const proto::request_record& in,
         out.set(record_metric::output_token_throughput_per_user, 1e9 / itl);
     }
     if (ttft && isl && *ttft > 0)
-      out.set(record_metric::prefill_throughput_per_user, *isl / (*ttft * 1e-9));
+      out.set(record_metric::prefill_throughput_per_user,
+              *isl / (*ttft * 1e-9));
     if (in.request_ack_ns > 0 && in.request_ack_ns >= start) {
       auto setup = static_cast<double>(in.request_ack_ns - start);
       out.set(record_metric::stream_setup_latency, setup);

@@ -18,8 +18,8 @@ std::optional<std::vector<goodput_slo>> parse_goodput(std::string_view text,
       break;
     auto end = text.find(' ', pos);
     auto piece = text.substr(pos, end == std::string_view::npos
-                                    ? std::string_view::npos
-                                    : end - pos);
+                                      ? std::string_view::npos
+                                      : end - pos);
     pos = end == std::string_view::npos ? text.size() : end;
     auto colon = piece.find(':');
     if (colon == std::string_view::npos || colon == 0) {
@@ -29,9 +29,8 @@ std::optional<std::vector<goodput_slo>> parse_goodput(std::string_view text,
     }
     auto value_text = piece.substr(colon + 1);
     double value = 0;
-    auto [ptr, ec] = std::from_chars(value_text.data(),
-                                     value_text.data() + value_text.size(),
-                                     value);
+    auto [ptr, ec] = std::from_chars(
+        value_text.data(), value_text.data() + value_text.size(), value);
     if (ec != std::errc{} || ptr != value_text.data() + value_text.size()) {
       error = "--goodput: value of '" + std::string{piece.substr(0, colon)}
               + "' is not a number: '" + std::string{value_text} + "'";

@@ -45,15 +45,16 @@ const metric_result* run_summary::find(std::string_view tag) const noexcept {
 
 metrics_aggregator::metrics_aggregator(metric_options options,
                                        std::size_t sample_budget)
-  : options_(std::move(options)),
-    values_(proto::record_metric_count, stats::sample_accumulator{sample_budget}),
-    icl_(sample_budget) {
+    : options_(std::move(options)),
+      values_(proto::record_metric_count,
+              stats::sample_accumulator{sample_budget}),
+      icl_(sample_budget) {
   for (const auto& slo : options_.goodput) {
     // validate() guarantees the tag exists; skip defensively otherwise.
     if (auto m = find_record_metric(slo.tag)) {
       const auto& i = info(*m);
       slos_.push_back(
-        {*m, i.to_base(slo.threshold), i.has(flag::larger_is_better)});
+          {*m, i.to_base(slo.threshold), i.has(flag::larger_is_better)});
     }
   }
 }
@@ -160,8 +161,8 @@ bool metrics_aggregator::applicable(const metric_info& m) const noexcept {
 run_summary metrics_aggregator::finalize() const {
   run_summary s;
   s.token_count_source = options_.use_server_token_count
-                           ? "server (usage)"
-                           : "client (built-in tokenizer)";
+                             ? "server (usage)"
+                             : "client (built-in tokenizer)";
   s.target_request_rate = options_.target_request_rate;
   std::vector<std::string> approximate;
 
@@ -199,7 +200,7 @@ run_summary metrics_aggregator::finalize() const {
       || !values_[idx(record_metric::usage_completion_tokens_diff_pct)].empty()
       || !values_[idx(record_metric::usage_reasoning_tokens_diff_pct)].empty())
     scalars["usage_discrepancy_count"]
-      = static_cast<double>(usage_discrepancy_count_);
+        = static_cast<double>(usage_discrepancy_count_);
   if (!values_[idx(record_metric::osl_mismatch_diff_pct)].empty())
     scalars["osl_mismatch_count"] = static_cast<double>(osl_mismatch_count_);
   if (request_count_ > 0) {
@@ -213,12 +214,12 @@ run_summary metrics_aggregator::finalize() const {
       auto seconds = duration_ns / 1e9;
       scalars["benchmark_duration"] = duration_ns;
       scalars["request_throughput"]
-        = static_cast<double>(request_count_) / seconds;
+          = static_cast<double>(request_count_) / seconds;
       if (total_osl)
         scalars["output_token_throughput"] = *total_osl / seconds;
       if (total_osl || total_isl)
         scalars["total_token_throughput"]
-          = (total_isl.value_or(0) + total_osl.value_or(0)) / seconds;
+            = (total_isl.value_or(0) + total_osl.value_or(0)) / seconds;
       if (!slos_.empty())
         scalars["goodput"] = static_cast<double>(good_count_) / seconds;
     }
@@ -248,14 +249,15 @@ run_summary metrics_aggregator::finalize() const {
 
   for (const auto& [key, n] : errors_)
     s.errors.push_back(
-      {{std::get<0>(key), std::get<1>(key), std::get<2>(key)}, n});
-  std::stable_sort(s.errors.begin(), s.errors.end(),
-                   [](const auto& a, const auto& b) { return a.count > b.count; });
+        {{std::get<0>(key), std::get<1>(key), std::get<2>(key)}, n});
+  std::stable_sort(
+      s.errors.begin(), s.errors.end(),
+      [](const auto& a, const auto& b) { return a.count > b.count; });
 
   if (sent_count_ >= 2 && last_send_ns_ > first_send_ns_)
-    s.achieved_request_rate = static_cast<double>(sent_count_ - 1)
-                              / (static_cast<double>(last_send_ns_ - first_send_ns_)
-                                 / 1e9);
+    s.achieved_request_rate
+        = static_cast<double>(sent_count_ - 1)
+          / (static_cast<double>(last_send_ns_ - first_send_ns_) / 1e9);
   if (const auto* lag = s.find("send_lag"); lag && lag->stats) {
     s.send_lag_p50_ms = lag->stats->at(stats::pct::p50);
     s.send_lag_p99_ms = lag->stats->at(stats::pct::p99);
@@ -269,18 +271,18 @@ run_summary metrics_aggregator::finalize() const {
                          + " requests failed; see error_summary");
   if (osl_mismatch_count_ > 0)
     s.warnings.push_back(
-      format_count(static_cast<double>(osl_mismatch_count_))
-      + " requests produced an output length differing from the requested "
-        "max tokens by more than min("
-      + format_count(options_.osl_mismatch_threshold_pct) + " %, "
-      + format_count(options_.osl_mismatch_max_tokens)
-      + " tokens); pass ignore_eos/min_tokens with --extra-inputs for exact "
-        "lengths");
+        format_count(static_cast<double>(osl_mismatch_count_))
+        + " requests produced an output length differing from the requested "
+          "max tokens by more than min("
+        + format_count(options_.osl_mismatch_threshold_pct) + " %, "
+        + format_count(options_.osl_mismatch_max_tokens)
+        + " tokens); pass ignore_eos/min_tokens with --extra-inputs for exact "
+          "lengths");
   if (usage_discrepancy_count_ > 0)
     s.warnings.push_back(
-      format_count(static_cast<double>(usage_discrepancy_count_))
-      + " requests have server usage differing from client token counts by "
-        "more than 10 %; the tokenizer may not match the model's");
+        format_count(static_cast<double>(usage_discrepancy_count_))
+        + " requests have server usage differing from client token counts by "
+          "more than 10 %; the tokenizer may not match the model's");
   if (!approximate.empty()) {
     std::string tags;
     for (const auto& t : approximate)
@@ -291,7 +293,7 @@ run_summary metrics_aggregator::finalize() const {
   }
   if (s.target_request_rate && s.achieved_request_rate
       && *s.achieved_request_rate
-           < *s.target_request_rate * rate_shortfall_warning)
+             < *s.target_request_rate * rate_shortfall_warning)
     s.warnings.push_back("achieved request rate is below the target: the "
                          "client or the server could not keep up");
   return s;

@@ -71,9 +71,9 @@ class metrics_aggregator {
 public:
   /// `options` must have passed `validate()`. `sample_budget` bounds the
   /// exact samples kept per metric (see stats::sample_accumulator).
-  explicit metrics_aggregator(
-    metric_options options,
-    std::size_t sample_budget = stats::sample_accumulator::default_budget);
+  explicit metrics_aggregator(metric_options options,
+                              std::size_t sample_budget
+                              = stats::sample_accumulator::default_budget);
 
   void add(const proto::metric_record& record);
   void add(const proto::metric_record_batch& batch) {
@@ -126,7 +126,7 @@ private:
   std::int64_t first_send_ns_ = 0;
   std::int64_t last_send_ns_ = 0;
   std::map<std::tuple<std::int32_t, std::string, std::string>, std::uint64_t>
-    errors_;
+      errors_;
 };
 
 } // namespace aiperf::metrics

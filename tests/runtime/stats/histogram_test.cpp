@@ -1,5 +1,4 @@
 #include "runtime/stats/histogram.hpp"
-
 #include "runtime/stats/summary.hpp"
 
 #include <gtest/gtest.h>
@@ -41,7 +40,7 @@ TEST(log_linear_histogram, percentiles_within_error_bound) {
       EXPECT_LE(std::abs(approx - exact) / exact, 0.001) << "q=" << q;
       EXPECT_LE(std::abs(approx - exact) / exact,
                 stats::log_linear_histogram::max_relative_error * 1.0001)
-        << "q=" << q;
+          << "q=" << q;
     }
     EXPECT_EQ(h.count(), v.size());
     EXPECT_DOUBLE_EQ(h.min(), v.front());

@@ -72,10 +72,9 @@ TEST(summary, selection_matches_sorted_reference) {
     auto s = stats::summarize(v);
     ASSERT_TRUE(s);
     for (std::size_t i = 0; i < stats::percentile_levels.size(); ++i)
-      EXPECT_DOUBLE_EQ(s->pct[i],
-                       stats::percentile_sorted(sorted,
-                                                stats::percentile_levels[i]))
-        << "n=" << n << " level " << stats::percentile_levels[i];
+      EXPECT_DOUBLE_EQ(s->pct[i], stats::percentile_sorted(
+                                      sorted, stats::percentile_levels[i]))
+          << "n=" << n << " level " << stats::percentile_levels[i];
   }
 }
 

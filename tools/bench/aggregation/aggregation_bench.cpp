@@ -6,12 +6,11 @@
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/resource.h>
 
 using namespace aiperf;
 
@@ -19,7 +18,7 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-    .count();
+      .count();
 }
 
 // CPU seconds of this process: robust against other load on shared cores.

@@ -1,12 +1,10 @@
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/exporters/json_writer.hpp"
-
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
 
-#include <rapidjson/document.h>
-
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 
 #include <sstream>
 #include <vector>
@@ -27,8 +25,8 @@ metrics::run_summary small_run(bool with_error = true) {
   metrics::metrics_aggregator agg{streaming()};
   constexpr std::int64_t t0 = 1'764'416'439'000'000'000; // 2025-11-29
   for (int i = 0; i < 3; ++i) {
-    auto r = make_record(0, {10'000'000, 15'000'000, 20'000'000 + i * 1'000'000},
-                         2);
+    auto r = make_record(
+        0, {10'000'000, 15'000'000, 20'000'000 + i * 1'000'000}, 2);
     r.request_start_wall_ns = t0 + i * 100'000'000;
     r.input_tokens = 100;
     agg.add(metrics::compute_metrics(r, agg.options(), "rp0"));
@@ -56,7 +54,7 @@ TEST(profile_json, parses_back_with_expected_keys_and_values) {
   auto s = small_run();
   std::string err;
   auto text = exporters::render_profile_json(
-    s, {"bench-1", R"({"endpoint":{"streaming":true}})", false}, err);
+      s, {"bench-1", R"({"endpoint":{"streaming":true}})", false}, err);
   ASSERT_TRUE(text) << err;
   rapidjson::Document d;
   d.Parse(text->c_str());
@@ -71,8 +69,8 @@ TEST(profile_json, parses_back_with_expected_keys_and_values) {
   EXPECT_DOUBLE_EQ(lat["max"].GetDouble(), 22.0);
   EXPECT_DOUBLE_EQ(lat["p50"].GetDouble(), 21.0);
   EXPECT_EQ(lat["count"].GetUint64(), 3u);
-  for (auto k : {"p1", "p5", "p10", "p25", "p75", "p90", "p95", "p99", "std",
-                 "sum"})
+  for (auto k :
+       {"p1", "p5", "p10", "p25", "p75", "p90", "p95", "p99", "std", "sum"})
     EXPECT_TRUE(lat.HasMember(k)) << k;
   EXPECT_DOUBLE_EQ(d["time_to_first_token"]["avg"].GetDouble(), 10.0);
   EXPECT_EQ(d["request_count"]["avg"].GetInt64(), 3);
@@ -95,8 +93,8 @@ TEST(profile_json, parses_back_with_expected_keys_and_values) {
 
 TEST(profile_json, rejects_input_config_that_is_not_an_object) {
   std::string err;
-  EXPECT_FALSE(exporters::render_profile_json(small_run(), {"b", "[1]", false},
-                                              err));
+  EXPECT_FALSE(
+      exporters::render_profile_json(small_run(), {"b", "[1]", false}, err));
   EXPECT_NE(err.find("input_config"), std::string::npos);
 }
 
@@ -113,7 +111,7 @@ TEST(profile_csv, two_sections_with_fixed_layout) {
   // Distribution rows are sorted by tag: e2e_output_token_throughput first.
   EXPECT_EQ(lines[1].rfind("E2E Output Token Throughput (tokens/sec/user),", 0),
             0u)
-    << lines[1];
+      << lines[1];
   auto has_line = [&](const std::string& l) {
     return std::find(lines.begin(), lines.end(), l) != lines.end();
   };
@@ -165,7 +163,7 @@ TEST(jsonl, line_round_trips_through_rapidjson) {
   bad.error = {499, "RequestCancellationError", "cancelled"};
   std::string err_line;
   exporters::append_jsonl_line(
-    err_line, metrics::compute_metrics(bad, streaming(), "rp"));
+      err_line, metrics::compute_metrics(bad, streaming(), "rp"));
   rapidjson::Document e;
   e.Parse(err_line.c_str());
   ASSERT_FALSE(e.HasParseError());

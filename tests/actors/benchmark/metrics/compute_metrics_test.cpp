@@ -1,5 +1,4 @@
 #include "actors/benchmark/metrics/compute_metrics.hpp"
-
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
 
 #include <gtest/gtest.h>
@@ -42,12 +41,12 @@ TEST(compute_metrics, ttft_and_ttst) {
 // Reference §8 item 2.
 TEST(compute_metrics, request_latency_to_last_content_response) {
   EXPECT_EQ(compute(make_record(10, {15, 25, 35}))
-              .get(record_metric::request_latency),
+                .get(record_metric::request_latency),
             25.0);
   std::vector<double> got;
   for (auto [s, e] : {std::pair{10, 25}, {20, 35}, {30, 50}})
     got.push_back(
-      *compute(make_record(s, {e})).get(record_metric::request_latency));
+        *compute(make_record(s, {e})).get(record_metric::request_latency));
   EXPECT_EQ(got, (std::vector<double>{15, 15, 20}));
 }
 
@@ -82,7 +81,8 @@ TEST(compute_metrics, per_user_throughputs) {
   EXPECT_DOUBLE_EQ(*m.get(record_metric::inter_token_latency), 1e8);
   EXPECT_DOUBLE_EQ(*m.get(record_metric::output_token_throughput_per_user),
                    10.0);
-  EXPECT_DOUBLE_EQ(*m.get(record_metric::prefill_throughput_per_user), 10'000.0);
+  EXPECT_DOUBLE_EQ(*m.get(record_metric::prefill_throughput_per_user),
+                   10'000.0);
   // e2e: 2 tokens over 0.2 s.
   EXPECT_DOUBLE_EQ(*m.get(record_metric::e2e_output_token_throughput), 10.0);
   EXPECT_EQ(m.get(record_metric::input_sequence_length), 1000.0);
@@ -101,7 +101,7 @@ TEST(compute_metrics, osl_mismatch_flags) {
                      (out - 100) * 1.0);
     flagged += m.osl_mismatch ? 1 : 0;
   }
-  EXPECT_EQ(flagged, 2); // strictly greater than 20 %
+  EXPECT_EQ(flagged, 2);            // strictly greater than 20 %
   o.osl_mismatch_threshold_pct = 5; // capped at 50 tokens
   auto r = test::make_osl_record(0, 10, 1940);
   r.requested_output_tokens = 2000;

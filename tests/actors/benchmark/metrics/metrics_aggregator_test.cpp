@@ -1,6 +1,5 @@
-#include "actors/benchmark/metrics/metrics_aggregator.hpp"
-
 #include "actors/benchmark/metrics/compute_metrics.hpp"
+#include "actors/benchmark/metrics/metrics_aggregator.hpp"
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
 
 #include <gtest/gtest.h>
@@ -223,7 +222,7 @@ TEST(metrics_aggregator, merge_equals_single_aggregator) {
   for (std::size_t i = 0; i < sa.metrics.size(); ++i) {
     EXPECT_EQ(sa.metrics[i].tag(), sall.metrics[i].tag());
     EXPECT_DOUBLE_EQ(sa.metrics[i].avg(), sall.metrics[i].avg())
-      << sa.metrics[i].tag();
+        << sa.metrics[i].tag();
     if (sa.metrics[i].stats) {
       EXPECT_EQ(sa.metrics[i].stats->pct, sall.metrics[i].stats->pct);
     }
@@ -265,10 +264,10 @@ TEST(metrics_aggregator, histogram_mode_is_reported) {
 
 TEST(metric_options, goodput_parsing_and_validation) {
   std::string err;
-  auto slos = metrics::parse_goodput(
-    "request_latency:250 inter_token_latency:10 "
-    "output_token_throughput_per_user:600",
-    err);
+  auto slos
+      = metrics::parse_goodput("request_latency:250 inter_token_latency:10 "
+                               "output_token_throughput_per_user:600",
+                               err);
   ASSERT_TRUE(slos) << err;
   ASSERT_EQ(slos->size(), 3u);
   EXPECT_EQ((*slos)[1].tag, "inter_token_latency");

@@ -11,9 +11,10 @@
 
 namespace aiperf::test {
 
-inline proto::request_record
-make_record(std::int64_t start, std::vector<std::int64_t> responses,
-            int tokens_per_response = 1, bool streaming = true) {
+inline proto::request_record make_record(std::int64_t start,
+                                         std::vector<std::int64_t> responses,
+                                         int tokens_per_response = 1,
+                                         bool streaming = true) {
   proto::request_record r;
   r.x_request_id = "req";
   r.worker_id = "worker_0";

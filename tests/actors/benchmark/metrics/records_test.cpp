@@ -53,7 +53,8 @@ TEST(records, batches_round_trip_through_caf_serialization) {
   EXPECT_EQ(back.records[1].credit_id, 7u);
   EXPECT_EQ(back.records[1].x_request_id, "abc");
   EXPECT_EQ(back.records[1].phase, proto::benchmark_phase::warmup);
-  EXPECT_EQ(back.records[1].response_ts_ns, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(back.records[1].response_ts_ns,
+            (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ(back.records[1].usage.completion_tokens, 9);
   EXPECT_EQ(back.records[1].raw_responses[0].text, "data: x");
   EXPECT_EQ(back.records[1].error, r.error);
@@ -74,5 +75,6 @@ TEST(records, batches_round_trip_through_caf_serialization) {
   ASSERT_EQ(mback.records.size(), 1u);
   EXPECT_EQ(mback.records[0].get(proto::record_metric::request_latency), 25.0);
   EXPECT_FALSE(mback.records[0].has(proto::record_metric::time_to_first_token));
-  EXPECT_EQ(mback.records[0].inter_chunk_latency, (std::vector<double>{10, 15}));
+  EXPECT_EQ(mback.records[0].inter_chunk_latency,
+            (std::vector<double>{10, 15}));
 }
