@@ -16,9 +16,8 @@
 
 #include <charconv>
 #include <list>
-#include <thread>
-
 #include <sys/socket.h>
+#include <thread>
 
 namespace aiperf::http_server {
 
@@ -29,7 +28,8 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+using reuse_port
+    = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 
 // Request headers beyond this are refused with 431; chat prompts go in the
 // body, so 16 KiB of headers is generous.
@@ -41,14 +41,14 @@ constexpr std::size_t read_buffer_size = 64 * 1024;
 void append_decimal(std::string& out, std::uint64_t value) {
   char digits[24];
   auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
-  (void) ec; // 24 bytes always fit a uint64
+  (void)ec; // 24 bytes always fit a uint64
   out.append(digits, end);
 }
 
 void append_hex(std::string& out, std::uint64_t value) {
   char digits[24];
   auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value, 16);
-  (void) ec;
+  (void)ec;
   out.append(digits, end);
 }
 
@@ -65,33 +65,51 @@ std::string plain_error_json(std::string_view message, std::string_view type) {
 
 std::string_view reason_phrase(unsigned status) noexcept {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+  case 200:
+    return "OK";
+  case 201:
+    return "Created";
+  case 204:
+    return "No Content";
+  case 400:
+    return "Bad Request";
+  case 401:
+    return "Unauthorized";
+  case 403:
+    return "Forbidden";
+  case 404:
+    return "Not Found";
+  case 405:
+    return "Method Not Allowed";
+  case 409:
+    return "Conflict";
+  case 413:
+    return "Payload Too Large";
+  case 415:
+    return "Unsupported Media Type";
+  case 422:
+    return "Unprocessable Entity";
+  case 429:
+    return "Too Many Requests";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 500:
+    return "Internal Server Error";
+  case 502:
+    return "Bad Gateway";
+  case 503:
+    return "Service Unavailable";
+  default:
+    return "Unknown";
   }
 }
 
 // -- response_writer ----------------------------------------------------------
 
 response_writer::response_writer(tcp::socket& socket, asio::steady_timer& timer,
-                                 bool keep_alive)
-  : socket_(socket), timer_(timer), keep_alive_(keep_alive) {
-  out_.reserve(16 * 1024);
+                                 std::string& buffer, bool keep_alive)
+    : socket_(socket), timer_(timer), out_(buffer), keep_alive_(keep_alive) {
+  out_.clear();
 }
 
 void response_writer::append_head(unsigned status,
@@ -183,8 +201,8 @@ struct server::worker {
 
   worker(const options& o, const handler& h,
          std::shared_ptr<std::atomic<std::size_t>> count)
-    : ioc(1), acceptor(ioc), opts(o), on_request(h),
-      connections(std::move(count)) {}
+      : ioc(1), acceptor(ioc), opts(o), on_request(h),
+        connections(std::move(count)) {}
 
   asio::io_context ioc;
   tcp::acceptor acceptor;
@@ -215,7 +233,7 @@ struct server::worker {
       boost::system::error_code ec;
       tcp::socket socket{ioc};
       co_await acceptor.async_accept(
-        socket, asio::redirect_error(asio::use_awaitable, ec));
+          socket, asio::redirect_error(asio::use_awaitable, ec));
       if (stopping || ec == asio::error::operation_aborted)
         co_return;
       if (ec) {
@@ -223,7 +241,7 @@ struct server::worker {
         log::get("http_server")->warn("accept failed: {}", ec.message());
         backoff.expires_after(std::chrono::milliseconds(10));
         co_await backoff.async_wait(
-          asio::redirect_error(asio::use_awaitable, ec));
+            asio::redirect_error(asio::use_awaitable, ec));
         continue;
       }
       socket.set_option(tcp::no_delay(true), ec);
@@ -235,9 +253,9 @@ struct server::worker {
 
   static asio::awaitable<void> reject(tcp::socket& socket,
                                       asio::steady_timer& timer,
-                                      unsigned status,
+                                      std::string& out, unsigned status,
                                       std::string_view message) {
-    response_writer w{socket, timer, false};
+    response_writer w{socket, timer, out, false};
     co_await w.send(status, "application/json",
                     plain_error_json(message, "invalid_request_error"));
   }
@@ -247,6 +265,8 @@ struct server::worker {
     beast::flat_buffer buffer;
     buffer.reserve(read_buffer_size);
     asio::steady_timer timer{ioc};
+    std::string out;
+    out.reserve(16 * 1024);
     for (;;) {
       it->idle = true;
       http::request_parser<http::string_body> parser;
@@ -257,21 +277,21 @@ struct server::worker {
                                 asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {
         if (ec == http::error::body_limit)
-          co_await reject(socket, timer, 413,
+          co_await reject(socket, timer, out, 413,
                           "request body exceeds the server's body limit");
         else if (ec == http::error::header_limit)
-          co_await reject(socket, timer, 431, "request headers too large");
+          co_await reject(socket, timer, out, 431, "request headers too large");
         else if (ec.category()
-                   == http::make_error_code(http::error::end_of_stream)
-                        .category()
+                     == http::make_error_code(http::error::end_of_stream)
+                            .category()
                  && ec != http::error::end_of_stream
                  && ec != http::error::partial_message)
-          co_await reject(socket, timer, 400, "malformed HTTP request");
+          co_await reject(socket, timer, out, 400, "malformed HTTP request");
         break; // peer closed, reset, or we are stopping
       }
       it->idle = false;
       request req = parser.release();
-      response_writer w{socket, timer, req.keep_alive() && !stopping};
+      response_writer w{socket, timer, out, req.keep_alive() && !stopping};
       bool handler_failed = false;
       try {
         co_await on_request(req, w);
@@ -280,13 +300,13 @@ struct server::worker {
         handler_failed = true;
       }
       if (!w.done() && !w.failed() && handler_failed)
-        co_await w.send(500, "application/json",
-                        plain_error_json("internal server error",
-                                         "server_error"));
+        co_await w.send(
+            500, "application/json",
+            plain_error_json("internal server error", "server_error"));
       else if (!w.done() && !w.failed())
-        co_await w.send(500, "application/json",
-                        plain_error_json("handler produced no response",
-                                         "server_error"));
+        co_await w.send(
+            500, "application/json",
+            plain_error_json("handler produced no response", "server_error"));
       if (w.failed() || !w.keep_alive() || stopping)
         break;
     }
@@ -309,8 +329,8 @@ struct server::worker {
 };
 
 server::server(options opts, handler h)
-  : opts_(std::move(opts)), handler_(std::move(h)),
-    connections_(std::make_shared<std::atomic<std::size_t>>(0)) {}
+    : opts_(std::move(opts)), handler_(std::move(h)),
+      connections_(std::make_shared<std::atomic<std::size_t>>(0)) {}
 
 server::~server() {
   stop();

@@ -14,7 +14,9 @@
 // later absolute time point, so a zero-latency stream is also one write.
 #pragma once
 
-#include <utility> // Boost 1.74 awaitable.hpp needs std::exchange (g++ 12)
+// clang-format off
+#include <utility> // first: Boost 1.74 awaitable.hpp needs std::exchange (g++ 12)
+// clang-format on
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -45,8 +47,12 @@ using clock = std::chrono::steady_clock; // CLOCK_MONOTONIC on Linux
 /// only from the connection's coroutine.
 class response_writer {
 public:
+  /// `buffer` is the connection's reusable output buffer (kept across
+  /// requests so that steady-state responses allocate nothing); it must be
+  /// empty and outlive the writer.
   response_writer(boost::asio::ip::tcp::socket& socket,
-                  boost::asio::steady_timer& timer, bool keep_alive);
+                  boost::asio::steady_timer& timer, std::string& buffer,
+                  bool keep_alive);
 
   /// Sends a complete response (`Content-Length`) with one write.
   /// `extra_headers` are preformatted lines, each ending in "\r\n".
@@ -90,7 +96,7 @@ private:
 
   boost::asio::ip::tcp::socket& socket_;
   boost::asio::steady_timer& timer_;
-  std::string out_;
+  std::string& out_;
   bool keep_alive_;
   bool failed_ = false;
   bool done_ = false;
@@ -101,7 +107,7 @@ private:
 /// produce exactly one response through the writer; if it returns without
 /// one, the server answers 500.
 using handler
-  = std::function<boost::asio::awaitable<void>(request&, response_writer&)>;
+    = std::function<boost::asio::awaitable<void>(request&, response_writer&)>;
 
 /// Listener settings.
 struct options {

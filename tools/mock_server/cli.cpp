@@ -7,45 +7,44 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
-
 #include <pthread.h>
 
 namespace aiperf::mock_server {
 
 void add_subcommand(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand(
-    "mock-server", "OpenAI-compatible mock LLM server (chat, completions, "
-                   "embeddings; SSE streaming; exact TTFT/ITL)");
+      "mock-server", "OpenAI-compatible mock LLM server (chat, completions, "
+                     "embeddings; SSE streaming; exact TTFT/ITL)");
   auto opts = std::make_shared<options>();
   auto level = std::make_shared<std::string>("info");
   sub->add_option("--host", opts->host, "address to bind")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_option("-p,--port", opts->port,
                   "port to bind (0 = ephemeral; the bound port is printed)")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_option("--ttft", opts->ttft_ms,
                   "time to first token in milliseconds (>= 0)")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_option("--itl", opts->itl_ms,
                   "inter-token latency in milliseconds (>= 0)")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_flag("-f,--fast", opts->fast, "zero latency (ignore ttft/itl)");
   sub->add_option("--error-rate", opts->error_rate,
                   "percentage 0-100 of generation requests answered with 500")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_option("--random-seed", opts->random_seed,
                   "seed for output words and error injection")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_option("--model-names", opts->model_names,
                   "accepted models, comma separated (default: any)")
-    ->delimiter(',');
+      ->delimiter(',');
   sub->add_flag("--stamp-events", opts->stamp_events,
                 "precede each SSE event with ': t=<CLOCK_MONOTONIC ns>'");
   sub->add_option("-w,--workers", opts->workers, "io threads (1-64)")
-    ->capture_default_str();
+      ->capture_default_str();
   sub->add_option("--log-level", *level,
                   std::string{"log level: "} + std::string{log::level_names}
-                    + " (default info)");
+                      + " (default info)");
   sub->callback([opts, level, &exit_code] {
     if (!log::set_level(*level)) {
       std::fprintf(stderr, "--log-level must be one of %.*s, got '%s'\n",

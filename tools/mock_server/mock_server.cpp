@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-
 #include <time.h>
 
 namespace aiperf::mock_server {
@@ -20,11 +19,19 @@ using http_server::clock;
 namespace {
 
 enum class counter_endpoint {
-  chat, completions, embeddings, models, health, metrics, other, count_
+  chat,
+  completions,
+  embeddings,
+  models,
+  health,
+  metrics,
+  other,
+  count_
 };
 
 constexpr std::array<std::string_view, 7> endpoint_names{
-  "chat", "completions", "embeddings", "models", "health", "metrics", "other"};
+    "chat",   "completions", "embeddings", "models",
+    "health", "metrics",     "other"};
 
 constexpr std::array<unsigned, 5> tracked_statuses{200, 400, 404, 413, 500};
 
@@ -62,7 +69,7 @@ struct state {
   std::uint64_t error_threshold = 0; // out of 1'000'000
   std::array<std::atomic<std::uint64_t>, endpoint_names.size()> requests{};
   std::array<std::atomic<std::uint64_t>, tracked_statuses.size() + 1>
-    responses{};
+      responses{};
   std::atomic<std::uint64_t> prompt_tokens{0};
   std::atomic<std::uint64_t> output_tokens{0};
   std::atomic<std::int64_t> in_flight{0};
@@ -111,8 +118,8 @@ boost::asio::awaitable<void> state::generate(endpoint kind,
                                              http_server::response_writer& w,
                                              clock::time_point start) {
   auto ct = req[http::field::content_type];
-  auto parsed = parse_request(kind, {ct.data(), ct.size()}, req.body(),
-                              settings);
+  auto parsed
+      = parse_request(kind, {ct.data(), ct.size()}, req.body(), settings);
   if (auto* err = std::get_if<api_error>(&parsed)) {
     co_await send(w, err->status, err->body);
     co_return;
@@ -229,8 +236,8 @@ boost::asio::awaitable<void> state::handle(http_server::request& req,
   }
   count_request(counter_endpoint::other);
   std::string message = "Invalid URL (";
-  message.append(std::string_view{req.method_string().data(),
-                                  req.method_string().size()});
+  message.append(
+      std::string_view{req.method_string().data(), req.method_string().size()});
   message.push_back(' ');
   message.append(target);
   message.push_back(')');
@@ -240,14 +247,14 @@ boost::asio::awaitable<void> state::handle(http_server::request& req,
 std::string state::metrics() const {
   std::string out;
   out.reserve(2048);
-  auto line = [&](std::string_view name, std::string_view labels,
-                  std::uint64_t v) {
-    out.append(name);
-    out.append(labels);
-    out.push_back(' ');
-    out.append(std::to_string(v));
-    out.push_back('\n');
-  };
+  auto line
+      = [&](std::string_view name, std::string_view labels, std::uint64_t v) {
+          out.append(name);
+          out.append(labels);
+          out.push_back(' ');
+          out.append(std::to_string(v));
+          out.push_back('\n');
+        };
   out.append("# HELP aiperf_mock_requests_total Requests received, by "
              "endpoint.\n# TYPE aiperf_mock_requests_total counter\n");
   for (std::size_t i = 0; i < endpoint_names.size(); ++i)
@@ -259,8 +266,8 @@ std::string state::metrics() const {
   for (std::size_t i = 0; i <= tracked_statuses.size(); ++i)
     line("aiperf_mock_responses_total",
          i < tracked_statuses.size()
-           ? "{status=\"" + std::to_string(tracked_statuses[i]) + "\"}"
-           : std::string{"{status=\"other\"}"},
+             ? "{status=\"" + std::to_string(tracked_statuses[i]) + "\"}"
+             : std::string{"{status=\"other\"}"},
          responses[i].load(std::memory_order_relaxed));
   out.append("# HELP aiperf_mock_prompt_tokens_total Prompt tokens of "
              "valid generation requests.\n# TYPE "
@@ -274,8 +281,8 @@ std::string state::metrics() const {
   out.append("# HELP aiperf_mock_in_flight Requests being answered.\n"
              "# TYPE aiperf_mock_in_flight gauge\n");
   line("aiperf_mock_in_flight", "",
-       static_cast<std::uint64_t>(
-         std::max<std::int64_t>(0, in_flight.load(std::memory_order_relaxed))));
+       static_cast<std::uint64_t>(std::max<std::int64_t>(
+           0, in_flight.load(std::memory_order_relaxed))));
   return out;
 }
 
@@ -325,30 +332,30 @@ http_server::start_result server::start() {
   s.settings.embedding_dims = s.opts.embedding_dims;
   auto to_duration = [](double ms) {
     return std::chrono::duration_cast<clock::duration>(
-      std::chrono::duration<double, std::milli>(ms));
+        std::chrono::duration<double, std::milli>(ms));
   };
   s.ttft = to_duration(s.opts.ttft_ms);
   s.itl = to_duration(s.opts.itl_ms);
   s.error_threshold
-    = static_cast<std::uint64_t>(std::llround(s.opts.error_rate * 10'000));
+      = static_cast<std::uint64_t>(std::llround(s.opts.error_rate * 10'000));
   http_server::options ho;
   ho.host = s.opts.host;
   ho.port = s.opts.port;
   ho.threads = s.opts.workers;
   // The handler keeps the state alive even if a connection outlives us.
   http_ = std::make_unique<http_server::server>(
-    ho, [st = state_](http_server::request& req,
-                      http_server::response_writer& w) {
-      return st->handle(req, w);
-    });
+      ho, [st = state_](http_server::request& req,
+                        http_server::response_writer& w) {
+        return st->handle(req, w);
+      });
   result = http_->start();
   if (!result.ok())
     http_.reset();
   else
     log::get("mock_server")
-      ->info("serving on {}:{} (ttft {} ms, itl {} ms{})", s.opts.host,
-             result.port, s.opts.fast ? 0 : s.opts.ttft_ms,
-             s.opts.fast ? 0 : s.opts.itl_ms, s.opts.fast ? ", fast" : "");
+        ->info("serving on {}:{} (ttft {} ms, itl {} ms{})", s.opts.host,
+               result.port, s.opts.fast ? 0 : s.opts.ttft_ms,
+               s.opts.fast ? 0 : s.opts.itl_ms, s.opts.fast ? ", fast" : "");
   return result;
 }
 

@@ -49,7 +49,7 @@ struct options {
   std::uint16_t port = 8000; // 0 = ephemeral
   double ttft_ms = 20;
   double itl_ms = 5;
-  bool fast = false; // zero latency
+  bool fast = false;     // zero latency
   double error_rate = 0; // percent, 0-100
   std::uint64_t random_seed = 0;
   std::vector<std::string> model_names; // empty = any model

@@ -19,7 +19,7 @@ using rapidjson::Value;
 void append_int(std::string& out, std::int64_t v) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  (void) ec;
+  (void)ec;
   out.append(buf, end);
 }
 
@@ -54,15 +54,15 @@ std::optional<api_error> read_count(const Value& obj, const char* name,
   if (it == obj.MemberEnd() || it->value.IsNull())
     return std::nullopt;
   if (!it->value.IsUint64())
-    return invalid(std::string{"'"} + name + "' must be an integer >= "
-                     + std::to_string(min),
+    return invalid(std::string{"'"} + name
+                       + "' must be an integer >= " + std::to_string(min),
                    name, "invalid_type");
   auto v = it->value.GetUint64();
   if (v < min || v > max_output_tokens)
     return invalid(std::string{"'"} + name + "' must be between "
-                     + std::to_string(min) + " and "
-                     + std::to_string(max_output_tokens) + ", got "
-                     + std::to_string(v),
+                       + std::to_string(min) + " and "
+                       + std::to_string(max_output_tokens) + ", got "
+                       + std::to_string(v),
                    name, "integer_out_of_range");
   out = v;
   return std::nullopt;
@@ -107,8 +107,7 @@ std::optional<api_error> collect_chat_text(const Value& messages,
                          "messages.content", "invalid_type");
         auto t = part.FindMember("text");
         if (t != part.MemberEnd() && t->value.IsString())
-          join(text, {t->value.GetString(), t->value.GetStringLength()},
-               first);
+          join(text, {t->value.GetString(), t->value.GetStringLength()}, first);
       }
     } else {
       return invalid("message 'content' must be a string, an array of "
@@ -149,8 +148,8 @@ std::optional<api_error> collect_inputs(const Value& v, const char* field,
                                         std::uint64_t& tokens) {
   auto bad = [&] {
     return invalid(std::string{"'"} + field
-                     + "' must be a string, an array of strings, an array "
-                       "of token ids, or an array of token-id arrays",
+                       + "' must be a string, an array of strings, an array "
+                         "of token ids, or an array of token-id arrays",
                    field, "invalid_type");
   };
   auto add = [&](const Value& one) -> bool {
@@ -182,7 +181,7 @@ std::optional<api_error> collect_inputs(const Value& v, const char* field,
 }
 
 constexpr std::string_view b64_alphabet
-  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 void append_base64(std::string& out, const unsigned char* p, std::size_t n) {
   std::size_t i = 0;
@@ -273,20 +272,30 @@ std::string error_body(std::string_view message, std::string_view type,
 void append_json_escaped(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          constexpr char hex[] = "0123456789abcdef";
-          out.append("\\u00");
-          out.push_back(hex[(c >> 4) & 0xf]);
-          out.push_back(hex[c & 0xf]);
-        } else {
-          out.push_back(c);
-        }
+    case '"':
+      out.append("\\\"");
+      break;
+    case '\\':
+      out.append("\\\\");
+      break;
+    case '\n':
+      out.append("\\n");
+      break;
+    case '\r':
+      out.append("\\r");
+      break;
+    case '\t':
+      out.append("\\t");
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        constexpr char hex[] = "0123456789abcdef";
+        out.append("\\u00");
+        out.push_back(hex[(c >> 4) & 0xf]);
+        out.push_back(hex[c & 0xf]);
+      } else {
+        out.push_back(c);
+      }
     }
   }
 }
@@ -322,10 +331,10 @@ parse_request(endpoint kind, std::string_view content_type,
   if (!settings.model_names.empty()
       && std::find(settings.model_names.begin(), settings.model_names.end(),
                    g.model)
-           == settings.model_names.end())
+             == settings.model_names.end())
     return api_error{404, error_body("The model `" + g.model
-                                       + "` does not exist or you do not "
-                                         "have access to it.",
+                                         + "` does not exist or you do not "
+                                           "have access to it.",
                                      "invalid_request_error", "model",
                                      "model_not_found")};
 
@@ -348,7 +357,7 @@ parse_request(endpoint kind, std::string_view content_type,
     auto in = doc.FindMember(field);
     if (in == doc.MemberEnd())
       return invalid(std::string{"Missing required parameter: '"} + field
-                       + "'.",
+                         + "'.",
                      field, "missing_required_parameter");
     if (auto err = collect_inputs(in->value, field, texts, prompt_tokens))
       return *err;
@@ -413,8 +422,8 @@ parse_request(endpoint kind, std::string_view content_type,
   auto max = max_completion ? max_completion : max_tokens;
   if (max && min_tokens && *min_tokens > *max)
     return invalid("'min_tokens' (" + std::to_string(*min_tokens)
-                     + ") must not exceed the maximum ("
-                     + std::to_string(*max) + ")",
+                       + ") must not exceed the maximum ("
+                       + std::to_string(*max) + ")",
                    "min_tokens", "invalid_value");
   if (max) {
     g.output_tokens = *max;
@@ -437,8 +446,10 @@ void append_token_event(std::string& out, const generation& g,
   append_head(out, g, id, created,
               chat ? "chat.completion.chunk" : "text_completion");
   if (chat)
-    out.append(i == 0 ? R"("choices":[{"index":0,"delta":{"role":"assistant","content":")"
-                      : R"("choices":[{"index":0,"delta":{"content":")");
+    out.append(
+        i == 0
+            ? R"("choices":[{"index":0,"delta":{"role":"assistant","content":")"
+            : R"("choices":[{"index":0,"delta":{"content":")");
   else
     out.append(R"("choices":[{"index":0,"text":")");
   tokenizer::append_token(out, g.seed, i); // vocabulary words: no escaping
@@ -488,10 +499,12 @@ std::string render_completion(const generation& g, std::string_view id,
   std::string out;
   out.reserve(256 + 8 * g.output_tokens);
   const bool chat = g.kind == endpoint::chat;
-  append_head(out, g, id, created, chat ? "chat.completion" : "text_completion");
-  out.append(chat
-               ? R"("choices":[{"index":0,"message":{"role":"assistant","content":")"
-               : R"("choices":[{"index":0,"text":")");
+  append_head(out, g, id, created,
+              chat ? "chat.completion" : "text_completion");
+  out.append(
+      chat
+          ? R"("choices":[{"index":0,"message":{"role":"assistant","content":")"
+          : R"("choices":[{"index":0,"text":")");
   for (std::uint64_t i = 0; i < g.output_tokens; ++i)
     tokenizer::append_token(out, g.seed, i);
   out.append(chat ? R"("},"logprobs":null,"finish_reason":")"
@@ -545,7 +558,7 @@ std::string render_embeddings(const generation& g) {
         if (k > 0)
           out.push_back(',');
         auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v[k]);
-        (void) ec;
+        (void)ec;
         out.append(buf, end);
       }
       out.push_back(']');

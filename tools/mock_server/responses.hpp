@@ -100,9 +100,8 @@ void append_done_event(std::string& out,
                        std::optional<std::int64_t> stamp_ns = {});
 
 /// The whole SSE body of a streamed response, as sent with --fast.
-[[nodiscard]] std::string render_stream(const generation& g,
-                                        std::string_view id,
-                                        std::int64_t created);
+[[nodiscard]] std::string
+render_stream(const generation& g, std::string_view id, std::int64_t created);
 
 /// The JSON body of a non-streamed chat or text completion.
 [[nodiscard]] std::string render_completion(const generation& g,

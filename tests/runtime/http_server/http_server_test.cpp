@@ -1,10 +1,8 @@
 #include "runtime/http_server/http_server.hpp"
-
 #include "tests/runtime/http_server/test_client.hpp"
 
-#include <gtest/gtest.h>
-
 #include <boost/asio/this_coro.hpp>
+#include <gtest/gtest.h>
 
 #include <thread>
 

@@ -2,7 +2,9 @@
 // (Beast, synchronous). Not for production: no timeouts beyond the socket's.
 #pragma once
 
-#include <utility> // Boost 1.74 + g++ 12
+// clang-format off
+#include <utility> // first: Boost 1.74 awaitable.hpp needs std::exchange (g++ 12)
+// clang-format on
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -38,8 +40,8 @@ public:
                      std::string_view content_type = "application/json") {
     namespace http = boost::beast::http;
     using bsv = boost::beast::string_view; // boost's, not std's, in 1.74
-    http::request<http::string_body> req{
-      method, bsv{target.data(), target.size()}, 11};
+    http::request<http::string_body> req{method,
+                                         bsv{target.data(), target.size()}, 11};
     req.set(http::field::host, "127.0.0.1");
     if (!content_type.empty() && method == http::verb::post)
       req.set(http::field::content_type,
@@ -52,7 +54,8 @@ public:
 
   /// Writes raw bytes (for malformed requests).
   void write_raw(std::string_view bytes) {
-    boost::asio::write(socket_, boost::asio::buffer(bytes.data(), bytes.size()));
+    boost::asio::write(socket_,
+                       boost::asio::buffer(bytes.data(), bytes.size()));
   }
 
   /// Reads one response.
@@ -87,11 +90,10 @@ private:
 };
 
 /// One request on a fresh connection.
-inline http_reply http_fetch(std::uint16_t port, boost::beast::http::verb m,
-                             std::string_view target,
-                             std::string_view body = {},
-                             std::string_view content_type
-                             = "application/json") {
+inline http_reply
+http_fetch(std::uint16_t port, boost::beast::http::verb m,
+           std::string_view target, std::string_view body = {},
+           std::string_view content_type = "application/json") {
   http_test_client c{port};
   return c.request(m, target, body, content_type);
 }

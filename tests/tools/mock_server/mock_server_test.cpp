@@ -1,25 +1,22 @@
 // The mock server over real loopback sockets (in-process server on port 0),
 // plus the `aiperf-node mock-server` CLI as a child process.
-#include "tools/mock_server/mock_server.hpp"
-
 #include "runtime/tokenizer/tokenizer.hpp"
 #include "tests/runtime/http_server/test_client.hpp"
+#include "tools/mock_server/mock_server.hpp"
 
 #include <gtest/gtest.h>
-
 #include <rapidjson/document.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <string>
-#include <thread>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,9 +59,8 @@ std::vector<sse_event> parse_sse(std::string_view body) {
     std::size_t lp = 0;
     while (lp <= block.size()) {
       auto nl = block.find('\n', lp);
-      auto line = block.substr(lp, nl == std::string_view::npos
-                                     ? std::string_view::npos
-                                     : nl - lp);
+      auto line = block.substr(
+          lp, nl == std::string_view::npos ? std::string_view::npos : nl - lp);
       if (line.substr(0, 4) == ": t=")
         ev.stamp = std::stoll(std::string{line.substr(4)});
       else if (line.substr(0, 6) == "data: ")
@@ -178,7 +174,7 @@ TEST_F(mock_fixture, tokens_follow_the_absolute_schedule) {
     const auto token = std::min<std::size_t>(i, 11);
     EXPECT_GE(*events[i].stamp - sent,
               15'000'000 + 3'000'000 * static_cast<std::int64_t>(token))
-      << "event " << i;
+        << "event " << i;
   }
 }
 
@@ -189,7 +185,7 @@ TEST_F(mock_fixture, non_streaming_chat_and_completions) {
   EXPECT_FALSE(r.chunked);
   auto d = parse_json(r.body);
   EXPECT_EQ(tokenizer::count_tokens(
-              d["choices"][0]["message"]["content"].GetString()),
+                d["choices"][0]["message"]["content"].GetString()),
             9u);
   EXPECT_EQ(d["usage"]["completion_tokens"].GetUint64(), 9u);
   auto c = post("/v1/completions",
@@ -225,18 +221,19 @@ TEST_F(mock_fixture, embeddings_health_models_and_metrics) {
   EXPECT_STREQ(md["data"][0]["id"].GetString(), "alpha");
 
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(post("/v1/chat/completions", chat(5, i % 2 == 0, true, "beta"))
-                .status,
-              200u);
+    ASSERT_EQ(
+        post("/v1/chat/completions", chat(5, i % 2 == 0, true, "beta")).status,
+        200u);
   auto text = test::http_fetch(port, http::verb::get, "/metrics").body;
   EXPECT_EQ(metric(text, R"(aiperf_mock_requests_total{endpoint="chat"})"), 3);
-  EXPECT_EQ(metric(text, R"(aiperf_mock_requests_total{endpoint="embeddings"})"),
-            1);
+  EXPECT_EQ(
+      metric(text, R"(aiperf_mock_requests_total{endpoint="embeddings"})"), 1);
   EXPECT_EQ(metric(text, R"(aiperf_mock_requests_total{endpoint="health"})"),
             1);
   EXPECT_EQ(metric(text, "aiperf_mock_output_tokens_total"), 15);
   EXPECT_EQ(metric(text, "aiperf_mock_in_flight"), 1); // this request
-  EXPECT_EQ(srv->metrics_text().find("aiperf_mock_in_flight 0") != std::string::npos,
+  EXPECT_EQ(srv->metrics_text().find("aiperf_mock_in_flight 0")
+                != std::string::npos,
             true);
 }
 
@@ -247,7 +244,8 @@ TEST_F(mock_fixture, error_rate_100_fails_every_generation_request) {
   for (int i = 0; i < 5; ++i)
     expect_error_object(post("/v1/chat/completions", chat(3, true)), 500);
   EXPECT_EQ(test::http_fetch(port, http::verb::get, "/health").status, 200u);
-  EXPECT_EQ(metric(srv->metrics_text(), R"(aiperf_mock_responses_total{status="500"})"),
+  EXPECT_EQ(metric(srv->metrics_text(),
+                   R"(aiperf_mock_responses_total{status="500"})"),
             5);
 }
 
@@ -265,7 +263,8 @@ TEST_F(mock_fixture, error_rate_is_reproducible_from_the_seed) {
     start(o);
     std::string p;
     for (int i = 0; i < 40; ++i)
-      p += post("/v1/chat/completions", chat(1, false)).status == 500 ? 'x' : '.';
+      p += post("/v1/chat/completions", chat(1, false)).status == 500 ? 'x'
+                                                                      : '.';
     srv.reset();
     return p;
   };
@@ -279,16 +278,16 @@ TEST_F(mock_fixture, bad_requests_get_openai_errors) {
   auto o = fast();
   o.model_names = {"only"};
   start(o);
-  expect_error_object(post("/v1/chat/completions", chat(3, true, true, "other")),
-                      404, "model_not_found");
+  expect_error_object(
+      post("/v1/chat/completions", chat(3, true, true, "other")), 404,
+      "model_not_found");
   expect_error_object(post("/v1/chat/completions", "{\"model\": oops"), 400);
-  expect_error_object(post("/v1/chat/completions", chat(3, true, true, "only"),
-                           "text/plain"),
-                      400);
+  expect_error_object(
+      post("/v1/chat/completions", chat(3, true, true, "only"), "text/plain"),
+      400);
   expect_error_object(post("/v1/nothing", "{}"), 404);
-  expect_error_object(test::http_fetch(port, http::verb::get,
-                                       "/v1/chat/completions"),
-                      404);
+  expect_error_object(
+      test::http_fetch(port, http::verb::get, "/v1/chat/completions"), 404);
   // The server is still fine afterwards.
   EXPECT_EQ(post("/v1/chat/completions", chat(3, false, false, "only")).status,
             200u);
@@ -310,7 +309,8 @@ TEST(mock_server_options, validation_names_the_flag) {
   EXPECT_FALSE(mock_server::validate({}).has_value());
 }
 
-// -- the CLI as a child process -------------------------------------------------
+// -- the CLI as a child process
+// -------------------------------------------------
 
 namespace {
 
@@ -373,8 +373,8 @@ const char* node_bin() {
 TEST(mock_server_cli, prints_the_bound_port_serves_and_stops_on_sigterm) {
   if (!node_bin())
     GTEST_SKIP() << "AIPERF_NODE_BIN not set (run through ctest)";
-  auto c = spawn({node_bin(), "mock-server", "-p", "0", "--fast",
-                  "--log-level", "warning"});
+  auto c = spawn({node_bin(), "mock-server", "-p", "0", "--fast", "--log-level",
+                  "warning"});
   ASSERT_GT(c.pid, 0);
   auto line = read_line(c.out, std::chrono::seconds(20));
   const std::string prefix = "mock-server listening on http://127.0.0.1:";

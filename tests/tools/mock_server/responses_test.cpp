@@ -1,10 +1,8 @@
 // Request handling without sockets: request JSON in, response bytes out.
+#include "runtime/tokenizer/tokenizer.hpp"
 #include "tools/mock_server/responses.hpp"
 
-#include "runtime/tokenizer/tokenizer.hpp"
-
 #include <gtest/gtest.h>
-
 #include <rapidjson/document.h>
 
 #include <cmath>
@@ -61,10 +59,10 @@ std::vector<std::string> data_lines(std::string_view sse) {
 }
 
 const std::string chat_body
-  = R"({"model":"m","messages":[{"role":"system","content":"be brief"},)"
-    R"({"role":"user","content":[{"type":"text","text":"hello world"}]}],)"
-    R"("max_completion_tokens":5,"stream":true,)"
-    R"("stream_options":{"include_usage":true}})";
+    = R"({"model":"m","messages":[{"role":"system","content":"be brief"},)"
+      R"({"role":"user","content":[{"type":"text","text":"hello world"}]}],)"
+      R"("max_completion_tokens":5,"stream":true,)"
+      R"("stream_options":{"include_usage":true}})";
 
 } // namespace
 
@@ -117,12 +115,14 @@ TEST(mock_responses, stream_bytes_follow_the_openai_chunk_format) {
   EXPECT_EQ(usage["usage"]["prompt_tokens"].GetUint64(), g.prompt_tokens);
   EXPECT_EQ(usage["usage"]["total_tokens"].GetUint64(), g.prompt_tokens + 5);
   EXPECT_EQ(usage["usage"]["completion_tokens_details"]["reasoning_tokens"]
-              .GetUint64(),
+                .GetUint64(),
             0u);
 }
 
 TEST(mock_responses, usage_chunk_only_with_include_usage) {
-  auto g = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":"x"}],"max_tokens":2,"stream":true})");
+  auto g = parse_ok(
+      endpoint::chat,
+      R"({"model":"m","messages":[{"content":"x"}],"max_tokens":2,"stream":true})");
   auto events = data_lines(render_stream(g, "id", 1));
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[2], "[DONE]");
@@ -140,8 +140,9 @@ TEST(mock_responses, stamp_is_a_comment_line_before_data) {
 }
 
 TEST(mock_responses, text_completion_stream_uses_text_field) {
-  auto g = parse_ok(endpoint::completions,
-                    R"({"model":"m","prompt":"once upon","max_tokens":3,"stream":true})");
+  auto g = parse_ok(
+      endpoint::completions,
+      R"({"model":"m","prompt":"once upon","max_tokens":3,"stream":true})");
   auto events = data_lines(render_stream(g, "cmpl-1", 1));
   ASSERT_EQ(events.size(), 4u);
   std::string text;
@@ -154,13 +155,14 @@ TEST(mock_responses, text_completion_stream_uses_text_field) {
 }
 
 TEST(mock_responses, non_streaming_chat_and_completion_bodies) {
-  auto g = parse_ok(endpoint::chat,
-                    R"({"model":"m","messages":[{"content":"a b c"}],"max_tokens":4})");
+  auto g = parse_ok(
+      endpoint::chat,
+      R"({"model":"m","messages":[{"content":"a b c"}],"max_tokens":4})");
   auto d = parse_json(render_completion(g, "chatcmpl-2", 3));
   EXPECT_STREQ(d["object"].GetString(), "chat.completion");
   EXPECT_STREQ(d["choices"][0]["message"]["role"].GetString(), "assistant");
   EXPECT_EQ(tokenizer::count_tokens(
-              d["choices"][0]["message"]["content"].GetString()),
+                d["choices"][0]["message"]["content"].GetString()),
             4u);
   EXPECT_STREQ(d["choices"][0]["finish_reason"].GetString(), "length");
   EXPECT_EQ(d["usage"]["prompt_tokens"].GetUint64(), 3u);
@@ -174,34 +176,42 @@ TEST(mock_responses, non_streaming_chat_and_completion_bodies) {
 
 TEST(mock_responses, output_length_without_maximum_is_deterministic) {
   // max(16, prompt tokens), raised to min_tokens, capped at 1000.
-  auto short_prompt = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":"hi"}]})");
+  auto short_prompt = parse_ok(
+      endpoint::chat, R"({"model":"m","messages":[{"content":"hi"}]})");
   EXPECT_EQ(short_prompt.output_tokens, 16u);
   EXPECT_FALSE(short_prompt.length_limited);
   std::string words;
   for (int i = 0; i < 40; ++i)
     words += " w";
-  auto longer = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":")" + words + R"("}]})");
+  auto longer
+      = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":")"
+                                     + words + R"("}]})");
   EXPECT_EQ(longer.output_tokens, 40u);
-  auto min = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":"hi"}],"min_tokens":100,"ignore_eos":true})");
+  auto min = parse_ok(
+      endpoint::chat,
+      R"({"model":"m","messages":[{"content":"hi"}],"min_tokens":100,"ignore_eos":true})");
   EXPECT_EQ(min.output_tokens, 100u);
   parse_settings s;
   s.default_max_tokens = 20;
-  auto capped = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":")" + words + R"("}]})", s);
+  auto capped = parse_ok(
+      endpoint::chat,
+      R"({"model":"m","messages":[{"content":")" + words + R"("}]})", s);
   EXPECT_EQ(capped.output_tokens, 20u);
-  auto g = parse_ok(endpoint::chat, R"({"model":"m","messages":[{"content":"hi"}]})");
+  auto g = parse_ok(endpoint::chat,
+                    R"({"model":"m","messages":[{"content":"hi"}]})");
   auto d = parse_json(render_completion(g, "x", 1));
   EXPECT_STREQ(d["choices"][0]["finish_reason"].GetString(), "stop");
 }
 
 TEST(mock_responses, max_completion_tokens_wins_over_max_tokens) {
-  auto g = parse_ok(endpoint::chat,
-                    R"({"model":"m","messages":[{"content":"x"}],"max_tokens":9,"max_completion_tokens":7,"min_tokens":3})");
+  auto g = parse_ok(
+      endpoint::chat,
+      R"({"model":"m","messages":[{"content":"x"}],"max_tokens":9,"max_completion_tokens":7,"min_tokens":3})");
   EXPECT_EQ(g.output_tokens, 7u);
 }
 
 TEST(mock_responses, bad_input_gets_openai_error_objects) {
-  auto check = [](const api_error& e, unsigned status,
-                  std::string_view code) {
+  auto check = [](const api_error& e, unsigned status, std::string_view code) {
     EXPECT_EQ(e.status, status);
     auto d = parse_json(e.body);
     ASSERT_TRUE(d.HasMember("error"));
@@ -222,24 +232,34 @@ TEST(mock_responses, bad_input_gets_openai_error_objects) {
         "missing_required_parameter");
   check(parse_err(endpoint::chat, R"({"model":"m","messages":[]})"), 400,
         "invalid_type");
-  check(parse_err(endpoint::chat, R"({"model":"m","messages":[{"content":5}]})"),
+  check(
+      parse_err(endpoint::chat, R"({"model":"m","messages":[{"content":5}]})"),
+      400, "invalid_type");
+  check(
+      parse_err(endpoint::chat,
+                R"({"model":"m","messages":[{"content":"x"}],"max_tokens":0})"),
+      400, "integer_out_of_range");
+  check(parse_err(
+            endpoint::chat,
+            R"({"model":"m","messages":[{"content":"x"}],"max_tokens":-3})"),
         400, "invalid_type");
-  check(parse_err(endpoint::chat, R"({"model":"m","messages":[{"content":"x"}],"max_tokens":0})"),
-        400, "integer_out_of_range");
-  check(parse_err(endpoint::chat, R"({"model":"m","messages":[{"content":"x"}],"max_tokens":-3})"),
-        400, "invalid_type");
-  check(parse_err(endpoint::chat, R"({"model":"m","messages":[{"content":"x"}],"stream":"yes"})"),
-        400, "invalid_type");
+  check(
+      parse_err(endpoint::chat,
+                R"({"model":"m","messages":[{"content":"x"}],"stream":"yes"})"),
+      400, "invalid_type");
   check(parse_err(endpoint::completions, R"({"model":"m","prompt":{}})"), 400,
         "invalid_type");
-  check(parse_err(endpoint::embeddings, R"({"model":"m","input":"x","encoding_format":"hex"})"),
+  check(parse_err(endpoint::embeddings,
+                  R"({"model":"m","input":"x","encoding_format":"hex"})"),
         400, "invalid_value");
   parse_settings s;
   s.model_names = {"a", "b"};
-  check(parse_err(endpoint::chat, R"({"model":"c","messages":[{"content":"x"}]})",
-                  json, s),
+  check(parse_err(endpoint::chat,
+                  R"({"model":"c","messages":[{"content":"x"}]})", json, s),
         404, "model_not_found");
-  EXPECT_EQ(parse_ok(endpoint::chat, R"({"model":"b","messages":[{"content":"x"}]})", s).model,
+  EXPECT_EQ(parse_ok(endpoint::chat,
+                     R"({"model":"b","messages":[{"content":"x"}]})", s)
+                .model,
             "b");
 }
 
@@ -250,13 +270,16 @@ TEST(mock_responses, content_type_may_carry_parameters) {
 }
 
 TEST(mock_responses, model_name_is_escaped_in_json) {
-  auto g = parse_ok(endpoint::chat, R"({"model":"a\"b\\c","messages":[{"content":"x"}],"max_tokens":1})");
+  auto g = parse_ok(
+      endpoint::chat,
+      R"({"model":"a\"b\\c","messages":[{"content":"x"}],"max_tokens":1})");
   auto d = parse_json(render_completion(g, "x", 1));
   EXPECT_STREQ(d["model"].GetString(), "a\"b\\c");
 }
 
 TEST(mock_responses, embeddings_are_deterministic_unit_vectors) {
-  auto g = parse_ok(endpoint::embeddings, R"({"model":"e","input":["one two","three"]})");
+  auto g = parse_ok(endpoint::embeddings,
+                    R"({"model":"e","input":["one two","three"]})");
   EXPECT_EQ(g.prompt_tokens, 3u);
   auto d = parse_json(render_embeddings(g));
   ASSERT_EQ(d["data"].Size(), 2u);
@@ -273,14 +296,17 @@ TEST(mock_responses, embeddings_are_deterministic_unit_vectors) {
 }
 
 TEST(mock_responses, embeddings_base64_is_little_endian_float32) {
-  auto g = parse_ok(endpoint::embeddings, R"({"model":"e","input":"x","encoding_format":"base64","dimensions":3})");
+  auto g = parse_ok(
+      endpoint::embeddings,
+      R"({"model":"e","input":"x","encoding_format":"base64","dimensions":3})");
   auto d = parse_json(render_embeddings(g));
   std::string b64 = d["data"][0]["embedding"].GetString();
   EXPECT_EQ(b64.size(), 16u); // 12 bytes -> 16 base64 characters
   auto v = embedding_vector(g.input_seeds[0], 3);
   // Decode the first 4 bytes (first 8 chars hold 6 bytes) and compare.
   auto val = [](char c) -> std::uint32_t {
-    std::string_view a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string_view a
+        = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     return static_cast<std::uint32_t>(a.find(c));
   };
   std::uint32_t bits = 0;
