@@ -1,4 +1,5 @@
 // aiperf-node: one binary, one subcommand per entry point (ARCHITECTURE §1).
+#include "tools/aiperf-node/profile_command.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiperf-node 0.1.0");
   int exit_code = 0; // set by the subcommand that ran
+  aiperf::profile_command::add_subcommand(app, exit_code);
   aiperf::mock_server::add_subcommand(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -153,3 +153,55 @@ TEST(http_server, reason_phrases) {
   EXPECT_EQ(http_server::reason_phrase(404), "Not Found");
   EXPECT_EQ(http_server::reason_phrase(599), "Unknown");
 }
+
+namespace {
+
+// Streams one chunk after `delay`, then ends the body.
+http_server::handler delayed_handler(std::chrono::milliseconds delay) {
+  return [delay](http_server::request&, http_server::response_writer& w)
+           -> boost::asio::awaitable<void> {
+    w.begin_chunked(200, "text/plain");
+    co_await w.wait_until(http_server::clock::now() + delay);
+    w.append_chunk("late");
+    co_await w.end_chunked();
+  };
+}
+
+} // namespace
+
+TEST(http_server, stop_lets_an_in_flight_response_finish) {
+  http_server::options o;
+  o.stop_grace = std::chrono::seconds(30);
+  http_server::server srv{o, delayed_handler(std::chrono::milliseconds(50))};
+  auto r = srv.start();
+  ASSERT_TRUE(r.ok()) << r.error;
+  test::http_test_client c{r.port};
+  c.write_raw("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  // Wait (bounded) until the request is being answered, then stop.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (srv.open_connections() == 0
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread stopper{[&] { srv.stop(); }};
+  auto reply = c.read();
+  stopper.join();
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, "late");
+  EXPECT_TRUE(c.closed_by_peer()); // no keep-alive once stopping
+}
+
+TEST(http_server, stop_cuts_responses_that_outlast_the_grace_period) {
+  http_server::options o;
+  o.stop_grace = std::chrono::milliseconds(20);
+  http_server::server srv{o, delayed_handler(std::chrono::hours(1))};
+  auto r = srv.start();
+  ASSERT_TRUE(r.ok()) << r.error;
+  test::http_test_client c{r.port};
+  c.write_raw("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (srv.open_connections() == 0
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  srv.stop(); // returns although the handler would wait an hour
+  EXPECT_TRUE(c.closed_by_peer());
+}

@@ -74,11 +74,13 @@ public:
     return r;
   }
 
-  /// True when the server closed the connection (read returns EOF).
+  /// Reads (and drops) bytes until the connection ends; true when the server
+  /// closed it (EOF or reset).
   bool closed_by_peer() {
     boost::system::error_code ec;
-    char c;
-    socket_.read_some(boost::asio::buffer(&c, 1), ec);
+    char scratch[4096];
+    while (!ec)
+      socket_.read_some(boost::asio::buffer(scratch), ec);
     return ec == boost::asio::error::eof
            || ec == boost::asio::error::connection_reset;
   }
