@@ -1,5 +1,6 @@
 #include "actors/benchmark/timing_manager/timing_manager.hpp"
 
+#include "actors/benchmark/timing/rate_schedule.hpp"
 #include "runtime/log/log.hpp"
 
 #include <caf/all.hpp>
@@ -10,7 +11,6 @@
 #include <limits>
 #include <optional>
 #include <queue>
-#include <random>
 #include <unordered_map>
 
 namespace aiperf::timing_manager {
@@ -60,7 +60,8 @@ struct timing_manager_state {
   std::vector<bool> worker_alive;
   std::vector<std::uint64_t> worker_load;
   std::vector<std::uint64_t> worker_sent;
-  gap_source next_gap;
+  /// Fixed schedule: conversations in replay order (by start offset).
+  std::vector<std::uint32_t> fixed_order;
 
   // Phases still to run, and the results of those that ran.
   std::deque<phase> phases;
@@ -86,8 +87,11 @@ struct timing_manager_state {
   std::uint32_t prefill_in_flight = 0;
   pending_queue pending;            // turns with a due time
   std::deque<std::uint32_t> waiting; // turns blocked on a prefill slot
-  std::int64_t next_rate_due_ns = 0;
-  std::uint32_t fixed_next = 0; // fixed schedule: next session to seed
+  /// Request-rate mode: first-turn targets and catch-up (one per phase).
+  std::optional<timing::rate_schedule> rate;
+  /// User-centric mode: staggered user starts and turn gaps (one per phase).
+  std::optional<timing::user_centric_schedule> users;
+  std::uint32_t fixed_next = 0; // fixed schedule: index into fixed_order
   std::vector<credit_batch> outbox;
   bool tick_armed = false;
 };
@@ -144,17 +148,28 @@ void flush(actor_ptr self) {
   }
 }
 
-/// Opens a session on the least loaded worker; returns its number.
-std::optional<std::uint32_t> open_session(actor_ptr self, std::uint32_t user) {
+/// The conversation of the next session outside trace replay: the dataset
+/// in order, cycling.
+std::uint32_t next_conversation(const timing_manager_state& st) {
+  return st.next_session % static_cast<std::uint32_t>(st.cfg.sessions.size());
+}
+
+/// Opens a session of `conversation` on the least loaded worker, sending at
+/// most `max_turns` of its turns; returns its number.
+std::optional<std::uint32_t>
+open_session(actor_ptr self, std::uint32_t conversation, std::uint32_t user = 0,
+             std::uint32_t max_turns
+             = std::numeric_limits<std::uint32_t>::max()) {
   auto& st = self->state;
   auto worker = pick_worker(st);
-  if (!worker || st.cfg.sessions.empty())
+  if (!worker || conversation >= st.cfg.sessions.size())
     return std::nullopt;
   auto num = st.next_session++;
   session_state s;
-  s.conversation = num % static_cast<std::uint32_t>(st.cfg.sessions.size());
+  s.conversation = conversation;
   s.worker = *worker;
-  s.num_turns = std::max<std::uint32_t>(1, st.cfg.sessions[s.conversation].num_turns);
+  s.num_turns = std::clamp<std::uint32_t>(
+    st.cfg.sessions[conversation].num_turns, 1, std::max(1u, max_turns));
   s.user = user;
   st.sessions.emplace(num, s);
   ++st.stats.sessions_started;
@@ -164,7 +179,8 @@ std::optional<std::uint32_t> open_session(actor_ptr self, std::uint32_t user) {
 void end_session(actor_ptr self, std::uint32_t session);
 
 /// Issues the next turn of `session` now, due at `due_ns` (0 = at once).
-/// Returns false when the budget or a prefill slot does not allow it.
+/// Ends the session instead when sending is over; parks the turn when no
+/// prefill slot is free.
 void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
   auto& st = self->state;
   auto it = st.sessions.find(session);
@@ -206,11 +222,22 @@ void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
     st.sending_done = true;
 }
 
+/// Issues the turn now if it is due within the lookahead, else parks it
+/// until a tick gets there.
+void schedule_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns,
+                   std::int64_t now) {
+  auto& st = self->state;
+  if (due_ns > now + st.cfg.lookahead_ns)
+    st.pending.push({due_ns, session});
+  else
+    issue_turn(self, session, due_ns);
+}
+
 /// First turns of new sessions, as far as slots and budget allow.
 void fill_slots(actor_ptr self) {
   auto& st = self->state;
   while (!st.sending_done && budget_left(st) && slot_free(st)) {
-    auto s = open_session(self, 0);
+    auto s = open_session(self, next_conversation(st));
     if (!s)
       break;
     issue_turn(self, *s, 0);
@@ -231,11 +258,12 @@ void end_session(actor_ptr self, std::uint32_t session) {
       fill_slots(self);
       break;
     case timing_mode::user_centric: {
-      // The user slot starts a new session one turn gap after its last turn.
-      auto gap = static_cast<std::int64_t>(
-        1e9 * st.cfg.num_users / std::max(st.cfg.user_centric_rate, 1e-9));
-      if (auto s = open_session(self, ended.user))
-        st.pending.push({ended.last_due_ns + gap, *s});
+      // A fresh user (new conversation, full session) takes over the slot
+      // at the user's next due time.
+      auto now = now_ns(self);
+      auto due = st.users->next_due(ended.last_due_ns, now);
+      if (auto s = open_session(self, next_conversation(st), ended.user))
+        schedule_turn(self, *s, due, now);
       break;
     }
     default:
@@ -257,18 +285,15 @@ void continue_session(actor_ptr self, std::uint32_t session, bool stop) {
   auto now = now_ns(self);
   std::int64_t due = 0;
   if (st.cfg.mode == timing_mode::user_centric) {
-    auto gap = static_cast<std::int64_t>(
-      1e9 * st.cfg.num_users / std::max(st.cfg.user_centric_rate, 1e-9));
-    due = s.last_due_ns + gap;
+    due = st.users->next_due(s.last_due_ns, now);
   } else {
+    // Think time after the return (trace replay: timing::fixed_schedule's
+    // rule for turns without a timestamp).
     const auto& delays = st.cfg.sessions[s.conversation].turn_delay_ns;
     if (s.next_turn < delays.size() && delays[s.next_turn] > 0)
       due = now + delays[s.next_turn];
   }
-  if (due > now + st.cfg.lookahead_ns)
-    st.pending.push({due, session});
-  else
-    issue_turn(self, session, due);
+  schedule_turn(self, session, due, now);
 }
 
 void release_prefill(actor_ptr self, in_flight_credit& c) {
@@ -285,29 +310,79 @@ void release_prefill(actor_ptr self, in_flight_credit& c) {
   }
 }
 
-/// Rate mode: first turns due within the lookahead window.
+/// Request-rate mode: first turns whose targets fall within the lookahead.
+/// The catch-up rule is timing::rate_schedule's: a target at most
+/// catch_up_window_ns late keeps its due time (the worker sends at once and
+/// the lag is measured from the target); later, one credit goes out due now
+/// and the targets in between are counted as skipped.
 void issue_rate_turns(actor_ptr self, std::int64_t now) {
   auto& st = self->state;
+  auto& rate = *st.rate;
   while (!st.sending_done && budget_left(st)
-         && st.next_rate_due_ns <= now + st.cfg.lookahead_ns) {
-    auto due = st.next_rate_due_ns;
-    if (now - due > st.cfg.catch_up_window_ns) {
-      // Too late to catch up without a burst: reset the schedule to now and
-      // count the sends that were skipped.
-      auto gap = std::max<std::int64_t>(1, st.next_gap());
-      st.stats.skipped_sends += static_cast<std::uint64_t>((now - due) / gap);
-      st.next_rate_due_ns = now;
-      continue;
-    }
-    st.next_rate_due_ns = due + st.next_gap();
+         && rate.next_due() <= now + st.cfg.lookahead_ns) {
+    const auto target = rate.next_due();
     if (!slot_free(st)) {
-      ++st.stats.skipped_sends; // no session slot: the tick is skipped
+      // AIPerf skips a tick that finds no free session slot. Decide only
+      // once it is due: a session may end before then.
+      if (target > now)
+        break;
+      rate.skip();
       continue;
     }
-    auto s = open_session(self, 0);
+    const bool late = now - target > st.cfg.catch_up_window_ns;
+    // Polled at the target when it is still ahead (lookahead), so that
+    // credit goes out early with lag 0.
+    const auto decision = rate.poll(std::max(now, target));
+    if (!decision.send)
+      break; // cannot happen: polled at or after the target
+    auto s = open_session(self, next_conversation(st));
     if (!s)
       break;
+    issue_turn(self, *s, late ? now : target);
+  }
+  st.stats.skipped_sends = rate.skipped_sends();
+}
+
+/// Fixed schedule: first turns of the trace due within the lookahead, in
+/// replay order; a session that finds no free slot once due is skipped.
+void issue_fixed_turns(actor_ptr self, std::int64_t now) {
+  auto& st = self->state;
+  while (!st.sending_done && st.fixed_next < st.fixed_order.size()) {
+    const auto conversation = st.fixed_order[st.fixed_next];
+    const auto offset = st.cfg.sessions[conversation].start_offset_ns;
+    const auto due = st.stats.start_ns + std::max<std::int64_t>(0, offset);
+    if (due > now + st.cfg.lookahead_ns)
+      break;
+    if (!slot_free(st)) {
+      if (due > now)
+        break; // a session may end before it is due
+      ++st.fixed_next;
+      ++st.stats.skipped_sends;
+      continue;
+    }
+    auto s = open_session(self, conversation);
+    if (!s)
+      break;
+    ++st.fixed_next;
     issue_turn(self, *s, due);
+  }
+}
+
+/// Everything due within the lookahead: the mode's first turns, then the
+/// parked later turns.
+void issue_due(actor_ptr self, std::int64_t now) {
+  auto& st = self->state;
+  if (st.sending_done)
+    return;
+  if (st.cfg.mode == timing_mode::fixed_schedule)
+    issue_fixed_turns(self, now);
+  if (st.cfg.mode == timing_mode::request_rate)
+    issue_rate_turns(self, now);
+  while (!st.sending_done && !st.pending.empty()
+         && st.pending.top().due_ns <= now + st.cfg.lookahead_ns) {
+    auto p = st.pending.top();
+    st.pending.pop();
+    issue_turn(self, p.session, p.due_ns);
   }
 }
 
@@ -347,7 +422,7 @@ void maybe_finish_phase(actor_ptr self) {
     return;
   if (!st.sending_done && st.cfg.mode == timing_mode::fixed_schedule
       && st.pending.empty() && st.sessions.empty()
-      && st.fixed_next >= st.cfg.sessions.size())
+      && st.fixed_next >= st.fixed_order.size())
     st.sending_done = true;
   if (!any_worker_alive(st))
     stop_sending(self);
@@ -394,23 +469,26 @@ void start_phase(actor_ptr self) {
       fill_slots(self);
       break;
     case timing_mode::request_rate:
-      st.next_rate_due_ns = now;
-      issue_rate_turns(self, now);
+      // Same seed every phase: the profiling schedule does not depend on
+      // how long the warmup was.
+      st.rate.emplace(timing::interval_generator{interval_options_of(st.cfg)},
+                      now, st.cfg.catch_up_window_ns);
       break;
     case timing_mode::fixed_schedule:
-      // Sessions are seeded lazily from their offsets (see on_tick), in
-      // dataset order; only one pass over the trace is replayed.
+      // Sessions are seeded from their offsets as they come due (see
+      // issue_fixed_turns); one pass over the trace is replayed.
       break;
     case timing_mode::user_centric: {
-      auto gap = 1e9 * st.cfg.num_users
-                 / std::max(st.cfg.user_centric_rate, 1e-9);
-      for (std::uint32_t u = 0; u < st.cfg.num_users; ++u)
-        if (auto s = open_session(self, u))
-          st.pending.push(
-            {now + static_cast<std::int64_t>(gap * u / st.cfg.num_users), *s});
+      st.users.emplace(user_centric_options_of(st.cfg), now);
+      const auto& users = st.users->users();
+      for (std::uint32_t u = 0; u < users.size(); ++u)
+        if (auto s = open_session(self, next_conversation(st), u,
+                                  users[u].initial_turns))
+          st.pending.push({users[u].first_due_ns, *s});
       break;
     }
   }
+  issue_due(self, now);
   arm_tick(self);
 }
 
@@ -422,31 +500,7 @@ void on_tick(actor_ptr self) {
   auto now = now_ns(self);
   if (!st.sending_done && st.deadline_ns > 0 && now >= st.deadline_ns)
     stop_sending(self);
-  if (!st.sending_done) {
-    if (st.cfg.mode == timing_mode::fixed_schedule) {
-      while (st.fixed_next < st.cfg.sessions.size()) {
-        auto offset = st.cfg.sessions[st.fixed_next].start_offset_ns;
-        auto due = st.stats.start_ns + std::max<std::int64_t>(0, offset);
-        if (due > now + st.cfg.lookahead_ns)
-          break;
-        ++st.fixed_next;
-        if (!slot_free(st)) {
-          ++st.stats.skipped_sends;
-          continue;
-        }
-        if (auto s = open_session(self, 0))
-          issue_turn(self, *s, due);
-      }
-    }
-    if (st.cfg.mode == timing_mode::request_rate)
-      issue_rate_turns(self, now);
-    while (!st.pending.empty()
-           && st.pending.top().due_ns <= now + st.cfg.lookahead_ns) {
-      auto p = st.pending.top();
-      st.pending.pop();
-      issue_turn(self, p.session, p.due_ns);
-    }
-  }
+  issue_due(self, now);
   if (st.sending_done && !st.in_flight.empty()) {
     if (st.grace_deadline_ns == 0)
       st.grace_deadline_ns = st.cfg.grace_ns < 0
@@ -472,47 +526,61 @@ void on_tick(actor_ptr self) {
 
 } // namespace
 
-gap_source make_gap_source(const timing_config& cfg) {
-  auto rate = std::max(cfg.request_rate, 1e-9);
-  auto engine = std::make_shared<std::mt19937_64>(cfg.random_seed);
-  auto uniform = [engine] {
-    // (0, 1]: never 0, so log() is finite.
-    return (static_cast<double>((*engine)() >> 11) + 1.0) * 0x1.0p-53;
-  };
+timing::interval_options interval_options_of(const timing_config& cfg) {
+  timing::interval_options opts;
   switch (cfg.pattern) {
     case arrival_pattern::constant:
-      return [rate] { return static_cast<std::int64_t>(1e9 / rate); };
+      opts.pattern = timing::arrival_pattern::constant;
+      break;
     case arrival_pattern::poisson:
-      return [rate, uniform] {
-        return static_cast<std::int64_t>(-std::log(uniform()) * 1e9 / rate);
-      };
-    default: {
-      // Gamma(shape k = smoothness, scale 1/(rate k)) by Marsaglia-Tsang.
-      auto k = std::max(cfg.smoothness, 1e-3);
-      return [rate, k, uniform] {
-        auto shape = k < 1 ? k + 1 : k;
-        auto d = shape - 1.0 / 3;
-        auto c = 1 / std::sqrt(9 * d);
-        double v = 0;
-        for (;;) {
-          // Box-Muller normal from two uniforms.
-          auto z = std::sqrt(-2 * std::log(uniform()))
-                   * std::cos(2 * M_PI * uniform());
-          v = 1 + c * z;
-          if (v <= 0)
-            continue;
-          v = v * v * v;
-          auto u = uniform();
-          if (std::log(u) < 0.5 * z * z + d - d * v + d * std::log(v))
-            break;
-        }
-        auto x = d * v;
-        if (k < 1)
-          x *= std::pow(uniform(), 1 / k);
-        return static_cast<std::int64_t>(x / (rate * k) * 1e9);
-      };
-    }
+      opts.pattern = timing::arrival_pattern::poisson;
+      break;
+    case arrival_pattern::gamma:
+      opts.pattern = timing::arrival_pattern::gamma;
+      break;
   }
+  opts.rate = cfg.request_rate;
+  opts.smoothness = cfg.smoothness;
+  opts.seed = cfg.random_seed;
+  return opts;
+}
+
+timing::user_centric_options user_centric_options_of(const timing_config& cfg) {
+  timing::user_centric_options opts;
+  opts.num_users = cfg.num_users;
+  opts.qps = cfg.user_centric_rate;
+  double total = 0;
+  for (const auto& s : cfg.sessions)
+    total += s.num_turns;
+  opts.session_turns
+    = cfg.sessions.empty()
+        ? 0
+        : static_cast<std::uint32_t>(
+          std::lround(total / static_cast<double>(cfg.sessions.size())));
+  return opts;
+}
+
+std::optional<std::string> validate(const timing_config& cfg) {
+  if (cfg.sessions.empty())
+    return "timing_manager: empty dataset (no session plans); give the "
+           "dataset at least one conversation";
+  if (cfg.lookahead_ns < 0)
+    return "timing_manager: lookahead_ns must be >= 0";
+  if (cfg.catch_up_window_ns < 0)
+    return "timing_manager: catch_up_window_ns must be >= 0";
+  switch (cfg.mode) {
+    case timing_mode::request_rate:
+      if (auto err = timing::validate(interval_options_of(cfg)))
+        return "timing_manager: " + *err;
+      break;
+    case timing_mode::user_centric:
+      if (auto err = timing::validate(user_centric_options_of(cfg)))
+        return "timing_manager: " + *err;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -525,12 +593,26 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       if (workers.empty())
         return caf::make_error(caf::sec::invalid_argument,
                                "timing_manager: no workers");
-      if (cfg.sessions.empty())
-        return caf::make_error(caf::sec::invalid_argument,
-                               "timing_manager: empty dataset");
+      if (auto err = validate(cfg))
+        return caf::make_error(caf::sec::invalid_argument, *err);
       auto& st = self->state;
-      st.next_gap = make_gap_source(cfg);
+      if (st.running)
+        return caf::make_error(caf::sec::invalid_argument,
+                               "timing_manager: configure while running");
       st.cfg = std::move(cfg);
+      st.fixed_order.clear();
+      if (st.cfg.mode == timing_mode::fixed_schedule) {
+        // Replay order by offset, whatever order the plans came in (the
+        // dataset_manager already sorts them; ties keep dataset order).
+        st.fixed_order.resize(st.cfg.sessions.size());
+        for (std::uint32_t i = 0; i < st.fixed_order.size(); ++i)
+          st.fixed_order[i] = i;
+        auto offset = [&](std::uint32_t i) {
+          return std::max<std::int64_t>(0, st.cfg.sessions[i].start_offset_ns);
+        };
+        std::stable_sort(st.fixed_order.begin(), st.fixed_order.end(),
+                         [&](auto a, auto b) { return offset(a) < offset(b); });
+      }
       st.workers = std::move(workers);
       st.worker_alive.assign(st.workers.size(), true);
       st.worker_load.assign(st.workers.size(), 0);

@@ -1,9 +1,11 @@
 #include "actors/benchmark/timing_manager/timing_manager.hpp"
 
+#include "actors/benchmark/timing/intervals.hpp"
 #include "tests/support/caf_gtest.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
-#include <numeric>
 #include <set>
 
 using namespace aiperf;
@@ -43,6 +45,34 @@ timing_config closed_loop(std::uint32_t concurrency, std::uint64_t requests,
   return cfg;
 }
 
+timing_config constant_rate(double rate, std::uint64_t requests,
+                            std::uint32_t concurrency = 0) {
+  timing_config cfg;
+  cfg.mode = timing_mode::request_rate;
+  cfg.request_rate = rate;
+  cfg.pattern = arrival_pattern::constant;
+  cfg.concurrency = concurrency;
+  cfg.request_count = requests;
+  cfg.sessions.push_back(session_plan{});
+  return cfg;
+}
+
+timing_config user_centric(std::uint32_t users, double qps,
+                           std::uint32_t turns, std::uint64_t requests) {
+  timing_config cfg;
+  cfg.mode = timing_mode::user_centric;
+  cfg.num_users = users;
+  cfg.user_centric_rate = qps;
+  cfg.concurrency = 0;
+  cfg.request_count = requests;
+  for (int i = 0; i < 5; ++i)
+    cfg.sessions.push_back(session_plan{turns, -1, {}});
+  return cfg;
+}
+
+constexpr std::int64_t ms = 1'000'000;
+constexpr std::int64_t sec = 1'000'000'000;
+
 struct timing_fixture : caf_gtest::fixture<> {
   std::shared_ptr<worker_log> log = std::make_shared<worker_log>();
   std::vector<credit_sink_actor> workers;
@@ -53,12 +83,17 @@ struct timing_fixture : caf_gtest::fixture<> {
                                      caf::message, true>>
     start_handle;
 
-  void configure(timing_config cfg, std::uint32_t num_workers = 2) {
+  caf::expected<caf::ok_atom> try_configure(const timing_config& cfg,
+                                            std::uint32_t num_workers = 2) {
     for (std::uint32_t i = 0; i < num_workers; ++i)
       workers.push_back(sys.spawn(fake_worker, i, log));
     tm = timing_manager::spawn_timing_manager(sys);
     drain();
-    auto ok = request<caf::ok_atom>(tm, configure_atom::value, cfg, workers);
+    return request<caf::ok_atom>(tm, configure_atom::value, cfg, workers);
+  }
+
+  void configure(timing_config cfg, std::uint32_t num_workers = 2) {
+    auto ok = try_configure(cfg, num_workers);
     ASSERT_TRUE(ok) << sys.render(ok.error());
   }
 
@@ -104,6 +139,38 @@ struct timing_fixture : caf_gtest::fixture<> {
       return false;
     give_back(xs.front(), worker_of(xs.front().id), outcome);
     return true;
+  }
+
+  void return_all() {
+    while (return_oldest()) {
+    }
+  }
+
+  /// Steps simulated time by `step`, answering every credit at once after
+  /// each step, until `start` replies (at most `max_steps` steps).
+  void run_answering(caf::timespan step, int max_steps = 1000) {
+    return_all();
+    for (int i = 0; i < max_steps && !finished(); ++i) {
+      advance_time(step);
+      return_all();
+    }
+    ASSERT_TRUE(finished());
+  }
+
+  /// Every credit issued so far, in issue order.
+  std::vector<credit> issued() {
+    std::vector<credit> xs;
+    for (auto& [w, c] : log->credits)
+      xs.push_back(c);
+    std::sort(xs.begin(), xs.end(),
+              [](auto& a, auto& b) { return a.id < b.id; });
+    return xs;
+  }
+
+  std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             now().time_since_epoch())
+      .count();
   }
 };
 
@@ -207,55 +274,6 @@ TEST_F(timing_fixture, constant_rate_due_times_are_exact) {
   EXPECT_EQ((*results)[0].skipped_sends, 0u);
 }
 
-// Verifies Poisson gaps: mean 1/rate and coefficient of variation 1.
-TEST(gap_source, poisson_gap_statistics) {
-  timing_config cfg;
-  cfg.request_rate = 2000;
-  cfg.pattern = arrival_pattern::poisson;
-  cfg.random_seed = 42;
-  auto gap = timing_manager::make_gap_source(cfg);
-  std::vector<double> xs(100'000);
-  for (auto& x : xs)
-    x = static_cast<double>(gap());
-  auto mean = std::accumulate(xs.begin(), xs.end(), 0.0) / xs.size();
-  double var = 0;
-  for (auto x : xs)
-    var += (x - mean) * (x - mean);
-  auto cv = std::sqrt(var / xs.size()) / mean;
-  EXPECT_NEAR(mean, 500'000, 500'000 * 0.02);
-  EXPECT_NEAR(cv, 1.0, 0.02);
-}
-
-// Verifies gamma gaps: mean 1/rate, CV 1/sqrt(smoothness).
-TEST(gap_source, gamma_gap_statistics) {
-  timing_config cfg;
-  cfg.request_rate = 100;
-  cfg.pattern = arrival_pattern::gamma;
-  cfg.smoothness = 4;
-  cfg.random_seed = 7;
-  auto gap = timing_manager::make_gap_source(cfg);
-  std::vector<double> xs(100'000);
-  for (auto& x : xs)
-    x = static_cast<double>(gap());
-  auto mean = std::accumulate(xs.begin(), xs.end(), 0.0) / xs.size();
-  double var = 0;
-  for (auto x : xs)
-    var += (x - mean) * (x - mean);
-  EXPECT_NEAR(mean, 1e7, 1e7 * 0.02);
-  EXPECT_NEAR(std::sqrt(var / xs.size()) / mean, 0.5, 0.02);
-}
-
-// Verifies the same seed gives the same gaps (reproducible schedules).
-TEST(gap_source, seeded_and_reproducible) {
-  timing_config cfg;
-  cfg.request_rate = 10;
-  cfg.random_seed = 3;
-  auto a = timing_manager::make_gap_source(cfg);
-  auto b = timing_manager::make_gap_source(cfg);
-  for (int i = 0; i < 100; ++i)
-    ASSERT_EQ(a(), b());
-}
-
 // Verifies the duration bound, then the grace period, then cancellation of
 // what is still in flight; the phase reports it timed out.
 TEST_F(timing_fixture, cancellation_after_grace_period) {
@@ -325,4 +343,199 @@ TEST_F(timing_fixture, lost_worker_credits_are_written_off) {
   EXPECT_EQ(s.sent, s.returned + s.lost);
   for (std::size_t i = 4; i < log->credits.size(); ++i)
     EXPECT_EQ(log->credits[i].first, 0u) << "credit to a dead worker";
+}
+
+// Verifies the request-rate schedule is timing::interval_generator's: the
+// due times are the phase start plus the generator's gaps (same seed, same
+// accumulation), with nothing skipped when ticks keep up.
+TEST_F(timing_fixture, poisson_due_times_replay_the_interval_generator) {
+  timing_config cfg;
+  cfg.mode = timing_mode::request_rate;
+  cfg.request_rate = 2000;
+  cfg.pattern = arrival_pattern::poisson;
+  cfg.random_seed = 42;
+  cfg.concurrency = 0;
+  cfg.request_count = 200;
+  cfg.sessions.push_back(session_plan{});
+  configure(cfg);
+  start();
+  run_answering(1ms);
+  auto xs = issued();
+  ASSERT_EQ(xs.size(), 200u);
+  timing::interval_generator gen{timing_manager::interval_options_of(cfg)};
+  auto target = static_cast<double>((*results)[0].start_ns);
+  for (auto& c : xs) {
+    EXPECT_EQ(c.due_ns, static_cast<std::int64_t>(std::ceil(target)))
+        << "credit " << c.id;
+    EXPECT_LE(c.issued_at_ns, c.due_ns) << "issued late";
+    target += gen.next_gap_ns();
+  }
+  EXPECT_EQ((*results)[0].skipped_sends, 0u);
+}
+
+// Verifies the bounded catch-up: after an 8 ms stall (inside the 10 ms
+// window) the missed targets go out at once but keep their due times, so the
+// lag is visible (issued_at − due) and nothing is skipped.
+TEST_F(timing_fixture, late_sends_within_catch_up_window_keep_due_times) {
+  configure(constant_rate(1000, 30));
+  start();
+  const auto t0 = now_ns();
+  ASSERT_EQ(log->credits.size(), 6u); // targets 0..5 ms (lookahead 5 ms)
+  advance_time(8ms);                  // the 1 ms tick fires 7 ms late
+  run_answering(1ms);
+  auto xs = issued();
+  ASSERT_EQ(xs.size(), 30u);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    EXPECT_EQ(xs[i].due_ns, t0 + static_cast<std::int64_t>(i) * ms);
+  EXPECT_EQ(xs[6].issued_at_ns - xs[6].due_ns, 2 * ms); // lag recorded
+  EXPECT_EQ(xs[8].issued_at_ns, xs[8].due_ns);
+  EXPECT_EQ((*results)[0].skipped_sends, 0u);
+}
+
+// Verifies the reset: a stall far past the catch-up window sends one credit
+// due now, counts the other missed targets as skipped (no burst), and
+// restarts the schedule from now.
+TEST_F(timing_fixture, stall_past_catch_up_window_resets_and_counts_skips) {
+  configure(constant_rate(1000, 20));
+  start();
+  const auto t0 = now_ns();
+  ASSERT_EQ(log->credits.size(), 6u); // targets 0..5 ms
+  advance_time(100ms);
+  auto xs = issued();
+  // The reset send plus the new targets 101..105 ms within the lookahead.
+  ASSERT_EQ(xs.size(), 12u);
+  EXPECT_EQ(xs[6].due_ns, t0 + 100 * ms);
+  EXPECT_EQ(xs[6].issued_at_ns, xs[6].due_ns);
+  run_answering(1ms);
+  xs = issued();
+  ASSERT_EQ(xs.size(), 20u);
+  for (std::size_t i = 7; i < xs.size(); ++i)
+    EXPECT_EQ(xs[i].due_ns - xs[i - 1].due_ns, ms) << "credit " << i;
+  // Targets 6..100 ms passed: one sent, 94 skipped.
+  EXPECT_EQ((*results)[0].skipped_sends, 94u);
+  EXPECT_EQ((*results)[0].sent, 20u);
+}
+
+// Verifies a rate tick that finds no free session slot once due is skipped
+// and counted, and the schedule goes on from the next target.
+TEST_F(timing_fixture, rate_tick_without_free_slot_is_skipped) {
+  configure(constant_rate(1000, 3, 1)); // one session slot
+  start();
+  const auto t0 = now_ns();
+  ASSERT_EQ(log->credits.size(), 1u); // the 1 ms target waits for a slot
+  advance_time(1ms);                  // 1 ms target due, no slot: skipped
+  advance_time(1ms);                  // 2 ms target: skipped
+  EXPECT_EQ(log->credits.size(), 1u);
+  return_all(); // the slot frees before the 3 ms target
+  run_answering(1ms);
+  auto xs = issued();
+  ASSERT_EQ(xs.size(), 3u);
+  EXPECT_EQ(xs[0].due_ns, t0);
+  EXPECT_EQ(xs[1].due_ns, t0 + 3 * ms);
+  EXPECT_EQ(xs[2].due_ns, t0 + 4 * ms);
+  EXPECT_EQ((*results)[0].skipped_sends, 2u);
+}
+
+// Verifies user-centric timing (timing::user_centric_schedule): users start
+// turn_gap/num_users apart, turns of a user are turn_gap apart, the first
+// sessions join mid-way (4, 3, 2, 1 turns left), a finished user is replaced
+// by a fresh full session at its next due time, and the aggregate is
+// exactly qps.
+TEST_F(timing_fixture, user_centric_staggers_users_and_spaces_turns) {
+  // 4 users at 2 req/s: turn gap 2 s, users 0.5 s apart.
+  configure(user_centric(4, 2.0, 4, 16));
+  start();
+  const auto t0 = now_ns();
+  ASSERT_EQ(log->credits.size(), 1u); // only user 0 is due at once
+  run_answering(100ms, 200);
+  auto xs = issued();
+  ASSERT_EQ(xs.size(), 16u);
+  std::map<std::uint32_t, std::vector<credit>> by_session;
+  for (auto& c : xs)
+    by_session[c.session_num].push_back(c);
+  const std::vector<std::uint32_t> initial_turns{4, 3, 2, 1};
+  for (std::uint32_t u = 0; u < 4; ++u) {
+    ASSERT_FALSE(by_session[u].empty());
+    EXPECT_EQ(by_session[u][0].due_ns, t0 + u * sec / 2) << "user " << u;
+    EXPECT_EQ(by_session[u][0].num_turns, initial_turns[u]) << "user " << u;
+  }
+  for (auto& [num, turns] : by_session) {
+    EXPECT_EQ(turns[0].conversation, num % 5);
+    for (std::size_t i = 0; i < turns.size(); ++i)
+      EXPECT_EQ(turns[i].turn_index, i);
+    for (std::size_t i = 1; i < turns.size(); ++i)
+      EXPECT_EQ(turns[i].due_ns - turns[i - 1].due_ns, 2 * sec)
+          << "session " << num;
+  }
+  // User 3's one-turn session (due 1.5 s) is followed by a fresh user.
+  ASSERT_EQ(by_session[4].size(), 3u); // 3.5, 5.5, 7.5 s (budget ends)
+  EXPECT_EQ(by_session[4][0].due_ns, t0 + 3 * sec + sec / 2);
+  EXPECT_EQ(by_session[4][0].num_turns, 4u);
+  std::vector<std::int64_t> dues;
+  for (auto& c : xs)
+    dues.push_back(c.due_ns);
+  std::sort(dues.begin(), dues.end());
+  for (std::size_t i = 0; i < dues.size(); ++i)
+    EXPECT_EQ(dues[i], t0 + static_cast<std::int64_t>(i) * sec / 2);
+  EXPECT_EQ((*results)[0].sent, 16u);
+}
+
+// Verifies a user-centric turn whose predecessor came back after its planned
+// time goes out at the return, and the user's schedule is rebased there (no
+// burst of catch-up turns).
+TEST_F(timing_fixture, user_centric_late_return_rebases_the_user) {
+  configure(user_centric(1, 1.0, 3, 3)); // turn gap 1 s
+  start();
+  const auto t0 = now_ns();
+  ASSERT_EQ(log->credits.size(), 1u);
+  for (int i = 0; i < 35; ++i)
+    advance_time(100ms); // 3.5 s without an answer
+  EXPECT_EQ(log->credits.size(), 1u);
+  run_answering(100ms, 100);
+  auto xs = issued();
+  ASSERT_EQ(xs.size(), 3u);
+  EXPECT_EQ(xs[0].due_ns, t0);
+  EXPECT_EQ(xs[1].due_ns, t0 + 3 * sec + sec / 2);
+  EXPECT_EQ(xs[2].due_ns, t0 + 4 * sec + sec / 2);
+}
+
+// Verifies trace replay seeds sessions in offset order and that a session
+// skipped for want of a slot does not shift later sessions onto the wrong
+// conversation.
+TEST_F(timing_fixture, fixed_schedule_replays_offsets_in_order) {
+  timing_config cfg;
+  cfg.mode = timing_mode::fixed_schedule;
+  cfg.concurrency = 1;
+  cfg.sessions = {session_plan{1, 30 * ms, {}}, session_plan{1, 0, {}},
+                  session_plan{1, 1 * ms, {}}};
+  configure(cfg);
+  start();
+  const auto t0 = now_ns();
+  ASSERT_EQ(log->credits.size(), 1u);
+  advance_time(1ms); // conversation 2 due, the slot is taken: skipped
+  run_answering(1ms, 100);
+  auto xs = issued();
+  ASSERT_EQ(xs.size(), 2u);
+  EXPECT_EQ(xs[0].conversation, 1u);
+  EXPECT_EQ(xs[0].due_ns, t0);
+  EXPECT_EQ(xs[1].conversation, 0u);
+  EXPECT_EQ(xs[1].due_ns, t0 + 30 * ms);
+  EXPECT_EQ((*results)[0].skipped_sends, 1u);
+  EXPECT_EQ((*results)[0].sessions_started, 2u);
+}
+
+// Verifies configure rejects schedule settings the timing component would
+// reject, naming the option to fix.
+TEST_F(timing_fixture, configure_rejects_bad_rate) {
+  auto res = try_configure(constant_rate(0, 10));
+  ASSERT_FALSE(res);
+  EXPECT_NE(sys.render(res.error()).find("--request-rate"), std::string::npos)
+      << sys.render(res.error());
+}
+
+TEST_F(timing_fixture, configure_rejects_bad_user_centric_settings) {
+  auto res = try_configure(user_centric(0, 1.0, 3, 10));
+  ASSERT_FALSE(res);
+  EXPECT_NE(sys.render(res.error()).find("--num-users"), std::string::npos)
+      << sys.render(res.error());
 }
