@@ -1,0 +1,72 @@
+// The dataset_manager service: builds the run's dataset once (synthetic or
+// from --input-file), writes inputs.json, and derives the session plans the
+// timing_manager schedules.
+#pragma once
+
+#include "actors/benchmark/dataset/dataset.hpp"
+#include "actors/benchmark/dataset/input_file.hpp"
+#include "actors/benchmark/dataset/payload.hpp"
+#include "actors/benchmark/dataset/synthetic.hpp"
+#include "actors/benchmark/timing/fixed_schedule.hpp"
+#include "proto/timing_manager.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aiperf::dataset_manager {
+
+struct dataset_config {
+  /// Synthetic prompts, unless `input_file` is set.
+  dataset::synthetic_options synthetic;
+  std::string input_file;
+  dataset::input_file_type file_type = dataset::input_file_type::single_turn;
+  dataset::file_options file;
+  /// Replay first turns at their trace timestamps.
+  bool fixed_schedule = false;
+  timing::fixed_schedule_options schedule;
+  /// Synthetic datasets are visited in a seeded shuffled order (AIPerf's
+  /// default sampling); traces keep file order.
+  std::uint64_t sampling_seed = 0;
+  dataset::payload_options payload;
+  /// Where inputs.json goes ("" = not written).
+  std::string inputs_json_path;
+};
+
+/// The built dataset (immutable, shared read-only with the workers of this
+/// process) and one plan per conversation, in session order.
+struct dataset_ready {
+  std::shared_ptr<const dataset::dataset> data;
+  std::vector<proto::session_plan> sessions;
+};
+
+/// Builds everything `dataset_ready` holds; errors name the file, line and
+/// field (bad input is exit code 2 for the caller).
+[[nodiscard]] std::variant<dataset_ready, std::string>
+build(const dataset_config& cfg);
+
+} // namespace aiperf::dataset_manager
+
+// Local only: a pointer to immutable data never crosses a process (the
+// distributed runtime ships the dataset as files).
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(aiperf::dataset_manager::dataset_ready)
+
+namespace aiperf::dataset_manager {
+
+/// dataset_manager protocol:
+/// - `(proto::configure_atom)` from the system_controller: builds the
+///   dataset and writes inputs.json; replies `dataset_ready`, or an error
+///   (`caf::sec::invalid_argument`) whose context is the message to print.
+using dataset_manager_actor = caf::typed_actor<
+  caf::replies_to<proto::configure_atom>::with<dataset_ready>>;
+
+[[nodiscard]] dataset_manager_actor
+spawn_dataset_manager(caf::actor_system& sys, dataset_config cfg);
+
+} // namespace aiperf::dataset_manager

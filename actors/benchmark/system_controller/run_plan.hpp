@@ -1,0 +1,42 @@
+// Maps a finalized profile_config onto the configuration of every service.
+// Pure, so the mapping is unit-tested without actors.
+#pragma once
+
+#include "actors/benchmark/dataset_manager/dataset_manager.hpp"
+#include "actors/benchmark/record_processor/record_processor.hpp"
+#include "actors/benchmark/records_manager/records_manager.hpp"
+#include "config/profile/profile_config.hpp"
+#include "proto/timing.hpp"
+#include "proto/worker.hpp"
+
+#include <string>
+
+namespace aiperf::system_controller {
+
+struct run_plan {
+  std::string run_id;
+  std::string artifact_dir;
+  dataset_manager::dataset_config dataset;
+  /// Without the session plans (they come from the dataset_manager).
+  proto::timing_config timing;
+  proto::worker_config worker;
+  std::uint32_t num_workers = 1;
+  record_processor::processor_config processor;
+  std::uint32_t num_processors = 1;
+  records_manager::records_config records;
+  /// Percent of failed requests above which the exit code is 4 (< 0: off).
+  double failed_request_threshold = -1;
+  bool show_progress = false;
+};
+
+/// `cfg` must have passed config::finalize(). `run_id` names this run in
+/// request ids and the export's benchmark_id; `input_config_json` is the
+/// redacted configuration the exports embed.
+[[nodiscard]] run_plan make_run_plan(const config::profile_config& cfg,
+                                     std::string run_id,
+                                     std::string input_config_json);
+
+/// A random RFC 4122 version 4 UUID.
+[[nodiscard]] std::string make_uuid();
+
+} // namespace aiperf::system_controller

@@ -1,0 +1,307 @@
+#include "actors/benchmark/system_controller/system_controller.hpp"
+
+#include "actors/benchmark/dataset_manager/dataset_manager.hpp"
+#include "actors/benchmark/records_manager/records_manager.hpp"
+#include "actors/benchmark/timing_manager/timing_manager.hpp"
+#include "runtime/log/log.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace aiperf::system_controller {
+
+using namespace proto;
+
+namespace {
+
+using impl_actor = system_controller_actor::extend<caf::reacts_to<tick_atom>>;
+
+struct controller_state {
+  static inline const char* name = "system_controller";
+  run_plan plan;
+  std::vector<worker_group_manager::io_slot> io;
+  caf::typed_response_promise<run_result> promise;
+  bool finished = false;
+  bool cancel_requested = false;
+  // Services, in spawn order.
+  dataset_manager::dataset_manager_actor datasets;
+  records_manager_actor records;
+  timing_manager_actor timing;
+  worker_group_manager::worker_group_manager_actor group;
+  worker_group_manager::group_handles handles;
+  std::shared_ptr<const dataset::dataset> data;
+  std::vector<phase_stats> phases;
+  std::int64_t progress_start_ns = 0;
+};
+
+using actor_ptr = impl_actor::stateful_pointer<controller_state>;
+
+void shutdown_services(actor_ptr self) {
+  auto& st = self->state;
+  auto stop = [&](auto& h) {
+    if (h) {
+      self->unlink_from(h);
+      self->send_exit(h, caf::exit_reason::user_shutdown);
+    }
+  };
+  for (auto& w : st.handles.workers)
+    stop(w);
+  for (auto& p : st.handles.processors)
+    stop(p);
+  stop(st.group);
+  stop(st.timing);
+  stop(st.records);
+  stop(st.datasets);
+}
+
+void finish(actor_ptr self, run_result result) {
+  auto& st = self->state;
+  if (st.finished)
+    return;
+  st.finished = true;
+  if (st.plan.show_progress)
+    std::fputs("\n", stderr);
+  shutdown_services(self);
+  st.promise.deliver(std::move(result));
+}
+
+void fail(actor_ptr self, int code, std::string message) {
+  log::get("system_controller")->error("{}", message);
+  run_result r;
+  r.exit_code = code;
+  r.message = std::move(message);
+  finish(self, std::move(r));
+}
+
+auto on_error(actor_ptr self, const char* step) {
+  return [=](caf::error& err) {
+    fail(self, exit_internal,
+         std::string{step} + ": " + self->system().render(err));
+  };
+}
+
+void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
+  auto& st = self->state;
+  run_info info;
+  info.phases = st.phases;
+  info.raw_parts = std::move(raw_parts);
+  info.was_cancelled = st.cancel_requested;
+  std::uint64_t expected = 0;
+  for (auto& p : st.phases)
+    expected += p.sent;
+  log::get("system_controller")
+    ->debug("process records: expecting {}", expected);
+  self->request(st.records, caf::infinite, process_atom::value, expected, info)
+    .then(
+      [=](export_outcome& out) {
+        auto& st = self->state;
+        run_result r;
+        r.console = std::move(out.console);
+        r.files = std::move(out.files);
+        r.warnings = std::move(out.warnings);
+        auto total = out.request_count + out.error_request_count;
+        double failed_pct
+          = total == 0 ? 0.0 : 100.0 * out.error_request_count / total;
+        if (st.cancel_requested) {
+          r.exit_code = exit_interrupted;
+          r.message = "interrupted: in-flight requests were cancelled";
+        } else if (st.plan.failed_request_threshold >= 0
+                   && failed_pct > st.plan.failed_request_threshold) {
+          r.exit_code = exit_failed_threshold;
+          char buf[160];
+          std::snprintf(buf, sizeof(buf),
+                        "%.2f%% of requests failed, above "
+                        "--failed-request-threshold %.2f%%",
+                        failed_pct, st.plan.failed_request_threshold);
+          r.message = buf;
+        }
+        finish(self, std::move(r));
+      },
+      on_error(self, "export"));
+}
+
+/// Raw part files are closed by their processors before the export.
+void finalize_processors(actor_ptr self) {
+  auto& st = self->state;
+  auto parts = std::make_shared<std::vector<std::string>>(
+    st.handles.processors.size());
+  auto pending = std::make_shared<std::size_t>(st.handles.processors.size());
+  for (std::size_t i = 0; i < st.handles.processors.size(); ++i) {
+    self->request(st.handles.processors[i], caf::infinite,
+                  finalize_atom::value)
+      .then(
+        [=](std::string& path) {
+          (*parts)[i] = std::move(path);
+          if (--*pending == 0)
+            export_results(self, std::move(*parts));
+        },
+        on_error(self, "record processor"));
+  }
+}
+
+void start_run(actor_ptr self) {
+  auto& st = self->state;
+  log::get("system_controller")->debug("start");
+  st.progress_start_ns = self->clock().now().time_since_epoch().count();
+  if (st.plan.show_progress)
+    self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
+  self->request(st.timing, caf::infinite, start_atom::value)
+    .then(
+      [=](std::vector<phase_stats>& phases) {
+        self->state.phases = std::move(phases);
+        log::get("system_controller")->debug("credits complete");
+        finalize_processors(self);
+      },
+      on_error(self, "timing"));
+}
+
+void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
+  auto& st = self->state;
+  st.data = ready.data;
+  auto timing_cfg = st.plan.timing;
+  timing_cfg.sessions = std::move(ready.sessions);
+  if (timing_cfg.request_count == 0 && timing_cfg.duration_ns == 0
+      && timing_cfg.mode != timing_mode::fixed_schedule) {
+    // Bounded by --conversation-num: one pass over the conversations.
+    for (auto& s : timing_cfg.sessions)
+      timing_cfg.request_count += s.num_turns;
+  }
+  // Register: every service of the run, counted per instance.
+  st.records = records_manager::spawn_records_manager(self->system(),
+                                                      st.plan.records);
+  st.timing = timing_manager::spawn_timing_manager(self->system());
+  worker_group_manager::group_config group;
+  group.worker = st.plan.worker;
+  group.num_workers = st.plan.num_workers;
+  group.processor = st.plan.processor;
+  group.num_processors = st.plan.num_processors;
+  if (st.plan.worker.export_raw)
+    group.raw_part_prefix = st.plan.artifact_dir + "/profile_export_raw.part";
+  group.io = st.io;
+  group.data = st.data;
+  group.timing = st.timing;
+  group.records = st.records;
+  st.group = worker_group_manager::spawn_worker_group_manager(self->system(),
+                                                              group);
+  self->link_to(st.records);
+  self->link_to(st.timing);
+  self->link_to(st.group);
+  self->request(st.group, caf::infinite, caf::get_atom::value)
+    .then(
+      [=, timing_cfg = std::move(timing_cfg)](
+        worker_group_manager::group_handles& handles) mutable {
+        auto& st = self->state;
+        auto registered = handles.workers.size() + handles.processors.size();
+        auto expected = st.plan.num_workers + st.plan.num_processors;
+        if (registered != expected)
+          return fail(self, exit_internal,
+                      "registration: " + std::to_string(registered) + " of "
+                        + std::to_string(expected)
+                        + " workers and record processors came up");
+        st.handles = std::move(handles);
+        log::get("system_controller")
+          ->debug("registered {} workers, {} record processors",
+                  st.handles.workers.size(), st.handles.processors.size());
+        self
+          ->request(st.timing, caf::infinite, configure_atom::value,
+                    std::move(timing_cfg), st.handles.workers)
+          .then(
+            [=](caf::ok_atom) {
+              if (self->state.cancel_requested)
+                return fail(self, exit_interrupted,
+                            "interrupted before the run started");
+              start_run(self);
+            },
+            on_error(self, "timing configuration"));
+      },
+      on_error(self, "worker group"));
+}
+
+void print_progress(actor_ptr self) {
+  auto& st = self->state;
+  self->request(st.timing, std::chrono::seconds{5}, progress_atom::value)
+    .then(
+      [=](timing_progress& p) {
+        auto& st = self->state;
+        if (st.finished)
+          return;
+        auto now = self->clock().now().time_since_epoch().count();
+        double secs = static_cast<double>(now - st.progress_start_ns) / 1e9;
+        double rate = secs > 0 ? static_cast<double>(p.returned) / secs : 0;
+        std::fprintf(stderr,
+                     "\r[%s] %llu/%s requests done, %llu in flight, "
+                     "%.1f req/s   ",
+                     to_string(p.phase),
+                     static_cast<unsigned long long>(p.returned),
+                     p.target == 0 ? "?" : std::to_string(p.target).c_str(),
+                     static_cast<unsigned long long>(p.in_flight), rate);
+        std::fflush(stderr);
+      },
+      [](caf::error&) {});
+}
+
+impl_actor::behavior_type controller_impl(actor_ptr self, run_plan plan,
+                                          std::vector<worker_group_manager::io_slot> io) {
+  auto& st = self->state;
+  st.plan = std::move(plan);
+  st.io = std::move(io);
+  // A linked service that fails ends the run (exit code 1, its error).
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    if (!msg.reason || msg.reason == caf::exit_reason::user_shutdown)
+      return;
+    fail(self, exit_internal,
+         "a service failed: " + self->system().render(msg.reason));
+  });
+  return {
+    [=](start_atom) -> caf::result<run_result> {
+      auto& st = self->state;
+      st.promise = self->make_response_promise<run_result>();
+      log::get("system_controller")->debug("configure");
+      st.datasets = dataset_manager::spawn_dataset_manager(self->system(),
+                                                           st.plan.dataset);
+      self->link_to(st.datasets);
+      self->request(st.datasets, caf::infinite, configure_atom::value)
+        .then([=](dataset_manager::dataset_ready& ready) { configure(self, ready); },
+              [=](caf::error& err) {
+                // Bad input files are configuration errors (exit code 2).
+                auto msg = self->system().render(err);
+                if (auto ctx = err.context();
+                    ctx.match_elements<std::string>())
+                  msg = ctx.get_as<std::string>(0);
+                fail(self, exit_config, msg);
+              });
+      return st.promise;
+    },
+    [=](cancel_atom) {
+      auto& st = self->state;
+      if (st.cancel_requested || st.finished)
+        return;
+      st.cancel_requested = true;
+      log::get("system_controller")
+        ->warn("interrupted: stopping, cancelling in-flight requests "
+               "(press Ctrl+C again to abort at once)");
+      if (st.timing)
+        self->send(st.timing, cancel_atom::value);
+    },
+    [=](tick_atom) {
+      if (self->state.finished)
+        return;
+      print_progress(self);
+      self->delayed_send(self, std::chrono::milliseconds{500},
+                         tick_atom::value);
+    },
+  };
+}
+
+} // namespace
+
+system_controller_actor
+spawn_system_controller(caf::actor_system& sys, run_plan plan,
+                        std::vector<worker_group_manager::io_slot> io) {
+  return caf::actor_cast<system_controller_actor>(
+    sys.spawn(controller_impl, std::move(plan), std::move(io)));
+}
+
+} // namespace aiperf::system_controller

@@ -1,0 +1,64 @@
+// The system_controller service: drives one run through its lifecycle
+//   register -> configure -> start -> credits complete -> process records
+//   -> export -> shutdown.
+#pragma once
+
+#include "actors/benchmark/system_controller/run_plan.hpp"
+#include "actors/benchmark/worker_group_manager/worker_group_manager.hpp"
+#include "proto/atoms.hpp"
+#include "proto/timing_manager.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <string>
+#include <vector>
+
+namespace aiperf::system_controller {
+
+/// Process exit codes of `profile` (README "Exit codes").
+enum exit_code : int {
+  exit_ok = 0,
+  exit_internal = 1,
+  exit_config = 2,
+  exit_unreachable = 3,
+  exit_failed_threshold = 4,
+  exit_degraded = 5,
+  exit_interrupted = 130,
+};
+
+struct run_result {
+  int exit_code = exit_ok;
+  /// Why the run failed ("" when it did not).
+  std::string message;
+  /// Console table, written files and warnings of the export.
+  std::string console;
+  std::vector<std::string> files;
+  std::vector<std::string> warnings;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_result& x) {
+  return f(caf::meta::type_name("aiperf::system_controller::run_result"),
+           x.exit_code, x.message, x.console, x.files, x.warnings);
+}
+
+/// system_controller protocol:
+/// - `(proto::start_atom)` from main: runs the whole benchmark and replies
+///   `run_result` once the exports are written (or the run failed).
+/// - `(proto::cancel_atom)` from main (SIGINT/SIGTERM): stops issuing
+///   credits, cancels in-flight requests (code 499), still writes every
+///   export (`was_cancelled: true`); the reply then carries exit code 130.
+/// Every service it spawns is linked to it: a service that fails ends the
+/// run with exit code 1 and the service's error.
+using system_controller_actor = caf::typed_actor<
+  caf::replies_to<proto::start_atom>::with<run_result>,
+  caf::reacts_to<proto::cancel_atom>>;
+
+[[nodiscard]] system_controller_actor
+spawn_system_controller(caf::actor_system& sys, run_plan plan,
+                        std::vector<worker_group_manager::io_slot> io);
+
+} // namespace aiperf::system_controller

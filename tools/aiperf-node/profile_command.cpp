@@ -1,0 +1,198 @@
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
+
+#include "tools/aiperf-node/profile_command.hpp"
+
+#include "actors/benchmark/system_controller/system_controller.hpp"
+#include "config/profile/profile_cli.hpp"
+#include "config/profile/profile_json.hpp"
+#include "runtime/http/client.hpp"
+#include "runtime/log/log.hpp"
+#include "runtime/system/node.hpp"
+#include "tools/mock_server/mock_server.hpp"
+
+#include <caf/all.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+namespace aiperf::profile_command {
+
+namespace {
+
+namespace sc = system_controller;
+
+/// Connects once to every URL (5 s budget) so that a wrong --url fails
+/// fast with exit code 3 instead of a run of connection errors.
+std::optional<std::string> check_reachable(const std::vector<std::string>& urls) {
+  for (auto& u : urls) {
+    auto parsed = http::parse_url(u);
+    if (!parsed)
+      return "--url: " + parsed.error;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::resolver resolver{io};
+    boost::system::error_code ec;
+    auto endpoints = resolver.resolve(parsed.value->ep.host,
+                                      std::to_string(parsed.value->ep.port),
+                                      ec);
+    if (!ec) {
+      boost::asio::ip::tcp::socket socket{io};
+      boost::asio::connect(socket, endpoints, ec);
+    }
+    if (ec)
+      return "cannot reach " + u + ": " + ec.message()
+             + "; is the server running? Check --url";
+  }
+  return std::nullopt;
+}
+
+int run(config::profile_config cfg) {
+  // First, before any thread exists: SIGINT/SIGTERM become a callback.
+  caf::actor controller_handle;
+  std::mutex handle_mtx;
+  system::signal_watcher signals{[&](int) {
+    std::lock_guard<std::mutex> guard{handle_mtx};
+    if (controller_handle)
+      caf::anon_send(controller_handle, proto::cancel_atom::value);
+  }};
+  if (auto err = config::finalize(cfg)) {
+    std::fprintf(stderr, "%s\n", config::format_error(*err).c_str());
+    return sc::exit_config;
+  }
+  (void) log::set_level(cfg.log_level);
+  auto logger = log::get("profile");
+
+  // The built-in mock server when no --url is given.
+  std::unique_ptr<mock_server::server> mock;
+  auto recorded = cfg;
+  if (config::uses_mock_server(cfg)) {
+    mock_server::options opts;
+    opts.port = 0;
+    mock = std::make_unique<mock_server::server>(opts);
+    auto started = mock->start();
+    if (!started.ok()) {
+      std::fprintf(stderr, "error: cannot start the built-in mock server: %s\n",
+                   started.error.c_str());
+      return sc::exit_internal;
+    }
+    auto url = "http://127.0.0.1:" + std::to_string(started.port);
+    std::printf("no --url given: benchmarking the built-in mock server at %s "
+                "(recorded as url: builtin-mock)\n",
+                url.c_str());
+    std::fflush(stdout);
+    cfg.urls = {url};
+    recorded.urls = {"builtin-mock"};
+  }
+  if (auto err = check_reachable(cfg.urls)) {
+    std::fprintf(stderr, "error: %s\n", err->c_str());
+    return sc::exit_unreachable;
+  }
+
+  auto run_id = sc::make_uuid();
+  auto plan = sc::make_run_plan(cfg, run_id, config::to_json(recorded, true));
+  plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
+  std::error_code ec;
+  std::filesystem::create_directories(plan.artifact_dir, ec);
+  if (ec) {
+    std::fprintf(stderr,
+                 "error: --output-artifact-dir: cannot create %s: %s\n",
+                 plan.artifact_dir.c_str(), ec.message().c_str());
+    return sc::exit_config;
+  }
+
+  // I/O threads and one HTTP client per thread. They outlive the actor
+  // system (declared first, destroyed last).
+  http::io_pool io(static_cast<std::size_t>(cfg.io_threads.value_or(1)));
+  http::client_options client_opts;
+  client_opts.max_connections_per_endpoint
+    = cfg.concurrency && *cfg.concurrency > 0
+        ? static_cast<std::size_t>(*cfg.concurrency)
+        : 65536;
+  client_opts.tls.ca_file = cfg.ca_file.value_or("");
+  client_opts.tls.insecure = cfg.insecure;
+  std::vector<std::unique_ptr<http::client>> clients;
+  std::vector<worker_group_manager::io_slot> slots;
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    clients.push_back(
+      std::make_unique<http::client>(io.context(i), client_opts));
+    slots.push_back({&io.context(i), clients.back().get()});
+  }
+
+  caf::actor_system_config sys_cfg;
+  system::node_options node;
+  node.scheduler_policy = std::string{config::to_string(cfg.scheduler_policy)};
+  node.scheduler_threads
+    = static_cast<std::size_t>(cfg.scheduler_threads.value_or(0));
+  if (auto err = system::apply(sys_cfg, node)) {
+    std::fprintf(stderr, "error: %s\n", err->c_str());
+    return sc::exit_config;
+  }
+  sc::run_result result;
+  {
+    caf::actor_system sys{sys_cfg};
+    auto controller = sc::spawn_system_controller(sys, std::move(plan), slots);
+    {
+      std::lock_guard<std::mutex> guard{handle_mtx};
+      controller_handle = caf::actor_cast<caf::actor>(controller);
+    }
+    caf::scoped_actor self{sys};
+    self->request(controller, caf::infinite, proto::start_atom::value)
+      .receive([&](sc::run_result& r) { result = std::move(r); },
+               [&](caf::error& err) {
+                 result.exit_code = sc::exit_internal;
+                 result.message = sys.render(err);
+               });
+    std::lock_guard<std::mutex> guard{handle_mtx};
+    controller_handle = nullptr;
+  }
+  for (auto& c : clients)
+    c->shutdown();
+  io.stop();
+  if (mock)
+    mock->stop();
+
+  if (!result.console.empty())
+    std::printf("%s\n", result.console.c_str());
+  if (!result.files.empty()) {
+    std::printf("Exports:\n");
+    for (auto& f : result.files)
+      std::printf("  %s\n", f.c_str());
+  }
+  for (auto& w : result.warnings)
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!result.message.empty())
+    std::fprintf(stderr, "%s: %s\n",
+                 result.exit_code == sc::exit_interrupted ? "interrupted"
+                                                          : "error",
+                 result.message.c_str());
+  std::fflush(stdout);
+  return result.exit_code;
+}
+
+} // namespace
+
+void add_subcommand(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+    "profile", "Benchmark an OpenAI-compatible server (AIPerf's flags); "
+               "without --url, benchmarks the built-in mock server");
+  auto cfg = std::make_shared<config::profile_config>();
+  config::add_profile_options(*cmd, *cfg);
+  cmd->callback([cfg, &exit_code] {
+    try {
+      exit_code = run(*cfg);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: internal: %s\n", e.what());
+      exit_code = sc::exit_internal;
+    }
+  });
+}
+
+} // namespace aiperf::profile_command
