@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -273,8 +274,25 @@ struct server::worker {
       parser.header_limit(header_limit);
       parser.body_limit(opts.body_limit);
       boost::system::error_code ec;
-      co_await http::async_read(socket, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
+      co_await http::async_read_header(
+          socket, buffer, parser,
+          asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec && !parser.is_done()) {
+        // curl sends `Expect: 100-continue` for bodies over 1 KiB and waits
+        // a second for this interim answer before sending the body.
+        auto expect = parser.get()[http::field::expect];
+        if (beast::iequals(expect, "100-continue")) {
+          static constexpr std::string_view go_on
+              = "HTTP/1.1 100 Continue\r\n\r\n";
+          co_await asio::async_write(
+              socket, asio::buffer(go_on.data(), go_on.size()),
+              asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (!ec)
+          co_await http::async_read(
+              socket, buffer, parser,
+              asio::redirect_error(asio::use_awaitable, ec));
+      }
       if (ec) {
         if (ec == http::error::body_limit)
           co_await reject(socket, timer, out, 413,

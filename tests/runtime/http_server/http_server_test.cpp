@@ -158,13 +158,14 @@ namespace {
 
 // Streams one chunk after `delay`, then ends the body.
 http_server::handler delayed_handler(std::chrono::milliseconds delay) {
-  return [delay](http_server::request&, http_server::response_writer& w)
-           -> boost::asio::awaitable<void> {
-    w.begin_chunked(200, "text/plain");
-    co_await w.wait_until(http_server::clock::now() + delay);
-    w.append_chunk("late");
-    co_await w.end_chunked();
-  };
+  return
+      [delay](http_server::request&,
+              http_server::response_writer& w) -> boost::asio::awaitable<void> {
+        w.begin_chunked(200, "text/plain");
+        co_await w.wait_until(http_server::clock::now() + delay);
+        w.append_chunk("late");
+        co_await w.end_chunked();
+      };
 }
 
 } // namespace
@@ -204,4 +205,16 @@ TEST(http_server, stop_cuts_responses_that_outlast_the_grace_period) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   srv.stop(); // returns although the handler would wait an hour
   EXPECT_TRUE(c.closed_by_peer());
+}
+
+TEST_F(http_server_fixture, answers_expect_100_continue_before_the_body) {
+  test::http_test_client c{port};
+  c.write_raw("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+              "Expect: 100-continue\r\n\r\n");
+  auto interim = c.read();
+  EXPECT_EQ(interim.status, 100u);
+  c.write_raw("hello");
+  auto r = c.read();
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "POST /e hello");
 }
