@@ -35,6 +35,7 @@ TEST(node, unknown_policy_is_rejected_with_the_fix) {
 #include <condition_variable>
 #include <csignal>
 #include <mutex>
+#include <thread>
 #include <unistd.h>
 
 // Verifies the first SIGTERM reaches the callback on the watcher thread.
@@ -61,6 +62,10 @@ TEST(signal_watcher_death, second_signal_exits_130) {
     {
       signal_watcher watcher{[](int) {}};
       kill(getpid(), SIGINT);
+      // Standard signals do not queue: send the second after the first
+      // was taken, or the two merge into one.
+      while (watcher.signals_received() == 0)
+        std::this_thread::yield();
       kill(getpid(), SIGINT);
       for (;;)
         pause();
