@@ -7,6 +7,8 @@
 // std::optional; the accessors below turn them back into optionals.
 #pragma once
 
+#include "proto/credits.hpp"
+
 #include <caf/meta/type_name.hpp>
 
 #include <array>
@@ -18,13 +20,9 @@
 
 namespace aiperf::proto {
 
-/// Credit phase a request belongs to; only profiling records are reported.
-enum class benchmark_phase : std::uint8_t { warmup, profiling };
-
-/// Returns "warmup" or "profiling" (the jsonl spelling).
-inline const char* to_string(benchmark_phase x) noexcept {
-  return x == benchmark_phase::warmup ? "warmup" : "profiling";
-}
+/// The credit phase a record belongs to; only profiling records are
+/// reported (one enum for credits and records: proto/credits.hpp).
+using benchmark_phase = phase;
 
 /// Why a request failed (jsonl `error`, error_summary key).
 struct error_details {
