@@ -1,0 +1,142 @@
+// Typed reading of the AIPERF_* environment of a pod.
+//
+// A distributed run travels as one serialized run file (JSON, no secrets)
+// plus environment variables named like the seed AIPerf's Kubernetes mode:
+//
+// | variable                                    | default | meaning |
+// |---------------------------------------------|---------|---------|
+// | AIPERF_K8S_PORT_API                         | 9090    | api_service HTTP (progress, /metrics, datasets, artifacts) |
+// | AIPERF_K8S_PORT_HEALTH                      | 8080    | /healthz and /readyz of every pod |
+// | AIPERF_K8S_PORT_CONTROL                     | 5667    | ZMQ control channel (ROUTER on the controller) |
+// | AIPERF_K8S_PORT_CREDIT                      | 5668    | ZMQ credit dispatch |
+// | AIPERF_K8S_PORT_CREDIT_RETURN               | 5669    | ZMQ credit returns |
+// | AIPERF_K8S_PORT_RECORDS                     | 5670    | ZMQ metric records |
+// | AIPERF_K8S_ZMQ_CONTROLLER_HOST              | unset   | host worker pods connect to |
+// | AIPERF_POD_INDEX                            | unset   | this pod's index in its replicated job |
+// | AIPERF_JOB_ID                               | unset   | the AIPerfJob id (labels, artifact names) |
+// | AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT  | 0       | abort when more than this % of worker pods failed |
+//
+// Ports accept 0 (ephemeral: bind any free port, useful in tests and for
+// several nodes on one host). Two non-zero ports may not be equal.
+//
+// Secrets (API key, header values) never go into the run file: the run file
+// only *declares* their names, and each declared NAME is read from
+// AIPERF_INJECTED_<NAME>. A declared secret that is missing or empty fails
+// closed, because silently benchmarking without an Authorization header
+// measures 401s, not the model.
+//
+// Every error names the variable and the fix. Errors never contain secret
+// values.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aiperf::system {
+
+/// Looks a variable up: its value, or std::nullopt when unset.
+using env_lookup
+  = std::function<std::optional<std::string>(std::string_view name)>;
+
+/// Returns a lookup over this process's environment (getenv). Reading is
+/// safe only while no thread calls setenv, i.e. at startup.
+[[nodiscard]] env_lookup process_env();
+
+/// Returns a lookup over a fixed map (tests, and child environments).
+[[nodiscard]] env_lookup
+map_env(std::map<std::string, std::string, std::less<>> vars);
+
+/// One invalid or missing variable.
+struct env_error {
+  /// The variable, e.g. "AIPERF_K8S_PORT_API".
+  std::string variable;
+  /// What is wrong and how to fix it; starts with the variable name.
+  std::string message;
+};
+
+/// A value, or every problem found (all are reported at once, so a
+/// misconfigured pod needs one restart, not six).
+template <class T>
+struct env_result {
+  std::optional<T> value;
+  std::vector<env_error> errors;
+
+  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
+
+  /// The error messages joined with "; ".
+  [[nodiscard]] std::string message() const {
+    std::string out;
+    for (const auto& e : errors) {
+      if (!out.empty())
+        out.append("; ");
+      out.append(e.message);
+    }
+    return out;
+  }
+};
+
+/// The ports of a pod (see the table in env.hpp).
+struct pod_ports {
+  std::uint16_t api = 9090;
+  std::uint16_t health = 8080;
+  std::uint16_t control = 5667;
+  std::uint16_t credit = 5668;
+  std::uint16_t credit_return = 5669;
+  std::uint16_t records = 5670;
+
+  friend bool operator==(const pod_ports&, const pod_ports&) = default;
+};
+
+/// The AIPERF_* settings of a pod.
+struct pod_env {
+  pod_ports ports;
+  /// AIPERF_K8S_ZMQ_CONTROLLER_HOST; unset on a local single-process run.
+  std::optional<std::string> controller_host;
+  /// AIPERF_POD_INDEX.
+  std::optional<std::uint32_t> pod_index;
+  /// AIPERF_JOB_ID.
+  std::optional<std::string> job_id;
+  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, in [0, 100].
+  double pod_failure_abort_threshold_percent = 0.0;
+};
+
+/// The name of the port variable of `field` ("api" -> AIPERF_K8S_PORT_API).
+/// Field names: api, health, control, credit, credit_return, records.
+[[nodiscard]] std::optional<std::string> port_variable(std::string_view field);
+
+/// Reads and validates every pod variable from `env`.
+[[nodiscard]] env_result<pod_env> read_pod_env(const env_lookup& env);
+
+/// Parses a port value ("0".."65535", decimal digits only). On error the
+/// message names `variable`.
+[[nodiscard]] env_result<std::uint16_t>
+parse_port(std::string_view variable, std::string_view text);
+
+/// Secret values by declared name ("API_KEY" -> "sk-..."). Never log it.
+struct injected_secrets {
+  std::map<std::string, std::string, std::less<>> values;
+
+  /// The value of a declared secret, or nullptr.
+  [[nodiscard]] const std::string* find(std::string_view name) const {
+    auto i = values.find(name);
+    return i == values.end() ? nullptr : &i->second;
+  }
+};
+
+/// The environment variable of a declared secret name: "AIPERF_INJECTED_"
+/// + name.
+[[nodiscard]] std::string secret_variable(std::string_view name);
+
+/// Reads every declared secret from AIPERF_INJECTED_<NAME>. Names must match
+/// [A-Z0-9_]+ (they become variable names). Fails closed: any missing or
+/// empty declared secret is an error naming its variable.
+[[nodiscard]] env_result<injected_secrets>
+read_secrets(std::span<const std::string> declared, const env_lookup& env);
+
+} // namespace aiperf::system
