@@ -1,0 +1,41 @@
+#include "runtime/time/skewed_clock.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+
+namespace aiperf::time {
+
+std::int64_t monotonic_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
+std::optional<std::int64_t> parse_skew_ns(std::string_view text) {
+  // from_chars rejects a leading '+', which people do write for a skew.
+  bool plus = !text.empty() && text.front() == '+';
+  if (plus)
+    text.remove_prefix(1);
+  if (text.empty() || (plus && text.front() == '-'))
+    return std::nullopt;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
+                                   value);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+std::variant<skewed_clock, std::string> skewed_clock::from_env() {
+  const char* raw = std::getenv(std::string{clock_skew_env}.c_str());
+  if (raw == nullptr || *raw == '\0')
+    return skewed_clock{};
+  if (auto skew = parse_skew_ns(raw))
+    return skewed_clock{*skew};
+  return std::string{clock_skew_env} + "='" + raw
+         + "' is not a number of nanoseconds: set a signed integer such as "
+           "-2500000000 (test-only; unset it in production)";
+}
+
+} // namespace aiperf::time

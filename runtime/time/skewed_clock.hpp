@@ -1,0 +1,51 @@
+// The clock a worker stamps cross-process timestamps with: the monotonic
+// clock, optionally shifted by a test-only skew.
+//
+// TEST-ONLY: `AIPERF_TEST_CLOCK_SKEW_NS` (a signed integer of nanoseconds)
+// shifts every now_ns() of a process, so tests on one host can make a worker
+// look as if its clock were far from the controller's and check that
+// clock_offset_tracker removes the difference. Production deployments must
+// not set it; it is read once, when the clock is built, never per call.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace aiperf::time {
+
+/// Name of the test-only skew variable.
+inline constexpr std::string_view clock_skew_env = "AIPERF_TEST_CLOCK_SKEW_NS";
+
+/// Returns std::chrono::steady_clock's now in ns (no skew).
+[[nodiscard]] std::int64_t monotonic_now_ns() noexcept;
+
+/// Parses a skew value: optional sign then decimal digits, fitting int64.
+[[nodiscard]] std::optional<std::int64_t> parse_skew_ns(std::string_view text);
+
+/// Monotonic clock plus a fixed skew; copyable, thread-safe.
+class skewed_clock {
+public:
+  /// A clock with skew `skew_ns` (0 = plain monotonic clock).
+  explicit skewed_clock(std::int64_t skew_ns = 0) noexcept : skew_(skew_ns) {}
+
+  /// Builds a clock from `AIPERF_TEST_CLOCK_SKEW_NS` (unset or empty = no
+  /// skew). Returns an error message naming the variable and the fix if it
+  /// is set to something that is not an int64 count of nanoseconds.
+  [[nodiscard]] static std::variant<skewed_clock, std::string> from_env();
+
+  /// Returns monotonic_now_ns() + skew_ns().
+  [[nodiscard]] std::int64_t now_ns() const noexcept {
+    return monotonic_now_ns() + skew_;
+  }
+
+  /// Returns the skew added to every reading.
+  [[nodiscard]] std::int64_t skew_ns() const noexcept { return skew_; }
+
+private:
+  std::int64_t skew_;
+};
+
+} // namespace aiperf::time
