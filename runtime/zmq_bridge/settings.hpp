@@ -1,0 +1,140 @@
+// Pure configuration of the ZMQ bridge: channels, ports and their
+// environment variables, endpoint naming and selection, and the readiness
+// probe's schedule. No sockets here, so all of it is unit-testable.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace aiperf::zmq_bridge {
+
+/// The four inter-process channels (ARCHITECTURE.md §4).
+enum class channel : std::uint8_t {
+  control = 0,       // controller ROUTER <-> DEALER per process
+  credit = 1,        // controller ROUTER <-> DEALER per process
+  credit_return = 2, // worker PUSH -> controller PULL
+  records = 3,       // PUSH -> controller PULL
+};
+
+inline constexpr std::size_t channel_count = 4;
+
+/// Returns "control", "credit", "credit_return" or "records".
+[[nodiscard]] const char* to_string(channel x) noexcept;
+
+/// Which side of the channels a process is.
+enum class role : std::uint8_t {
+  /// Binds every channel (ROUTER, ROUTER, PULL, PULL).
+  controller,
+  /// Connects (DEALER, DEALER, PUSH, PUSH) to the channels it has an
+  /// endpoint for.
+  worker,
+};
+
+/// TCP ports of one node; 0 = ephemeral (tests always use 0). Defaults are
+/// the documented ones; each has a flag and an AIPERF_K8S_PORT_<NAME>
+/// variable (flag > variable > default; the flags live in config/).
+struct port_config {
+  std::uint16_t api = 9090;
+  std::uint16_t health = 8080;
+  std::uint16_t control = 5667;
+  std::uint16_t credit = 5668;
+  std::uint16_t credit_return = 5669;
+  std::uint16_t records = 5670;
+
+  /// The port of a bridge channel.
+  [[nodiscard]] std::uint16_t of(channel ch) const noexcept;
+};
+
+/// Looks up an environment variable; nullptr when unset.
+using env_lookup = std::function<const char*(const char*)>;
+
+/// Returns the process environment as an env_lookup.
+[[nodiscard]] env_lookup process_env();
+
+/// Overrides `ports` from AIPERF_K8S_PORT_API, _HEALTH, _CONTROL, _CREDIT,
+/// _CREDIT_RETURN and _RECORDS where set. Returns an error naming the
+/// variable when a value is not a port number (0-65535); `ports` is then
+/// unchanged.
+[[nodiscard]] std::optional<std::string> apply_port_env(port_config& ports,
+                                                        const env_lookup& env);
+
+/// The one variable that makes a worker connect over TCP.
+inline constexpr const char* controller_host_env
+  = "AIPERF_K8S_ZMQ_CONTROLLER_HOST";
+
+/// Returns AIPERF_K8S_ZMQ_CONTROLLER_HOST when set and non-empty.
+[[nodiscard]] std::optional<std::string>
+controller_host_from_env(const env_lookup& env);
+
+/// One endpoint per channel ("tcp://host:port", "ipc:///path"); empty =
+/// channel not used.
+struct endpoints {
+  std::string control;
+  std::string credit;
+  std::string credit_return;
+  std::string records;
+
+  [[nodiscard]] std::string& operator[](channel ch) noexcept;
+  [[nodiscard]] const std::string& operator[](channel ch) const noexcept;
+};
+
+/// What a controller bridge bound; `ipc` is empty unless an ipc_dir was set.
+/// Pass these to the processes the controller starts.
+struct bound_endpoints {
+  endpoints tcp;
+  endpoints ipc;
+};
+
+/// The endpoints a worker process connects. With a controller host (from
+/// AIPERF_K8S_ZMQ_CONTROLLER_HOST) it is tcp://<host>:<port> for every
+/// channel; without one, the controller's IPC endpoints when it bound them
+/// (same machine), else its TCP ones.
+[[nodiscard]] endpoints
+select_worker_endpoints(const std::optional<std::string>& controller_host,
+                        const port_config& ports, const bound_endpoints& bound);
+
+/// Returns "ipc://<dir>/<channel>.ipc", or an error naming `ipc_dir` when
+/// the path exceeds the 107-byte limit of a Unix socket path.
+[[nodiscard]] std::optional<std::string>
+ipc_endpoint(std::string_view ipc_dir, channel ch, std::string* error);
+
+/// Budget of the return-channel readiness probe: `attempts` NOBLOCK sends
+/// spaced by `retry_delay`. 0 attempts disables the probe (it answers at
+/// once, connected=false, with a warning).
+struct probe_budget {
+  std::uint32_t attempts = 50;
+  std::chrono::milliseconds retry_delay{100};
+};
+
+/// The probe's state machine, driven by the I/O thread's clock.
+class probe_schedule {
+public:
+  using time_point = std::chrono::steady_clock::time_point;
+
+  probe_schedule(probe_budget budget, time_point now) noexcept
+    : budget_(budget), next_(now) {}
+
+  /// An attempt is due at or after this time.
+  [[nodiscard]] time_point next_attempt() const noexcept { return next_; }
+  [[nodiscard]] bool due(time_point now) const noexcept { return now >= next_; }
+  /// Records a failed attempt at `now`; returns true when the budget is
+  /// spent (the probe degrades open).
+  bool failed_attempt(time_point now) noexcept {
+    ++attempts_;
+    next_ = now + budget_.retry_delay;
+    return attempts_ >= budget_.attempts;
+  }
+  [[nodiscard]] std::uint32_t attempts() const noexcept { return attempts_; }
+  [[nodiscard]] const probe_budget& budget() const noexcept { return budget_; }
+
+private:
+  probe_budget budget_;
+  std::uint32_t attempts_ = 0;
+  time_point next_;
+};
+
+} // namespace aiperf::zmq_bridge
