@@ -1,0 +1,194 @@
+#include "runtime/selfcheck/selfcheck.hpp"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+
+namespace aiperf::selfcheck {
+
+namespace {
+
+std::int64_t to_ns(const timeval& tv) noexcept {
+  return static_cast<std::int64_t>(tv.tv_sec) * 1'000'000'000
+         + static_cast<std::int64_t>(tv.tv_usec) * 1'000;
+}
+
+std::int64_t to_ns(const timespec& ts) noexcept {
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// "3.2 ms" with two significant decimals below 10 ms, one above: the
+// warning is read by people, the JSON carries the exact numbers.
+std::string format_ms(double ns) {
+  char buf[32];
+  auto ms = ns / 1e6;
+  std::snprintf(buf, sizeof buf, ms < 10 ? "%.2f ms" : "%.1f ms", ms);
+  return buf;
+}
+
+std::string format_cores(double cores) {
+  char buf[32];
+  if (cores == static_cast<double>(static_cast<long>(cores)))
+    std::snprintf(buf, sizeof buf, "%ld core%s", static_cast<long>(cores),
+                  cores == 1 ? "" : "s");
+  else
+    std::snprintf(buf, sizeof buf, "%.2f cores", cores);
+  return buf;
+}
+
+std::string format_percent(double fraction) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
+  return buf;
+}
+
+std::optional<double> read_cpu_max(const std::string& path) {
+  std::ifstream in{path};
+  if (!in)
+    return std::nullopt;
+  std::string line;
+  std::getline(in, line);
+  return parse_cgroup_cpu_max(line);
+}
+
+} // namespace
+
+double cpu_usage::cores_used() const noexcept {
+  if (wall_ns <= 0)
+    return 0;
+  return static_cast<double>(user_ns + system_ns) / static_cast<double>(wall_ns);
+}
+
+double cpu_usage::saturation() const noexcept {
+  return cores_available > 0 ? cores_used() / cores_available : 0;
+}
+
+verdict judge(const lag_stats& lag, const cpu_usage& cpu,
+              std::optional<double> io_thread_busy, const thresholds& limits) {
+  verdict v;
+  v.lag = lag;
+  v.cpu = cpu;
+  v.io_thread_busy = io_thread_busy;
+  // A handful of samples from a sub-second run says nothing about p99.
+  v.lag_limited = lag.samples >= limits.min_lag_samples
+                  && lag.p99_ns > static_cast<double>(limits.lag_p99.count());
+  v.cpu_limited = cpu.wall_ns > 0
+                  && cpu.saturation() >= limits.cpu_saturation;
+  v.io_thread_limited = io_thread_busy
+                        && *io_thread_busy >= limits.io_thread_busy;
+  v.client_limited = v.lag_limited || v.cpu_limited || v.io_thread_limited;
+
+  std::string cpu_text = "CPU " + format_percent(cpu.saturation()) + " of "
+                         + format_cores(cpu.cores_available);
+  std::string io_text = io_thread_busy ? "I/O thread "
+                                           + format_percent(*io_thread_busy)
+                                           + " busy"
+                                       : std::string{};
+  std::string lag_text = "I/O thread lag p99 " + format_ms(lag.p99_ns);
+
+  v.summary = "client self-check: loop lag p50 " + format_ms(lag.p50_ns)
+              + " p99 " + format_ms(lag.p99_ns) + " max "
+              + format_ms(lag.max_ns) + " ("
+              + std::to_string(lag.samples) + " samples), " + cpu_text;
+  if (io_thread_busy)
+    v.summary += ", " + io_text;
+
+  if (v.client_limited) {
+    // Name every saturated resource first so the reader sees the cause; the
+    // lag is always quoted because it is what the latencies absorbed.
+    std::vector<std::string> parts;
+    parts.push_back(lag_text);
+    if (v.cpu_limited || !v.io_thread_limited)
+      parts.push_back(cpu_text);
+    if (v.io_thread_limited)
+      parts.push_back(io_text);
+    v.warning = "client-limited: ";
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      v.warning += (i ? ", " : "") + parts[i];
+    v.warning += "; results may include client overhead";
+  }
+  return v;
+}
+
+cpu_reading read_process_cpu() noexcept {
+  cpu_reading r;
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) {
+    r.user_ns = to_ns(ru.ru_utime);
+    r.system_ns = to_ns(ru.ru_stime);
+  }
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  r.wall_ns = to_ns(ts);
+  return r;
+}
+
+std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return to_ns(ts);
+}
+
+cpu_usage usage_between(const cpu_reading& from, const cpu_reading& to,
+                        double cores_available) noexcept {
+  cpu_usage u;
+  u.cores_available = cores_available > 0 ? cores_available : 1;
+  if (to.wall_ns <= from.wall_ns)
+    return u;
+  u.wall_ns = to.wall_ns - from.wall_ns;
+  u.user_ns = std::max<std::int64_t>(0, to.user_ns - from.user_ns);
+  u.system_ns = std::max<std::int64_t>(0, to.system_ns - from.system_ns);
+  return u;
+}
+
+std::optional<double> parse_cgroup_cpu_max(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.remove_suffix(1);
+  auto space = text.find(' ');
+  if (space == std::string_view::npos)
+    return std::nullopt;
+  auto quota = text.substr(0, space);
+  auto period = text.substr(space + 1);
+  if (quota == "max")
+    return std::nullopt;
+  long q = 0;
+  long p = 0;
+  auto [qe, qerr] = std::from_chars(quota.data(), quota.data() + quota.size(), q);
+  auto [pe, perr] = std::from_chars(period.data(), period.data() + period.size(), p);
+  if (qerr != std::errc{} || perr != std::errc{}
+      || qe != quota.data() + quota.size() || pe != period.data() + period.size()
+      || q <= 0 || p <= 0)
+    return std::nullopt;
+  return static_cast<double>(q) / static_cast<double>(p);
+}
+
+double available_cores() {
+  double cores = 1;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    cores = std::max(1, CPU_COUNT(&set));
+  // The process's own cgroup first ("0::/path" in cgroup v2), then the root.
+  std::optional<double> quota;
+  std::ifstream cg{"/proc/self/cgroup"};
+  std::string line;
+  while (std::getline(cg, line)) {
+    if (line.rfind("0::", 0) == 0) {
+      quota = read_cpu_max("/sys/fs/cgroup" + line.substr(3) + "/cpu.max");
+      break;
+    }
+  }
+  if (!quota)
+    quota = read_cpu_max("/sys/fs/cgroup/cpu.max");
+  if (quota && *quota < cores)
+    cores = std::max(*quota, 0.01);
+  return cores;
+}
+
+} // namespace aiperf::selfcheck
