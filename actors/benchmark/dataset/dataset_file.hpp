@@ -1,0 +1,202 @@
+// On-disk form of a dataset, for shipping it to worker pods once and sharing
+// it between a pod's worker processes through mmap.
+//
+// Two files in one directory (all integers little-endian):
+//
+// dataset.dat  header: magic "AIPFDATA", u32 version, u32 reserved (0);
+//              then one record per conversation, back to back:
+//                u32 session_id length, session_id bytes, u32 turn count,
+//                per turn: u32 text length, text bytes, u32 input_tokens,
+//                i32 max_output_tokens, i64 timestamp_ms, i64 delay_ms.
+// index.dat    header (56 bytes): magic "AIPFINDX", u32 version, u32 flags
+//              (bit 0 = has_timestamps, others 0), u64 conversation count,
+//              u64 total turns, u64 dataset.dat size, u64 checksum of
+//              dataset.dat, u64 checksum of index.dat (header bytes before
+//              this field, then the offset table);
+//              then (count + 1) u64 offsets into dataset.dat: record i spans
+//              [offset[i], offset[i+1]); offset[count] = dataset.dat size.
+//
+// The fixed-width offset table lets a worker find conversation i without
+// scanning. Reading validates everything (magics, versions, sizes, both
+// checksums, every record filling its span exactly) before returning, so a
+// truncated, corrupt, mismatched or other-version pair is a clear error, and
+// the accessors of a validated mapped_dataset cannot fail. Writing the same
+// dataset gives the same bytes (byte-exact round trip).
+//
+// For transfer, export_compressed writes dataset.dat.zst + index.dat.zst;
+// import_compressed decompresses them next to (or elsewhere from) the .zst
+// files and reads the result back.
+#pragma once
+
+#include "actors/benchmark/dataset/dataset.hpp"
+#include "runtime/io/mmap_file.hpp"
+#include "runtime/io/zstd_stream.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace aiperf::dataset {
+
+/// File names inside a dataset directory.
+inline constexpr std::string_view data_file_name = "dataset.dat";
+inline constexpr std::string_view index_file_name = "index.dat";
+inline constexpr std::string_view data_zst_file_name = "dataset.dat.zst";
+inline constexpr std::string_view index_zst_file_name = "index.dat.zst";
+
+/// Format version written by this build, and the only one it reads.
+inline constexpr std::uint32_t dataset_file_version = 1;
+
+/// What went wrong reading or writing dataset files.
+enum class dataset_file_errc : std::uint8_t {
+  io,           // open/read/write/mmap/(de)compress failed
+  bad_magic,    // not a dataset.dat / index.dat at all
+  version,      // written by another format version
+  truncated,    // shorter than its header or than the index says
+  checksum,     // bytes changed after writing, or files from different runs
+  corrupt,      // structure inconsistent (offsets, lengths, counts, flags)
+  too_large,    // a string or count does not fit the format's u32 fields
+};
+
+/// Returns the enumerator's name ("checksum").
+[[nodiscard]] const char* to_string(dataset_file_errc x) noexcept;
+
+/// A dataset file problem; `message` names the file, what is wrong and the
+/// fix.
+struct dataset_file_error {
+  dataset_file_errc code = dataset_file_errc::io;
+  std::string message;
+};
+
+/// A value or the dataset_file_error that prevented it.
+template <class T>
+class dataset_file_result {
+public:
+  dataset_file_result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  dataset_file_result(dataset_file_error err)
+      : v_(std::in_place_index<1>, std::move(err)) {}
+
+  [[nodiscard]] bool ok() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+  /// Requires ok().
+  [[nodiscard]] T& value() & { return std::get<0>(v_); }
+  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
+  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  /// Requires !ok().
+  [[nodiscard]] const dataset_file_error& error() const {
+    return std::get<1>(v_);
+  }
+
+private:
+  std::variant<T, dataset_file_error> v_;
+};
+
+/// The bytes of both files.
+struct encoded_dataset {
+  std::string data;
+  std::string index;
+};
+
+/// Encodes `ds`; fails only if a string exceeds 4 GiB - 1 bytes or a
+/// conversation has more than 2^32 - 1 turns.
+[[nodiscard]] dataset_file_result<encoded_dataset>
+encode_dataset(const dataset& ds);
+
+/// Checksum used by the format (64-bit, non-cryptographic).
+[[nodiscard]] std::uint64_t dataset_checksum(std::string_view bytes) noexcept;
+
+/// Read-only, validated view of a dataset.dat/index.dat pair, decoding one
+/// conversation at a time (what a worker does per credit). Move-only; const
+/// access is thread-safe.
+class mapped_dataset {
+public:
+  /// Validates `data` and `index` (see file comment); `data_name` and
+  /// `index_name` label them in errors. The views must outlive the result.
+  [[nodiscard]] static dataset_file_result<mapped_dataset>
+  from_bytes(std::string_view data, std::string_view index,
+             std::string_view data_name = data_file_name,
+             std::string_view index_name = index_file_name);
+
+  /// Maps and validates `dir`/dataset.dat and `dir`/index.dat.
+  [[nodiscard]] static dataset_file_result<mapped_dataset>
+  open(const std::filesystem::path& dir);
+
+  /// Returns the number of conversations.
+  [[nodiscard]] std::size_t size() const noexcept {
+    return offsets_.empty() ? 0 : offsets_.size() - 1;
+  }
+
+  /// Returns the total number of turns of all conversations.
+  [[nodiscard]] std::uint64_t total_turns() const noexcept {
+    return total_turns_;
+  }
+
+  /// Returns the dataset's has_timestamps flag.
+  [[nodiscard]] bool has_timestamps() const noexcept { return timestamps_; }
+
+  /// Decodes conversation `i`; requires i < size().
+  [[nodiscard]] conversation conversation_at(std::size_t i) const;
+
+  /// Returns the raw record bytes of conversation `i`; requires i < size().
+  [[nodiscard]] std::string_view record(std::size_t i) const noexcept;
+
+  /// Decodes every conversation.
+  [[nodiscard]] dataset to_dataset() const;
+
+private:
+  io::mmap_file data_file_;
+  io::mmap_file index_file_;
+  std::string_view data_;
+  std::vector<std::uint64_t> offsets_;
+  std::uint64_t total_turns_ = 0;
+  bool timestamps_ = false;
+};
+
+/// Parses an encoded pair into a dataset (same checks as mapped_dataset).
+[[nodiscard]] dataset_file_result<dataset>
+decode_dataset(std::string_view data, std::string_view index);
+
+/// Writes `dir`/dataset.dat then `dir`/index.dat, each atomically; `dir`
+/// must exist. A crash between the two leaves a pair that fails to read
+/// (checksum), never a wrong dataset.
+[[nodiscard]] std::optional<dataset_file_error>
+write_dataset_files(const dataset& ds, const std::filesystem::path& dir);
+
+/// Maps, validates and decodes `dir`/dataset.dat and `dir`/index.dat.
+[[nodiscard]] dataset_file_result<dataset>
+read_dataset_files(const std::filesystem::path& dir);
+
+/// Writes `dir`/dataset.dat.zst and `dir`/index.dat.zst (each atomically).
+[[nodiscard]] std::optional<dataset_file_error>
+export_compressed(const dataset& ds, const std::filesystem::path& dir,
+                  int level = io::default_zstd_level);
+
+/// Decompresses `zst_dir`/{dataset,index}.dat.zst into
+/// `dat_dir`/{dataset,index}.dat, refusing output beyond `max_output_bytes`
+/// per file (a pod's disk guard).
+[[nodiscard]] std::optional<dataset_file_error>
+decompress_dataset_files(const std::filesystem::path& zst_dir,
+                         const std::filesystem::path& dat_dir,
+                         std::uint64_t max_output_bytes = io::unlimited_output);
+
+/// decompress_dataset_files, then read_dataset_files(`dat_dir`).
+[[nodiscard]] dataset_file_result<dataset>
+import_compressed(const std::filesystem::path& zst_dir,
+                  const std::filesystem::path& dat_dir,
+                  std::uint64_t max_output_bytes = io::unlimited_output);
+
+/// import_compressed with the .dat files next to the .zst files.
+[[nodiscard]] dataset_file_result<dataset>
+import_compressed(const std::filesystem::path& dir);
+
+} // namespace aiperf::dataset
