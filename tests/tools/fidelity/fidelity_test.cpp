@@ -73,6 +73,7 @@ struct server_event {
 
 struct server_request {
   std::int64_t receive_ns = 0;
+  std::int64_t prepare_ns = 0; // right before the response headers went out
   std::string mode;
   std::vector<server_event> events;
 };
@@ -80,6 +81,10 @@ struct server_request {
 struct client_request {
   bool has_error = false;
   std::string error;
+  // jsonl metadata (epoch ns; ack 0 = null)
+  std::int64_t request_start_ns = 0;
+  std::int64_t request_ack_ns = 0;
+  std::int64_t request_end_ns = 0;
   // jsonl metrics as the exact number text ("20.228976"), by tag.
   std::map<std::string, std::string> metrics;
   std::vector<std::string> inter_chunk_latency;
@@ -239,6 +244,7 @@ std::optional<std::string> parse_server_log(const std::string& text,
     server_request r;
     auto& v = m.value;
     r.receive_ns = v["receive_ns"].GetInt64();
+    r.prepare_ns = v["prepare_ns"].GetInt64();
     r.mode = get_string(v, "mode");
     for (auto& e : v["events"].GetArray()) {
       server_event ev;
@@ -271,8 +277,16 @@ std::optional<std::string> parse_jsonl(const std::string& text,
     d.Parse<rapidjson::kParseNumbersAsStringsFlag>(line.data(), line.size());
     if (d.HasParseError() || !d.IsObject())
       return "profile_export.jsonl line is not JSON: " + line.substr(0, 200);
-    auto id = get_string(d["metadata"], "x_request_id");
-    auto& c = out.client[id];
+    auto& meta = d["metadata"];
+    auto& c = out.client[get_string(meta, "x_request_id")];
+    auto epoch_ns = [&](const char* key) -> std::int64_t {
+      return meta[key].IsString() ? std::strtoll(meta[key].GetString(),
+                                                 nullptr, 10)
+                                  : 0;
+    };
+    c.request_start_ns = epoch_ns("request_start_ns");
+    c.request_ack_ns = epoch_ns("request_ack_ns");
+    c.request_end_ns = epoch_ns("request_end_ns");
     c.has_error = !d["error"].IsNull();
     if (c.has_error)
       c.error = get_string(d["error"], "message");
@@ -588,6 +602,29 @@ TEST_F(fidelity, metrics_are_exact_functions_of_the_client_stamps) {
     auto expected = static_cast<double>(latency - ttft) / 1e6
                     / static_cast<double>(osl - 1);
     EXPECT_NEAR(itl, expected, 1e-9 * expected);
+  });
+}
+
+TEST_F(fidelity, epoch_metadata_is_the_monotonic_stamps_plus_one_offset) {
+  std::optional<std::int64_t> offset;
+  for_each_request([&](const std::string&, const server_request& s,
+                       const client_request& c) {
+    // One process, one epoch − monotonic offset for every record.
+    auto o = c.request_start_ns - c.start_perf_ns;
+    if (!offset)
+      offset = o;
+    EXPECT_EQ(o, *offset);
+    ASSERT_NE(c.request_ack_ns, 0) << "request_ack_ns is null";
+    ASSERT_FALSE(c.responses.empty());
+    auto ack = c.request_ack_ns - o;
+    auto end = c.request_end_ns - o;
+    EXPECT_EQ(metric_ns(c, "stream_setup_latency"), ack - c.start_perf_ns);
+    // Headers come after the server started sending them and before any
+    // event; the end comes after the last event and the server's last write.
+    EXPECT_GE(ack, s.prepare_ns);
+    EXPECT_LE(ack, c.responses.front().first);
+    EXPECT_GE(end, c.responses.back().first);
+    EXPECT_GE(end, s.events.back().writes.back().first);
   });
 }
 

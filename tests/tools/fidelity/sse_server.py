@@ -23,7 +23,7 @@ SIGTERM/SIGINT the log is written to --log-file (or stdout) and the server
 exits 0.
 
 Log layout (keyed by X-Request-ID):
-  {"<id>": {"receive_ns": int, "mode": str, "done_ns": int,
+  {"<id>": {"receive_ns": int, "mode": str, "prepare_ns": int, "done_ns": int,
             "events": [{"kind": "comment"|"role"|"content"|"finish"|"usage"|"done",
                         "text": str, "data": str|null, "tokens": int,
                         "writes": [[begin_ns, end_ns], ...]}]}}
@@ -196,6 +196,7 @@ class fidelity_server:
         response = web.StreamResponse(
             status=200, headers={"Content-Type": "text/event-stream",
                                  "Cache-Control": "no-cache"})
+        entry["prepare_ns"] = time.monotonic_ns()
         await response.prepare(request)
         for kind, text, data, pieces in build_plan(number, mode,
                                              count_tokens(prompt)):
