@@ -1,0 +1,121 @@
+#include "actors/benchmark/api_service/api_service.hpp"
+
+#include "actors/benchmark/api_service/routes.hpp"
+#include "runtime/http_server/http_server.hpp"
+#include "runtime/log/log.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <system_error>
+#include <utility>
+
+namespace aiperf::api_service {
+
+void status_board::publish(progress p) {
+  auto next = std::make_shared<const progress>(std::move(p));
+  std::lock_guard<std::mutex> guard{mtx_};
+  progress_ = std::move(next);
+}
+
+std::shared_ptr<const progress> status_board::snapshot() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return progress_;
+}
+
+void status_board::stage(raw_part p) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = std::lower_bound(
+    raw_parts_.begin(), raw_parts_.end(), p.pod,
+    [](const raw_part& x, const std::string& pod) { return x.pod < pod; });
+  if (i != raw_parts_.end() && i->pod == p.pod)
+    *i = std::move(p);
+  else
+    raw_parts_.insert(i, std::move(p));
+}
+
+std::vector<raw_part> status_board::raw_parts() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return raw_parts_;
+}
+
+namespace {
+
+struct api_state {
+  static inline const char* name = "api_service";
+
+  std::shared_ptr<status_board> board;
+  std::shared_ptr<http_server::server> server;
+
+  // Joins the I/O threads (after their stop grace) on the actor's exit, so
+  // the port is free once the actor is gone.
+  ~api_state() {
+    if (server)
+      server->stop();
+  }
+};
+
+api_service_actor::behavior_type
+api_service(api_service_actor::stateful_pointer<api_state> self,
+            std::shared_ptr<status_board> board,
+            std::shared_ptr<http_server::server> server) {
+  self->state.board = std::move(board);
+  self->state.server = std::move(server);
+  return {
+    [self](progress_atom, progress& p) {
+      self->state.board->publish(std::move(p));
+    },
+    [self](ready_atom, bool ready) { self->state.board->set_ready(ready); },
+    [self](caf::get_atom, raw_atom) { return self->state.board->raw_parts(); },
+    [self](proto::stop_atom) {
+      if (auto& srv = self->state.server) {
+        srv->stop();
+        srv.reset();
+      }
+      self->quit();
+    },
+  };
+}
+
+} // namespace
+
+spawn_result spawn_api_service(caf::actor_system& sys, api_config cfg) {
+  spawn_result result;
+  if (cfg.threads == 0) {
+    result.error = "api_service threads is 0: use at least 1 I/O thread";
+    return result;
+  }
+  if (!cfg.raw_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.raw_dir, ec);
+    if (ec) {
+      result.error = "api_service raw_dir " + cfg.raw_dir.string()
+                     + " cannot be created: " + ec.message()
+                     + "; point it at a writable directory";
+      return result;
+    }
+  }
+  auto board = std::make_shared<status_board>();
+  auto shared_cfg = std::make_shared<const api_config>(cfg);
+  http_server::options opts;
+  opts.host = cfg.host;
+  opts.port = cfg.port;
+  opts.threads = cfg.threads;
+  opts.body_limit = cfg.upload_limit;
+  auto server = std::make_shared<http_server::server>(
+    opts, make_handler(board, std::move(shared_cfg)));
+  auto started = server->start();
+  if (!started.ok()) {
+    result.error = "api_service: " + started.error;
+    return result;
+  }
+  result.port = started.port;
+  result.actor = sys.spawn(api_service, std::move(board), std::move(server));
+  log::get("api_service")
+    ->info("serving on {}:{}", cfg.host, static_cast<unsigned>(result.port));
+  return result;
+}
+
+} // namespace aiperf::api_service

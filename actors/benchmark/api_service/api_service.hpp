@@ -1,0 +1,173 @@
+// The api_service: the controller's HTTP face (port 9090 in a pod) for the
+// operator, Prometheus and worker pods.
+//
+//   GET /healthz                     200 while the process runs
+//   GET /readyz                      200 once told ready, else 503
+//   GET /api/progress                progress JSON (see `progress`)
+//   GET /metrics                     the same as Prometheus text (0.0.4)
+//   GET /api/dataset/dataset.dat.zst the dataset files worker pods download
+//   GET /api/dataset/index.dat.zst
+//   GET /api/artifacts               JSON list of the artifact dir's files
+//   GET /api/artifacts/<path>        one file of the artifact dir
+//   PUT /api/raw/<pod>               stage a pod's RAW JSONL export part
+//
+// Threading choice: the HTTP handlers run on the server's I/O threads and
+// never touch actor state nor ask the actor. The actor publishes what it is
+// fed into a `status_board` (mutex-guarded, copy-on-publish) and handlers
+// read the board. Probes therefore answer even while the actor's mailbox is
+// busy, and no handler can block on a slow or dead actor. Files are read and
+// fsync'ed on the I/O thread (blocking); that is fine for a handful of pods
+// downloading one dataset, and keeps the benchmark's own threads untouched.
+#pragma once
+
+#include "proto/atoms.hpp"
+
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace aiperf::api_service {
+
+/// Publishes a new progress snapshot.
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
+/// Sets readiness (`/readyz`).
+using ready_atom = caf::atom_constant<caf::atom("ready")>;
+/// Asks for the staged RAW parts.
+using raw_atom = caf::atom_constant<caf::atom("raw")>;
+
+/// Live progress of the run, as served on /api/progress and /metrics.
+struct progress {
+  /// Credit phase: "warmup", "profiling", or empty before the first one.
+  std::string phase;
+  /// Run state: "initializing", "configuring", "running", "processing",
+  /// "exporting", "complete", "failed", "cancelled" (free text, rendered as
+  /// given).
+  std::string state = "initializing";
+  std::uint64_t sent = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t in_flight = 0;
+  std::uint64_t errors = 0;
+  /// Requests planned in this phase; 0 = unknown (duration-bound).
+  std::uint64_t total = 0;
+  /// Completed requests per second over the phase so far.
+  double requests_per_second = 0;
+
+  friend bool operator==(const progress&, const progress&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, progress& x) {
+  return f(caf::meta::type_name("aiperf::api_service::progress"), x.phase,
+           x.state, x.sent, x.completed, x.in_flight, x.errors, x.total,
+           x.requests_per_second);
+}
+
+/// A RAW JSONL export part a pod uploaded.
+struct raw_part {
+  std::string pod;
+  std::uint64_t bytes = 0;
+  /// Where it was staged (inside `api_config::raw_dir`).
+  std::string path;
+
+  friend bool operator==(const raw_part&, const raw_part&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, raw_part& x) {
+  return f(caf::meta::type_name("aiperf::api_service::raw_part"), x.pod,
+           x.bytes, x.path);
+}
+
+/// What the HTTP handlers read. Thread-safe: the actor writes, any number
+/// of I/O threads read.
+class status_board {
+public:
+  /// Replaces the progress snapshot.
+  void publish(progress p);
+
+  /// Returns the latest snapshot.
+  [[nodiscard]] std::shared_ptr<const progress> snapshot() const;
+
+  void set_ready(bool ready) noexcept {
+    ready_.store(ready, std::memory_order_release);
+  }
+
+  [[nodiscard]] bool ready() const noexcept {
+    return ready_.load(std::memory_order_acquire);
+  }
+
+  /// Records (or replaces, on a retried upload) the part of `p.pod`.
+  void stage(raw_part p);
+
+  /// Returns the staged parts, ordered by pod.
+  [[nodiscard]] std::vector<raw_part> raw_parts() const;
+
+private:
+  mutable std::mutex mtx_;
+  std::shared_ptr<const progress> progress_ = std::make_shared<progress>();
+  std::vector<raw_part> raw_parts_;
+  std::atomic<bool> ready_{false};
+};
+
+/// Listener and file locations.
+struct api_config {
+  /// Address to bind; a pod binds "0.0.0.0" so the operator can reach it.
+  std::string host = "127.0.0.1";
+  /// 9090 in a pod (AIPERF_K8S_PORT_API); 0 picks a free port.
+  std::uint16_t port = 9090;
+  /// I/O threads of the HTTP server.
+  unsigned threads = 1;
+  /// Holds dataset.dat.zst and index.dat.zst; empty = no dataset served.
+  std::filesystem::path dataset_dir;
+  /// The run's artifact dir; empty = no artifacts served.
+  std::filesystem::path artifact_dir;
+  /// Where uploaded RAW parts are staged (created if missing); empty =
+  /// uploads refused.
+  std::filesystem::path raw_dir;
+  /// Largest accepted upload (the whole body is held in memory).
+  std::uint64_t upload_limit = std::uint64_t{1} << 30;
+};
+
+/// api_service protocol:
+/// - `(progress_atom, progress)` from the records_manager (or whoever owns
+///   the run's counters): replaces the snapshot served on /api/progress and
+///   /metrics; no reply.
+/// - `(ready_atom, bool)` from the system_controller: sets what /readyz
+///   answers (200 when true, 503 when false); no reply.
+/// - `(caf::get_atom, raw_atom)` from the controller's RAW export barrier:
+///   replies the parts staged so far (ordered by pod), so it can wait until
+///   every pod has uploaded.
+/// - `(proto::stop_atom)`: stops the HTTP server (in-flight responses get
+///   the server's stop grace) and quits normally.
+/// The actor never fails on bad input: HTTP errors are answered over HTTP.
+using api_service_actor = caf::typed_actor<
+  caf::reacts_to<progress_atom, progress>, caf::reacts_to<ready_atom, bool>,
+  caf::replies_to<caf::get_atom, raw_atom>::with<std::vector<raw_part>>,
+  caf::reacts_to<proto::stop_atom>>;
+
+/// Either the running service and its bound port, or why it did not start.
+struct spawn_result {
+  api_service_actor actor;
+  std::uint16_t port = 0;
+  /// Names the failing setting (host/port in use, raw_dir not creatable).
+  std::string error;
+  [[nodiscard]] bool ok() const noexcept { return error.empty(); }
+};
+
+/// Binds the HTTP server (synchronously, so a port in use fails here, not
+/// later), then spawns the actor that owns it. The server stops when the
+/// actor terminates.
+[[nodiscard]] spawn_result spawn_api_service(caf::actor_system& sys,
+                                             api_config cfg);
+
+} // namespace aiperf::api_service

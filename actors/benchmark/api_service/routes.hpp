@@ -1,0 +1,43 @@
+// The api_service's HTTP routes, free of actors: rendering, path checks and
+// the request handler the server runs on its I/O threads.
+#pragma once
+
+#include "actors/benchmark/api_service/api_service.hpp"
+#include "runtime/http_server/http_server.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace aiperf::api_service {
+
+/// Renders /api/progress: the snapshot's fields plus "ready". Non-finite
+/// rates render as 0 (JSON has no NaN).
+[[nodiscard]] std::string render_progress_json(const progress& p, bool ready);
+
+/// Renders /metrics in the Prometheus text format 0.0.4.
+[[nodiscard]] std::string render_prometheus(const progress& p, bool ready,
+                                            std::size_t raw_parts_staged);
+
+/// Resolves the URL path `relative` (percent-encoded, below
+/// /api/artifacts/) to a regular file inside `root`. Returns std::nullopt
+/// for anything that is not such a file: bad encoding, empty, "." or ".."
+/// segments, backslashes, NULs, or a symlink that leads out of `root`.
+[[nodiscard]] std::optional<std::filesystem::path>
+resolve_under(const std::filesystem::path& root, std::string_view relative);
+
+/// Whether `pod` may name an uploaded RAW part: 1-63 of [A-Za-z0-9_-].
+[[nodiscard]] bool valid_pod_name(std::string_view pod) noexcept;
+
+/// The staged file name of `pod`'s RAW part.
+[[nodiscard]] std::string raw_part_file_name(std::string_view pod);
+
+/// Returns the request handler (see api_service.hpp for the routes). It
+/// shares `board` with the actor and reads `cfg`, which must not change.
+[[nodiscard]] http_server::handler
+make_handler(std::shared_ptr<status_board> board,
+             std::shared_ptr<const api_config> cfg);
+
+} // namespace aiperf::api_service

@@ -1,0 +1,147 @@
+#include "actors/benchmark/api_service/routes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace aiperf::api_service;
+
+// A fresh directory under /tmp, removed with the fixture.
+class temp_dir_fixture : public ::testing::Test {
+protected:
+  temp_dir_fixture() {
+    std::string tmpl = (fs::temp_directory_path() / "api_routes.XXXXXX").string();
+    root_ = ::mkdtemp(tmpl.data());
+  }
+  ~temp_dir_fixture() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  void write(const fs::path& rel, std::string_view contents) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream{root_ / rel} << contents;
+  }
+  fs::path root_;
+};
+
+TEST(render_progress_json, has_every_field) {
+  progress p{"profiling", "running", 10, 8, 2, 1, 100, 12.5};
+  auto text = render_progress_json(p, true);
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  EXPECT_STREQ(d["phase"].GetString(), "profiling");
+  EXPECT_STREQ(d["state"].GetString(), "running");
+  EXPECT_EQ(d["requests_sent"].GetUint64(), 10u);
+  EXPECT_EQ(d["requests_completed"].GetUint64(), 8u);
+  EXPECT_EQ(d["requests_in_flight"].GetUint64(), 2u);
+  EXPECT_EQ(d["request_errors"].GetUint64(), 1u);
+  EXPECT_EQ(d["requests_total"].GetUint64(), 100u);
+  EXPECT_EQ(d["requests_per_second"].GetDouble(), 12.5);
+  EXPECT_TRUE(d["ready"].GetBool());
+}
+
+TEST(render_progress_json, escapes_strings_and_drops_non_finite_rates) {
+  progress p;
+  p.state = "fa\"il\n";
+  p.requests_per_second = std::numeric_limits<double>::quiet_NaN();
+  auto text = render_progress_json(p, false);
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  EXPECT_STREQ(d["state"].GetString(), "fa\"il\n");
+  EXPECT_EQ(d["requests_per_second"].GetDouble(), 0.0);
+  EXPECT_FALSE(d["ready"].GetBool());
+}
+
+TEST(render_prometheus, exposes_counters_and_gauges) {
+  progress p{"warmup", "running", 10, 8, 2, 1, 0, 2.5};
+  auto text = render_prometheus(p, true, 3);
+  EXPECT_NE(text.find("# TYPE aiperf_requests_sent_total counter\n"
+                      "aiperf_requests_sent_total{phase=\"warmup\"} 10\n"),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("aiperf_requests_completed_total{phase=\"warmup\"} 8\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("aiperf_request_errors_total{phase=\"warmup\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("aiperf_requests_in_flight{phase=\"warmup\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("aiperf_requests_per_second{phase=\"warmup\"} 2.5\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("aiperf_run_state{state=\"running\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("aiperf_ready 1\n"), std::string::npos);
+  EXPECT_NE(text.find("aiperf_raw_parts_staged 3\n"), std::string::npos);
+  // Every sample line has a HELP and a TYPE line before it.
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(render_prometheus, escapes_label_values) {
+  progress p;
+  p.phase = "a\"b\\c\nd";
+  auto text = render_prometheus(p, false, 0);
+  EXPECT_NE(text.find(R"(aiperf_requests_sent_total{phase="a\"b\\c\nd"} 0)"),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("aiperf_ready 0\n"), std::string::npos);
+}
+
+using resolve_under_test = temp_dir_fixture;
+
+TEST_F(resolve_under_test, finds_files_and_nested_files) {
+  write("profile_export_aiperf.json", "{}");
+  write("sub dir/x.csv", "a,b");
+  auto top = resolve_under(root_, "profile_export_aiperf.json");
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->filename(), "profile_export_aiperf.json");
+  auto nested = resolve_under(root_, "sub%20dir/x.csv");
+  ASSERT_TRUE(nested);
+  EXPECT_EQ(nested->filename(), "x.csv");
+}
+
+TEST_F(resolve_under_test, rejects_traversal_and_odd_paths) {
+  write("run/a.json", "{}");
+  write("outside.txt", "secret");
+  auto run = root_ / "run";
+  for (const char* bad :
+       {"", "../outside.txt", "%2e%2e/outside.txt", "%2E%2E%2Foutside.txt",
+        "./a.json", "a.json/", "/a.json", "x//a.json", "..", "a%00.json",
+        "%zz", "a%2", "..\\outside.txt", "missing.json"})
+    EXPECT_FALSE(resolve_under(run, bad)) << bad;
+  EXPECT_TRUE(resolve_under(run, "a.json"));
+}
+
+TEST_F(resolve_under_test, rejects_symlinks_leading_out_and_directories) {
+  write("run/a.json", "{}");
+  write("outside.txt", "secret");
+  fs::create_symlink(root_ / "outside.txt", root_ / "run" / "link.txt");
+  fs::create_symlink(root_ / "run" / "a.json", root_ / "run" / "inner.json");
+  fs::create_directories(root_ / "run" / "dir");
+  auto run = root_ / "run";
+  EXPECT_FALSE(resolve_under(run, "link.txt"));
+  EXPECT_FALSE(resolve_under(run, "dir"));
+  // A symlink that stays inside is fine.
+  EXPECT_TRUE(resolve_under(run, "inner.json"));
+}
+
+TEST(valid_pod_name, accepts_indexes_and_names_only) {
+  EXPECT_TRUE(valid_pod_name("0"));
+  EXPECT_TRUE(valid_pod_name("worker-12_a"));
+  EXPECT_TRUE(valid_pod_name(std::string(63, 'a')));
+  EXPECT_FALSE(valid_pod_name(""));
+  EXPECT_FALSE(valid_pod_name(std::string(64, 'a')));
+  EXPECT_FALSE(valid_pod_name("../x"));
+  EXPECT_FALSE(valid_pod_name("a/b"));
+  EXPECT_FALSE(valid_pod_name("a.b"));
+  EXPECT_EQ(raw_part_file_name("3"), "profile_export_raw.pod-3.jsonl");
+}
+
+} // namespace
