@@ -22,6 +22,7 @@ struct controller_state {
   static inline const char* name = "system_controller";
   run_plan plan;
   std::vector<worker_group_manager::io_slot> io;
+  group_factory make_group;
   caf::typed_response_promise<run_result> promise;
   bool finished = false;
   bool cancel_requested = false;
@@ -106,7 +107,9 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
           = total == 0 ? 0.0 : 100.0 * out.error_request_count / total;
         if (st.cancel_requested) {
           r.exit_code = exit_interrupted;
-          r.message = "interrupted: in-flight requests were cancelled";
+          // main prefixes "interrupted: ".
+          r.message = "in-flight requests were cancelled (error code 499); "
+                      "the exports are marked was_cancelled";
         } else if (st.plan.failed_request_threshold >= 0
                    && failed_pct > st.plan.failed_request_threshold) {
           r.exit_code = exit_failed_threshold;
@@ -183,8 +186,7 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
   group.data = st.data;
   group.timing = st.timing;
   group.records = st.records;
-  st.group = worker_group_manager::spawn_worker_group_manager(self->system(),
-                                                              group);
+  st.group = st.make_group(self->system(), std::move(group));
   self->link_to(st.records);
   self->link_to(st.timing);
   self->link_to(st.group);
@@ -211,7 +213,8 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
             [=](caf::ok_atom) {
               if (self->state.cancel_requested)
                 return fail(self, exit_interrupted,
-                            "interrupted before the run started");
+                            "stopped before the first request; nothing was "
+                            "exported");
               start_run(self);
             },
             on_error(self, "timing configuration"));
@@ -242,11 +245,16 @@ void print_progress(actor_ptr self) {
       [](caf::error&) {});
 }
 
-impl_actor::behavior_type controller_impl(actor_ptr self, run_plan plan,
-                                          std::vector<worker_group_manager::io_slot> io) {
+impl_actor::behavior_type
+controller_impl(actor_ptr self, run_plan plan,
+                std::vector<worker_group_manager::io_slot> io,
+                group_factory make_group) {
   auto& st = self->state;
   st.plan = std::move(plan);
   st.io = std::move(io);
+  st.make_group = make_group
+                    ? std::move(make_group)
+                    : group_factory{worker_group_manager::spawn_worker_group_manager};
   // A linked service that fails ends the run (exit code 1, its error).
   self->set_exit_handler([=](caf::exit_msg& msg) {
     if (!msg.reason || msg.reason == caf::exit_reason::user_shutdown)
@@ -299,9 +307,10 @@ impl_actor::behavior_type controller_impl(actor_ptr self, run_plan plan,
 
 system_controller_actor
 spawn_system_controller(caf::actor_system& sys, run_plan plan,
-                        std::vector<worker_group_manager::io_slot> io) {
-  return caf::actor_cast<system_controller_actor>(
-    sys.spawn(controller_impl, std::move(plan), std::move(io)));
+                        std::vector<worker_group_manager::io_slot> io,
+                        group_factory make_group) {
+  return caf::actor_cast<system_controller_actor>(sys.spawn(
+    controller_impl, std::move(plan), std::move(io), std::move(make_group)));
 }
 
 } // namespace aiperf::system_controller

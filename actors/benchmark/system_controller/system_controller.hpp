@@ -13,6 +13,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,16 @@ using system_controller_actor = caf::typed_actor<
   caf::replies_to<proto::start_atom>::with<run_result>,
   caf::reacts_to<proto::cancel_atom>>;
 
+/// Creates the run's worker group: by default the local
+/// worker_group_manager; the distributed runtime passes a factory whose
+/// group stands for the worker processes (same protocol).
+using group_factory
+  = std::function<worker_group_manager::worker_group_manager_actor(
+    caf::actor_system&, worker_group_manager::group_config)>;
+
 [[nodiscard]] system_controller_actor
 spawn_system_controller(caf::actor_system& sys, run_plan plan,
-                        std::vector<worker_group_manager::io_slot> io);
+                        std::vector<worker_group_manager::io_slot> io,
+                        group_factory make_group = {});
 
 } // namespace aiperf::system_controller
