@@ -15,8 +15,14 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <future>
@@ -85,7 +91,44 @@ error_info make_error(error_category cat, int code, std::string msg) {
   return error_info{cat, code, std::move(msg)};
 }
 
+std::string open_files_hint() {
+  rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  return "too many open files (limit " + std::to_string(rl.rlim_cur)
+         + "); raise it (ulimit -n, or run with CAP_SYS_RESOURCE) or lower "
+           "--concurrency";
+}
+
+/// Names the fix for the errors that mean "the host ran out of something".
+std::string connect_hint(const error_code& ec) {
+  if (ec == asio::error::no_descriptors || ec.value() == ENFILE)
+    return open_files_hint();
+  if (ec == asio::error::address_in_use || ec.value() == EADDRNOTAVAIL)
+    return "no free local port for this source address; spread connections "
+           "over more source addresses (127.0.0.x for loopback targets), "
+           "widen net.ipv4.ip_local_port_range or lower --concurrency";
+  return "is the server running and the URL right?";
+}
+
 } // namespace
+
+fd_limit raise_open_file_limit(std::uint64_t wanted) noexcept {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return {};
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < wanted) {
+    rlimit up{static_cast<rlim_t>(wanted), static_cast<rlim_t>(wanted)};
+    if (::setrlimit(RLIMIT_NOFILE, &up) == 0)
+      rl = up;
+  }
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlimit up{rl.rlim_max, rl.rlim_max};
+    if (::setrlimit(RLIMIT_NOFILE, &up) == 0)
+      rl = up;
+  }
+  return {static_cast<std::uint64_t>(rl.rlim_cur),
+          static_cast<std::uint64_t>(rl.rlim_max)};
+}
 
 std::string_view response_head::find(std::string_view name) const noexcept {
   for (auto& f : fields)
@@ -182,6 +225,10 @@ private:
 struct pool {
   endpoint ep;
   std::string port_str;
+  /// Where to connect: set at creation for IP literals, else by the first
+  /// successful resolution (kept for the pool's life).
+  std::vector<tcp::endpoint> targets;
+  std::size_t next_source = 0; // round-robin over source addresses
   std::vector<std::shared_ptr<connection>> conns; // open or opening
   std::vector<connection*> idle;                  // subset of conns
   std::deque<pending_request> queue;              // waiting for a slot
@@ -204,10 +251,51 @@ public:
     p.sink->on_complete(err, now_ns());
   }
 
+  /// A read buffer from the pool (I/O thread only).
+  std::unique_ptr<char[]> acquire_buffer() {
+    if (free_buffers_.empty()) {
+      buffers_allocated_.fetch_add(1, std::memory_order_relaxed);
+      return std::make_unique_for_overwrite<char[]>(read_buffer_size);
+    }
+    auto b = std::move(free_buffers_.back());
+    free_buffers_.pop_back();
+    return b;
+  }
+
+  void release_buffer(std::unique_ptr<char[]> b) {
+    free_buffers_.push_back(std::move(b));
+  }
+
+  /// The source address for the next connection of `pl` to `target`, if
+  /// any (explicit list, or the loopback spread).
+  std::optional<asio::ip::address> next_source(pool& pl,
+                                               const tcp::endpoint& target) {
+    if (!sources_.empty()) {
+      for (std::size_t i = 0; i < sources_.size(); ++i) {
+        auto& a = sources_[pl.next_source++ % sources_.size()];
+        if (a.is_v4() == target.address().is_v4())
+          return a;
+      }
+      return std::nullopt;
+    }
+    auto per = opts_.loopback_spread_per_address;
+    auto max = opts_.max_connections_per_endpoint;
+    if (per == 0 || max <= per || !target.address().is_v4()
+        || !target.address().is_loopback())
+      return std::nullopt;
+    auto k = std::min<std::size_t>((max + per - 1) / per, 254);
+    auto host = 1 + static_cast<std::uint32_t>(pl.next_source++ % k);
+    return asio::ip::address_v4{(127u << 24) | host};
+  }
+
   asio::io_context& ioc_;
   client_options opts_;
   std::optional<ssl::context> ssl_ctx_;
   std::string ssl_ctx_error_;
+  std::vector<asio::ip::address> sources_;
+  std::string sources_error_;
+  std::vector<std::unique_ptr<char[]>> free_buffers_;
+  std::atomic<std::uint64_t> buffers_allocated_{0};
   std::vector<std::unique_ptr<pool>> pools_;
   std::atomic<request_id> next_id_{0};
   std::atomic<std::uint64_t> opened_{0};
@@ -226,9 +314,7 @@ public:
     : owner_(owner),
       pool_(pl),
       plain_(owner.ioc_),
-      resolver_(owner.ioc_),
-      timer_(owner.ioc_),
-      buf_(std::make_unique<char[]>(read_buffer_size)) {
+      timer_(owner.ioc_) {
     if (pl.ep.tls && owner.ssl_ctx_)
       tls_.emplace(plain_, *owner.ssl_ctx_);
   }
@@ -277,6 +363,7 @@ public:
       timer_.cancel();
     auto* sink = cur_.sink;
     cur_.sink = nullptr;
+    drop_buffer();
     if (err.ok() && keep_alive)
       reused_ = true;
     else
@@ -295,8 +382,10 @@ public:
     closed_ = true;
     open_ = false;
     error_code ec;
-    resolver_.cancel();
+    if (resolver_)
+      resolver_->cancel();
     plain_.close(ec);
+    drop_buffer();
     timer_.cancel();
     owner_.remove(pool_, this);
   }
@@ -307,13 +396,24 @@ private:
       finish(make_error(error_category::tls, 0, owner_.ssl_ctx_error_), now_ns());
       return;
     }
-    resolver_.async_resolve(
+    if (!owner_.sources_error_.empty()) {
+      finish(make_error(error_category::connect, 0, owner_.sources_error_),
+             now_ns());
+      return;
+    }
+    if (!pool_.targets.empty()) {
+      connect_to(0);
+      return;
+    }
+    resolver_.emplace(owner_.ioc_);
+    resolver_->async_resolve(
       pool_.ep.host, pool_.port_str,
       [self = shared_from_this(), seq = seq_](error_code ec,
                                               tcp::resolver::results_type rs) {
         if (seq != self->seq_)
           return;
-        if (ec) {
+        self->resolver_.reset();
+        if (ec || rs.empty()) {
           self->finish(make_error(error_category::connect, ec.value(),
                                   "cannot resolve host '" + self->pool_.ep.host
                                     + "': " + ec.message()
@@ -321,28 +421,67 @@ private:
                        now_ns());
           return;
         }
-        asio::async_connect(
-          self->plain_, rs, [self, seq](error_code ec2, const tcp::endpoint&) {
-            if (seq != self->seq_)
-              return;
-            if (ec2) {
-              self->finish(make_error(error_category::connect, ec2.value(),
-                                      "cannot connect to "
-                                        + describe(self->pool_.ep) + ": "
-                                        + ec2.message()
-                                        + "; is the server running and the "
-                                          "URL right?"),
-                           now_ns());
-              return;
-            }
-            self->owner_.opened_.fetch_add(1, std::memory_order_relaxed);
-            error_code ignore;
-            self->plain_.set_option(tcp::no_delay{true}, ignore);
-            if (self->tls_)
-              self->handshake();
-            else
-              self->on_open();
-          });
+        if (self->pool_.targets.empty())
+          for (auto& r : rs)
+            self->pool_.targets.push_back(r.endpoint());
+        self->connect_to(0);
+      });
+  }
+
+  /// Opens a socket (bound to the next source address, if any) and connects
+  /// to target `i`, trying the next target on failure.
+  void connect_to(std::size_t i) {
+    auto target = pool_.targets[i];
+    auto fail = [&](const error_code& ec, const std::string& what) {
+      finish(make_error(error_category::connect, ec.value(),
+                        what + " " + describe(pool_.ep) + ": " + ec.message()
+                          + "; " + connect_hint(ec)),
+             now_ns());
+    };
+    error_code ec;
+    plain_.close(ec);
+    plain_.open(target.protocol(), ec);
+    if (ec) {
+      fail(ec, "cannot open a socket to");
+      return;
+    }
+    if (auto src = owner_.next_source(pool_, target)) {
+      // Defer the port choice to connect(), which only needs the 4-tuple
+      // to be unique, instead of reserving a port per source at bind().
+      int one = 1;
+      ::setsockopt(plain_.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT,
+                   &one, sizeof one);
+      plain_.bind(tcp::endpoint{*src, 0}, ec);
+      if (ec) {
+        fail(ec, "cannot bind source address " + src->to_string() + " for");
+        return;
+      }
+    }
+    plain_.async_connect(
+      target, [self = shared_from_this(), seq = seq_, i](error_code ec2) {
+        if (seq != self->seq_)
+          return;
+        if (ec2) {
+          if (i + 1 < self->pool_.targets.size()) {
+            self->connect_to(i + 1);
+            return;
+          }
+          self->finish(make_error(error_category::connect, ec2.value(),
+                                  "cannot connect to " + describe(self->pool_.ep)
+                                    + ": " + ec2.message() + "; "
+                                    + connect_hint(ec2)),
+                       now_ns());
+          return;
+        }
+        self->owner_.opened_.fetch_add(1, std::memory_order_relaxed);
+        error_code ignore;
+        self->plain_.set_option(tcp::no_delay{true}, ignore);
+        // Reads after a readiness wait must never block the I/O thread.
+        self->plain_.non_blocking(true, ignore);
+        if (self->tls_)
+          self->handshake();
+        else
+          self->on_open();
       });
   }
 
@@ -449,7 +588,7 @@ private:
     parser_->sink = cur_.sink;
     if (cur_.req.method == "HEAD")
       parser_->skip(true);
-    begin_ = end_ = 0;
+    drop_buffer();
     cur_.sink->on_send(now_ns());
     std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
                                            asio::buffer(cur_.req.body)};
@@ -470,17 +609,73 @@ private:
   }
 
   void read() {
-    auto into = asio::buffer(buf_.get() + end_, read_buffer_size - end_);
     auto on_read = [self = shared_from_this(), seq = seq_](error_code ec,
                                                            std::size_t n) {
       if (seq != self->seq_)
         return;
       self->on_read(ec, n);
     };
-    if (tls_)
-      tls_->async_read_some(into, std::move(on_read));
-    else
-      plain_.async_read_some(into, std::move(on_read));
+    if (tls_) {
+      take_buffer();
+      tls_->async_read_some(
+        asio::buffer(buf_.get() + end_, read_buffer_size - end_),
+        std::move(on_read));
+      return;
+    }
+    // Wait holding no buffer; borrow one only once there are bytes to read.
+    plain_.async_wait(
+      tcp::socket::wait_read,
+      [self = shared_from_this(), seq = seq_,
+       on_read = std::move(on_read)](error_code ec) mutable {
+        if (seq != self->seq_)
+          return;
+        if (ec) {
+          on_read(ec, 0);
+          return;
+        }
+        self->take_buffer();
+        error_code rec;
+        auto n = self->plain_.read_some(
+          asio::buffer(self->buf_.get() + self->end_,
+                       read_buffer_size - self->end_),
+          rec);
+        if (rec == asio::error::would_block || rec == asio::error::try_again) {
+          self->give_back_buffer(); // spurious wake-up
+          self->read();
+          return;
+        }
+        self->on_read(rec, n);
+      });
+  }
+
+  /// Borrows a pooled buffer, restoring bytes set aside by give_back_buffer.
+  void take_buffer() {
+    if (buf_)
+      return;
+    buf_ = owner_.acquire_buffer();
+    begin_ = 0;
+    end_ = spill_.size();
+    if (!spill_.empty()) {
+      std::memcpy(buf_.get(), spill_.data(), spill_.size());
+      spill_.clear();
+    }
+  }
+
+  /// Returns the buffer to the pool, setting unparsed bytes aside.
+  void give_back_buffer() {
+    if (!buf_)
+      return;
+    spill_.assign(buf_.get() + begin_, end_ - begin_);
+    begin_ = end_ = 0;
+    owner_.release_buffer(std::move(buf_));
+  }
+
+  /// Returns the buffer and forgets any unparsed bytes.
+  void drop_buffer() {
+    begin_ = end_ = 0;
+    spill_.clear();
+    if (buf_)
+      owner_.release_buffer(std::move(buf_));
   }
 
   void on_read(const error_code& ec, std::size_t n) {
@@ -506,6 +701,8 @@ private:
       error_code pec;
       auto used = parser_->put(asio::buffer(buf_.get() + begin_, end_ - begin_),
                                pec);
+      if (!busy_)
+        return; // a sink callback finished the request
       begin_ += used;
       if (pec == bhttp::error::need_more)
         break;
@@ -516,8 +713,6 @@ private:
                ts);
         return;
       }
-      if (busy_ == false)
-        return; // a sink callback cancelled us
     }
     if (parser_->is_done()) {
       // Leftover bytes would mean pipelining, which we never do: drop the
@@ -525,14 +720,7 @@ private:
       finish({}, ts, parser_->keep_alive() && begin_ == end_);
       return;
     }
-    if (begin_ == end_) {
-      begin_ = end_ = 0;
-    } else if (begin_ > 0) {
-      std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
-      end_ -= begin_;
-      begin_ = 0;
-    }
-    if (end_ == read_buffer_size) {
+    if (end_ - begin_ == read_buffer_size) {
       finish(make_error(error_category::protocol, 0,
                         "response header from " + describe(pool_.ep)
                           + " does not fit in "
@@ -540,6 +728,7 @@ private:
              ts);
       return;
     }
+    give_back_buffer();
     read();
   }
 
@@ -566,9 +755,10 @@ private:
   tcp::socket plain_;
   // Wraps plain_ when the endpoint is https (one socket, two views).
   std::optional<ssl::stream<tcp::socket&>> tls_;
-  tcp::resolver resolver_;
+  std::optional<tcp::resolver> resolver_; // only while resolving
   asio::steady_timer timer_;
-  std::unique_ptr<char[]> buf_;
+  std::unique_ptr<char[]> buf_; // borrowed from owner_ while reading
+  std::string spill_;           // unparsed bytes while holding no buffer
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::string head_;
@@ -588,6 +778,19 @@ client_impl::client_impl(asio::io_context& ioc, client_options opts)
   : ioc_(ioc), opts_(std::move(opts)) {
   if (opts_.max_connections_per_endpoint == 0)
     opts_.max_connections_per_endpoint = 1;
+  if (opts_.raise_fd_limit)
+    raise_open_file_limit(opts_.max_connections_per_endpoint + 1024);
+  for (auto& a : opts_.source_addresses) {
+    error_code ec;
+    auto addr = asio::ip::make_address(a, ec);
+    if (ec) {
+      sources_error_ = "source address '" + a
+                       + "' is not an IP address; fix the source address "
+                         "list (e.g. 127.0.0.2)";
+      break;
+    }
+    sources_.push_back(addr);
+  }
   ssl_ctx_.emplace(ssl::context::tls_client);
   error_code ec;
   if (opts_.tls.insecure) {
@@ -645,6 +848,10 @@ void client_impl::on_submit(pending_request&& p) {
     auto fresh = std::make_unique<pool>();
     fresh->ep = p.req.ep;
     fresh->port_str = std::to_string(p.req.ep.port);
+    error_code ec;
+    auto literal = asio::ip::make_address(p.req.ep.host, ec);
+    if (!ec)
+      fresh->targets.emplace_back(literal, p.req.ep.port);
     pl = fresh.get();
     pools_.push_back(std::move(fresh));
   }
@@ -797,6 +1004,10 @@ void client::shutdown() {
 
 std::uint64_t client::connections_opened() const noexcept {
   return impl_->opened_.load(std::memory_order_relaxed);
+}
+
+std::uint64_t client::read_buffers_allocated() const noexcept {
+  return impl_->buffers_allocated_.load(std::memory_order_relaxed);
 }
 
 // -- io_pool ------------------------------------------------------------------

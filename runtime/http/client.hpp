@@ -1,9 +1,17 @@
 // The HTTP/1.1 client engine: the hot path of the benchmark. It follows
 // /work/shared/design/reference/http-client-perf-notes.md: one io_context per
-// I/O thread, one 64 KiB read buffer per connection driven by our own
-// async_read_some, a header-light Beast basic_parser that streams decoded body
-// bytes straight to the consumer, and ONE monotonic clock read per completed
-// read, shared by everything parsed from that read.
+// I/O thread, one 64 KiB read per readable socket, a header-light Beast
+// basic_parser that streams decoded body bytes straight to the consumer, and
+// ONE monotonic clock read per completed read, shared by everything parsed
+// from that read.
+//
+// Memory per connection stays small so tens of thousands of mostly idle
+// streams fit: a plain connection waits for readability holding no buffer,
+// then reads into a 64 KiB buffer borrowed from its client's pool and gives
+// it back as soon as the bytes are parsed (a partial header or chunk line
+// that must wait for more bytes is copied aside). TLS connections hold their
+// buffer while a read is pending (OpenSSL may buffer bytes the socket no
+// longer shows as readable).
 //
 // Threading model: a `client` belongs to exactly one io_context (use one
 // client per I/O thread; io_pool makes the threads). All connection state is
@@ -122,12 +130,36 @@ struct client_options {
   tls_options tls;
   /// Sent as User-Agent unless the request sets one.
   std::string user_agent = "aiperf-node";
+  /// Local IP addresses new connections bind to (round-robin, port chosen
+  /// at connect time) before connecting; empty = the kernel picks. Each
+  /// (source, destination) pair has its own ~28k ephemeral ports, so
+  /// several sources lift that cap. A bad address fails every request with
+  /// a `connect` error naming it.
+  std::vector<std::string> source_addresses;
+  /// With no source_addresses and an IPv4 loopback target: when
+  /// max_connections_per_endpoint exceeds this, spread connections over
+  /// 127.0.0.1 .. 127.0.0.k, k = ceil(max / this) (at most 254). 0 = never.
+  std::size_t loopback_spread_per_address = 8192;
+  /// Raise RLIMIT_NOFILE when the client is made (see
+  /// raise_open_file_limit) to fit max_connections_per_endpoint sockets.
+  bool raise_fd_limit = true;
 };
+
+/// The open-file limits after raise_open_file_limit().
+struct fd_limit {
+  std::uint64_t soft = 0;
+  std::uint64_t hard = 0;
+};
+
+/// Raises RLIMIT_NOFILE's soft limit to the hard one; when the hard limit
+/// is below `wanted`, first tries to raise it to `wanted` (works only with
+/// CAP_SYS_RESOURCE). Never lowers a limit; returns the limits in effect.
+fd_limit raise_open_file_limit(std::uint64_t wanted) noexcept;
 
 /// Fields in response_head::fields; further fields are parsed but not shown.
 inline constexpr std::size_t max_header_fields = 32;
 
-/// Bytes per connection read buffer (one read per typical response).
+/// Bytes per pooled read buffer (one read per typical response).
 inline constexpr std::size_t read_buffer_size = 64 * 1024;
 
 class client_impl;
@@ -165,6 +197,11 @@ public:
 
   /// Connections opened so far (diagnostics, tests).
   [[nodiscard]] std::uint64_t connections_opened() const noexcept;
+
+  /// Read buffers ever allocated by this client's pool: the peak number of
+  /// reads being parsed at once, not the number of connections
+  /// (diagnostics, tests).
+  [[nodiscard]] std::uint64_t read_buffers_allocated() const noexcept;
 
 private:
   std::shared_ptr<client_impl> impl_;

@@ -1,18 +1,27 @@
 // Pulls what the metrics need out of one OpenAI-compatible response message
 // (an SSE event's data or a whole non-streaming body): the content and
 // reasoning text, `usage`, and whether the server reported an error.
+//
+// Two paths with identical results: a targeted scanner that walks the bytes
+// once, decoding only the strings it returns, and RapidJSON (a full DOM) as
+// the authority. The scanner handles the shapes servers really send and
+// hands anything else (error objects, odd number forms, surrogate misuse,
+// invalid JSON, embeddings) to RapidJSON, so it never has to be a complete
+// JSON validator to be exact.
 #pragma once
 
 #include "proto/records.hpp"
 #include "proto/worker.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace aiperf::worker {
 
-/// What one message carried. The views point into the parser's scratch
-/// buffer and are valid until the next parse().
+/// What one message carried. The views point into the parsed text or the
+/// parser's scratch buffer: valid until the next parse() and while the text
+/// lives.
 struct message_fields {
   std::string_view content;
   std::string_view reasoning;
@@ -23,6 +32,15 @@ struct message_fields {
   std::string_view error_message;
   /// Embeddings: the body had a `data` array (a response, without text).
   bool has_embedding = false;
+
+  friend bool operator==(const message_fields&,
+                         const message_fields&) noexcept = default;
+};
+
+/// Outcome of the targeted scanner alone.
+enum class scan_result : std::uint8_t {
+  ok,       ///< `out` is filled exactly as the DOM path would fill it
+  fallback, ///< unexpected shape or invalid JSON: ask the DOM path
 };
 
 /// Reusable parser (one per request context; not thread-safe). Chat reads
@@ -31,13 +49,27 @@ struct message_fields {
 /// `usage` is read at the top level for every kind.
 class response_parser {
 public:
-  /// Parses `json`. Returns false when it is not valid JSON (the caller
-  /// records a protocol error naming the bad message).
+  /// Parses `json` (scanner first, RapidJSON when it declines). Returns
+  /// false when it is not valid JSON (the caller records a protocol error
+  /// naming the bad message).
   [[nodiscard]] bool parse(std::string_view json, proto::endpoint_kind kind,
                            message_fields& out);
 
+  /// The targeted scanner only (exposed for cross-checks and benchmarks).
+  [[nodiscard]] scan_result scan(std::string_view json,
+                                 proto::endpoint_kind kind,
+                                 message_fields& out);
+
+  /// The RapidJSON path only (exposed for cross-checks and benchmarks).
+  [[nodiscard]] bool parse_dom(std::string_view json,
+                               proto::endpoint_kind kind, message_fields& out);
+
+  /// Messages the scanner handed to RapidJSON so far (diagnostics).
+  [[nodiscard]] std::uint64_t fallbacks() const noexcept { return fallbacks_; }
+
 private:
   std::string scratch_;
+  std::uint64_t fallbacks_ = 0;
 };
 
 } // namespace aiperf::worker

@@ -1,0 +1,258 @@
+// The worker against the real mock server on an ephemeral port: credits in,
+// one record and one credit return out per credit; cancels give 499 records;
+// due times hold requests back.
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
+
+#include "actors/benchmark/worker/worker.hpp"
+
+#include "runtime/http/client.hpp"
+#include "tools/mock_server/mock_server.hpp"
+
+#include <caf/all.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+using namespace aiperf;
+using namespace aiperf::proto;
+
+namespace {
+
+/// Forwards what a worker sends to the timing_manager to `to`.
+timing_manager_actor::behavior_type fake_timing(caf::actor to) {
+  return {
+    [](configure_atom, const timing_config&,
+       const std::vector<credit_sink_actor>&) { return caf::ok_atom::value; },
+    [](start_atom) { return std::vector<phase_stats>{}; },
+    [to](credit_return_batch& b) { caf::anon_send(to, std::move(b)); },
+    [to](first_tok_atom a, std::uint64_t id) { caf::anon_send(to, a, id); },
+    [](cancel_atom) {},
+    [](lost_atom, std::uint32_t) { return credit_batch{}; },
+    [](progress_atom) { return timing_progress{}; },
+  };
+}
+
+/// Forwards record batches to `to`.
+record_sink_actor::behavior_type fake_records(caf::actor to) {
+  return {
+    [to](request_record_batch& b) { caf::anon_send(to, std::move(b)); },
+  };
+}
+
+struct worker_fixture : ::testing::Test {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<mock_server::server> mock;
+  std::unique_ptr<http::io_pool> io;
+  std::unique_ptr<http::client> client;
+  std::unique_ptr<caf::scoped_actor> self;
+  credit_sink_actor worker;
+  std::map<std::uint64_t, request_record> records;
+  std::map<std::uint64_t, credit_return> returns;
+  std::vector<std::uint64_t> first_tokens;
+
+  void start(mock_server::options mo, bool streaming = true,
+             std::int32_t max_tokens = 5) {
+    mo.port = 0;
+    mock = std::make_unique<mock_server::server>(mo);
+    auto started = mock->start();
+    ASSERT_TRUE(started.ok()) << started.error;
+    io = std::make_unique<http::io_pool>(1);
+    client = std::make_unique<http::client>(io->context(0));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    self = std::make_unique<caf::scoped_actor>(*sys);
+    auto data = std::make_shared<dataset::dataset>();
+    for (int i = 0; i < 4; ++i) {
+      dataset::conversation c;
+      c.session_id = "s" + std::to_string(i);
+      c.turns.push_back(dataset::turn{"hello world " + std::to_string(i), 3,
+                                      max_tokens});
+      data->conversations.push_back(std::move(c));
+    }
+    worker_config wc;
+    wc.worker_index = 3;
+    wc.worker_id = "worker_3";
+    wc.run_id = "run";
+    wc.urls = {"http://127.0.0.1:" + std::to_string(started.port)};
+    wc.endpoint_path = "/v1/chat/completions";
+    wc.model = "m";
+    wc.streaming = streaming;
+    wc.include_usage = true;
+    wc.notify_first_token = true;
+    worker::worker_deps deps;
+    deps.io = &io->context(0);
+    deps.client = client.get();
+    deps.data = data;
+    deps.timing = sys->spawn(fake_timing, caf::actor{*self});
+    deps.records = sys->spawn(fake_records, caf::actor{*self});
+    worker = worker::spawn_worker(*sys, wc, std::move(deps));
+  }
+
+  void TearDown() override {
+    if (self) {
+      (*self)->send_exit(worker, caf::exit_reason::user_shutdown);
+      self.reset();
+    }
+    if (client)
+      client->shutdown();
+    if (io)
+      io->stop();
+    sys.reset();
+    if (mock)
+      mock->stop();
+  }
+
+  credit make_credit(std::uint64_t id, std::int64_t due_ns = 0) {
+    credit c;
+    c.id = id;
+    c.session_num = static_cast<std::uint32_t>(id);
+    c.conversation = static_cast<std::uint32_t>(id % 4);
+    c.issued_at_ns = http::now_ns();
+    c.due_ns = due_ns;
+    return c;
+  }
+
+  /// Collects until `n` records and `n` returns arrived (bounded wait).
+  void collect(std::size_t n) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    bool timed_out = false;
+    while ((records.size() < n || returns.size() < n) && !timed_out) {
+      (*self)->receive(
+        [&](request_record_batch& b) {
+          for (auto& r : b.records)
+            records.emplace(r.credit_id, std::move(r));
+        },
+        [&](credit_return_batch& b) {
+          for (auto& r : b)
+            returns.emplace(r.credit_id, r);
+        },
+        [&](first_tok_atom, std::uint64_t id) { first_tokens.push_back(id); },
+        caf::after(std::chrono::milliseconds(100)) >> [] {});
+      timed_out = std::chrono::steady_clock::now() > deadline;
+    }
+    ASSERT_EQ(records.size(), n);
+    ASSERT_EQ(returns.size(), n);
+  }
+};
+
+TEST_F(worker_fixture, streams_one_record_and_one_return_per_credit) {
+  mock_server::options mo;
+  mo.ttft_ms = 5;
+  mo.itl_ms = 1;
+  start(mo);
+  credit_batch batch;
+  for (std::uint64_t id = 1; id <= 8; ++id)
+    batch.push_back(make_credit(id));
+  caf::anon_send(worker, std::move(batch));
+  collect(8);
+  for (auto& [id, rec] : records) {
+    SCOPED_TRACE(id);
+    EXPECT_FALSE(rec.has_error) << rec.error.message;
+    EXPECT_EQ(rec.http_status, 200);
+    EXPECT_EQ(rec.worker_id, "worker_3");
+    EXPECT_EQ(rec.x_request_id, "run-r" + std::to_string(id));
+    EXPECT_EQ(rec.response_ts_ns.size(), 5u); // one content event per token
+    EXPECT_FALSE(rec.output_text.empty());
+    EXPECT_TRUE(rec.usage.present());
+    EXPECT_EQ(rec.usage.completion_tokens, 5);
+    EXPECT_LE(rec.request_start_ns, rec.request_ack_ns);
+    EXPECT_LE(rec.response_ts_ns.front(), rec.response_ts_ns.back());
+    EXPECT_LE(rec.response_ts_ns.back(), rec.request_end_ns);
+    auto& ret = returns.at(id);
+    EXPECT_EQ(ret.worker_index, 3u);
+    EXPECT_EQ(ret.outcome, credit_outcome::ok);
+    EXPECT_FALSE(ret.failed);
+  }
+  EXPECT_EQ(first_tokens.size(), 8u);
+}
+
+TEST_F(worker_fixture, non_streaming_reads_the_whole_body) {
+  mock_server::options mo;
+  mo.fast = true;
+  start(mo, false, 7);
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  auto& rec = records.at(1);
+  EXPECT_FALSE(rec.has_error) << rec.error.message;
+  EXPECT_EQ(rec.response_ts_ns.size(), 1u);
+  EXPECT_EQ(rec.usage.completion_tokens, 7);
+  EXPECT_FALSE(rec.output_text.empty());
+}
+
+TEST_F(worker_fixture, cancel_in_flight_gives_a_499_record) {
+  mock_server::options mo;
+  mo.ttft_ms = 60'000; // never answers within the test
+  start(mo);
+  caf::anon_send(worker, credit_batch{make_credit(1), make_credit(2)});
+  caf::anon_send(worker, cancel_atom::value, std::vector<std::uint64_t>{1});
+  // Credit 2 is still in flight: only 1 comes back.
+  collect(1);
+  auto& rec = records.at(1);
+  EXPECT_TRUE(rec.was_cancelled);
+  EXPECT_TRUE(rec.has_error);
+  EXPECT_EQ(rec.error.code, 499);
+  EXPECT_EQ(returns.at(1).outcome, credit_outcome::cancelled);
+  EXPECT_EQ(records.count(2), 0u);
+  // Cancel-all takes the rest.
+  caf::anon_send(worker, cancel_atom::value, std::vector<std::uint64_t>{});
+  collect(2);
+  EXPECT_EQ(records.at(2).error.code, 499);
+}
+
+TEST_F(worker_fixture, holds_requests_until_their_due_time) {
+  mock_server::options mo;
+  mo.fast = true;
+  start(mo);
+  auto due = http::now_ns() + 150'000'000; // 150 ms ahead
+  caf::anon_send(worker, credit_batch{make_credit(1, due)});
+  collect(1);
+  auto& rec = records.at(1);
+  EXPECT_FALSE(rec.has_error) << rec.error.message;
+  EXPECT_EQ(rec.intended_send_ns, due);
+  EXPECT_GE(rec.request_start_ns, due); // never sent early
+}
+
+TEST_F(worker_fixture, cancel_before_the_due_time_never_sends) {
+  mock_server::options mo;
+  mo.fast = true;
+  start(mo);
+  auto due = http::now_ns() + 60'000'000'000; // a minute ahead
+  caf::anon_send(worker, credit_batch{make_credit(1, due)});
+  caf::anon_send(worker, cancel_atom::value, std::vector<std::uint64_t>{1});
+  collect(1);
+  auto& rec = records.at(1);
+  EXPECT_TRUE(rec.was_cancelled);
+  EXPECT_EQ(rec.error.code, 499);
+  EXPECT_EQ(rec.request_start_ns, 0);
+  EXPECT_EQ(client->connections_opened(), 0u);
+}
+
+TEST_F(worker_fixture, server_errors_become_error_records) {
+  mock_server::options mo;
+  mo.fast = true;
+  mo.error_rate = 100;
+  start(mo);
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  auto& rec = records.at(1);
+  EXPECT_TRUE(rec.has_error);
+  EXPECT_NE(rec.http_status, 200);
+  EXPECT_TRUE(returns.at(1).failed);
+  EXPECT_EQ(returns.at(1).outcome, credit_outcome::ok);
+}
+
+TEST_F(worker_fixture, a_turn_the_dataset_lacks_is_an_error_record) {
+  mock_server::options mo;
+  mo.fast = true;
+  start(mo);
+  auto c = make_credit(1);
+  c.turn_index = 9;
+  caf::anon_send(worker, credit_batch{c});
+  collect(1);
+  EXPECT_EQ(records.at(1).error.type, "InternalError");
+  EXPECT_TRUE(returns.at(1).failed);
+}
+
+} // namespace
