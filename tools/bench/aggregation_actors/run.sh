@@ -28,10 +28,13 @@ recs=$(run "$actors_bin" "$records" records)
 echo "$recs"
 python3 - "$pure" "$summ" "$recs" <<'PY'
 import re, sys
-pure = float(re.search(r"total compute\+aggregate\+finalize: ([\d.]+) s wall", sys.argv[1]).group(1))
+m = re.search(r"total compute\+aggregate\+finalize: ([\d.]+) s wall, ([\d.]+) s CPU", sys.argv[1])
+pure, pure_cpu = float(m.group(1)), float(m.group(2))
 for name, out in (("summary", sys.argv[2]), ("records (default)", sys.argv[3])):
-    wall = float(re.search(r"exports: ([\d.]+) s wall", out).group(1))
+    m = re.search(r"exports: ([\d.]+) s wall, ([\d.]+) s CPU", out)
+    wall, cpu = float(m.group(1)), float(m.group(2))
     rss = re.search(r"peak RSS: (\d+) MiB", out).group(1)
     print(f"actors, export level {name}: {wall:.3f} s ({wall / 2:.2f}× the 2 s target, "
-          f"{wall / pure:.2f}× the pure path's {pure:.3f} s), peak RSS {rss} MiB")
+          f"{wall / pure:.2f}× the pure path's {pure:.3f} s); CPU {cpu:.3f} s "
+          f"({cpu / pure_cpu:.2f}× the pure path's {pure_cpu:.3f} s); peak RSS {rss} MiB")
 PY
