@@ -56,12 +56,18 @@ std::optional<std::string> check_reachable(const std::vector<std::string>& urls)
 
 int run(config::profile_config cfg) {
   // First, before any thread exists: SIGINT/SIGTERM become a callback.
+  // A signal that lands before the controller exists (mock start, reach
+  // check, actor system start) is remembered and delivered once it does;
+  // dropping it would let the whole run go on after Ctrl+C.
   caf::actor controller_handle;
+  bool interrupted_early = false;
   std::mutex handle_mtx;
   system::signal_watcher signals{[&](int) {
     std::lock_guard<std::mutex> guard{handle_mtx};
     if (controller_handle)
       caf::anon_send(controller_handle, proto::cancel_atom::value);
+    else
+      interrupted_early = true;
   }};
   if (auto err = config::finalize(cfg)) {
     std::fprintf(stderr, "%s\n", config::format_error(*err).c_str());
@@ -142,6 +148,8 @@ int run(config::profile_config cfg) {
     {
       std::lock_guard<std::mutex> guard{handle_mtx};
       controller_handle = caf::actor_cast<caf::actor>(controller);
+      if (interrupted_early)
+        caf::anon_send(controller_handle, proto::cancel_atom::value);
     }
     caf::scoped_actor self{sys};
     self->request(controller, caf::infinite, proto::start_atom::value)

@@ -1,0 +1,662 @@
+// `aiperf-node profile` end to end: the real binary as a child process
+// against a real mock server (the embedded one, or `aiperf-node mock-server
+// -p 0` started here), each run in its own temp artifact dir. Assertions are
+// on counts, file contents, exit codes and invariants, never on timings.
+#include "tests/tools/profile/profile_harness.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace aiperf::itest;
+using testing::HasSubstr;
+
+namespace {
+
+using json = rapidjson::Document;
+using value = rapidjson::Value;
+
+std::string to_text(const value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  v.Accept(w);
+  return buf.GetString();
+}
+
+/// `metrics.<name>.value` of a jsonl record, if present.
+std::optional<double> metric(const value& rec, const char* name) {
+  if (!rec.HasMember("metrics") || !rec["metrics"].HasMember(name))
+    return std::nullopt;
+  auto& v = rec["metrics"][name]["value"];
+  if (!v.IsNumber())
+    return std::nullopt;
+  return v.GetDouble();
+}
+
+std::string meta_string(const value& rec, const char* name) {
+  auto& m = rec["metadata"];
+  return m.HasMember(name) && m[name].IsString() ? m[name].GetString() : "";
+}
+
+/// Error code of a jsonl record, 0 when it has no error.
+int error_code(const value& rec) {
+  if (!rec.HasMember("error") || rec["error"].IsNull())
+    return 0;
+  return rec["error"]["code"].GetInt();
+}
+
+/// Content of the assistant reply reassembled from raw SSE responses.
+std::string streamed_text(const value& raw) {
+  std::string text;
+  for (auto& r : raw["responses"].GetArray()) {
+    if (!r.HasMember("text") || !r["text"].IsString())
+      continue;
+    std::string data = r["text"].GetString();
+    if (data == "[DONE]")
+      continue;
+    auto chunk = parse_json(data);
+    if (chunk.HasParseError() || !chunk.HasMember("choices")
+        || chunk["choices"].Empty())
+      continue;
+    auto& delta = chunk["choices"][0]["delta"];
+    if (delta.HasMember("content") && delta["content"].IsString())
+      text += delta["content"].GetString();
+  }
+  return text;
+}
+
+/// Largest number of requests whose [start, end] intervals overlap.
+std::size_t max_in_flight(const std::vector<json>& recs) {
+  std::vector<std::pair<std::int64_t, int>> events;
+  for (auto& r : recs) {
+    events.emplace_back(r["metadata"]["request_start_ns"].GetInt64(), +1);
+    events.emplace_back(r["metadata"]["request_end_ns"].GetInt64(), -1);
+  }
+  // Ends sort before starts at the same instant: back-to-back is not overlap.
+  std::sort(events.begin(), events.end());
+  int cur = 0, best = 0;
+  for (auto& [t, d] : events)
+    best = std::max(best, cur += d);
+  return static_cast<std::size_t>(best);
+}
+
+class profile_test : public testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(node_bin().empty()) << "AIPERF_NODE_BIN is not set";
+  }
+
+  fs::path artifacts() const { return tmp_.path() / "artifacts"; }
+
+  /// `aiperf-node profile --model m --ui none --output-artifact-dir <tmp>
+  /// <args...>` to completion.
+  run_result profile(std::vector<std::string> args) {
+    std::vector<std::string> full{"profile", "--model", "m", "--ui", "none",
+                                  "--output-artifact-dir",
+                                  artifacts().string()};
+    full.insert(full.end(), args.begin(), args.end());
+    return run_node(full, tmp_.path() / ("run" + std::to_string(runs_++)));
+  }
+
+  /// Starts the same command without waiting.
+  std::unique_ptr<child> start_profile(std::vector<std::string> args) {
+    std::vector<std::string> full{node_bin(), "profile", "--model", "m",
+                                  "--ui", "none", "--output-artifact-dir",
+                                  artifacts().string()};
+    full.insert(full.end(), args.begin(), args.end());
+    return std::make_unique<child>(full, tmp_.path()
+                                           / ("run" + std::to_string(runs_++)));
+  }
+
+  fs::path dir() const { return run_dir(artifacts()); }
+
+  std::vector<json> jsonl(const char* name = "profile_export.jsonl") const {
+    std::vector<json> out;
+    for (auto& line : read_lines(dir() / name)) {
+      out.push_back(parse_json(line));
+      EXPECT_FALSE(out.back().HasParseError()) << line;
+    }
+    return out;
+  }
+
+  json summary() const {
+    auto d = parse_json(read_file(dir() / "profile_export_aiperf.json"));
+    EXPECT_FALSE(d.HasParseError()) << "profile_export_aiperf.json";
+    if (d.HasParseError())
+      d.SetObject();
+    return d;
+  }
+
+  static double summary_avg(const json& s, const char* name) {
+    if (!s.HasMember(name))
+      return -1;
+    return s[name]["avg"].GetDouble();
+  }
+
+  temp_dir tmp_;
+  int runs_ = 0;
+};
+
+std::string describe(const run_result& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out
+         + "\nstderr:\n" + r.err;
+}
+
+// --- 1. counts, ISL/OSL, endpoints -----------------------------------------
+
+TEST_F(profile_test, streaming_chat_counts_isl_osl_and_ids_are_exact) {
+  auto r = profile({"--streaming", "--isl", "64", "--osl", "16",
+                    "--concurrency", "4", "--request-count", "20",
+                    "--num-dataset-entries", "7"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 20u);
+  std::set<std::string> request_ids;
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    EXPECT_EQ(error_code(rec), 0);
+    EXPECT_EQ(metric(rec, "input_sequence_length"), 64);
+    EXPECT_EQ(metric(rec, "output_sequence_length"), 16);
+    EXPECT_TRUE(metric(rec, "time_to_first_token"));
+    EXPECT_TRUE(metric(rec, "inter_token_latency"));
+    EXPECT_EQ(meta_string(rec, "benchmark_phase"), "profiling");
+    EXPECT_FALSE(meta_string(rec, "x_correlation_id").empty());
+    auto id = meta_string(rec, "x_request_id");
+    EXPECT_FALSE(id.empty());
+    request_ids.insert(id);
+  }
+  EXPECT_EQ(request_ids.size(), 20u) << "x_request_id must be unique";
+  EXPECT_LE(max_in_flight(recs), 4u) << "--concurrency 4 exceeded";
+
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "request_count"), 20);
+  EXPECT_EQ(summary_avg(s, "total_isl"), 20 * 64);
+  EXPECT_EQ(summary_avg(s, "total_osl"), 20 * 16);
+  EXPECT_EQ(s["time_to_first_token"]["count"].GetInt(), 20);
+  EXPECT_FALSE(s["was_cancelled"].GetBool());
+  EXPECT_TRUE(s["error_summary"].GetArray().Empty());
+  // A credit whose record never arrived would be reported here.
+  EXPECT_TRUE(s["warnings"].GetArray().Empty()) << to_text(s["warnings"]);
+
+  // 8. Without --url the export names the embedded mock, not its port.
+  auto& urls = s["input_config"]["endpoint"]["urls"];
+  ASSERT_EQ(urls.Size(), 1u);
+  EXPECT_STREQ(urls[0].GetString(), "builtin-mock");
+  EXPECT_THAT(r.out, HasSubstr("built-in mock server"));
+
+  // inputs.json: the dataset entries, each the exact body sent.
+  auto inputs = parse_json(read_file(dir() / "inputs.json"));
+  ASSERT_FALSE(inputs.HasParseError());
+  std::size_t payloads = 0;
+  for (auto& session : inputs["data"].GetArray())
+    for (auto& p : session["payloads"].GetArray()) {
+      ++payloads;
+      EXPECT_EQ(p["max_completion_tokens"].GetInt(), 16);
+      EXPECT_TRUE(p["stream"].GetBool());
+      EXPECT_STREQ(p["model"].GetString(), "m");
+      EXPECT_STREQ(p["messages"][0]["role"].GetString(), "user");
+    }
+  EXPECT_EQ(payloads, 7u);
+}
+
+TEST_F(profile_test, non_streaming_chat_has_no_streaming_metrics) {
+  auto r = profile({"--isl", "32", "--osl", "8", "--request-count", "5"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 5u);
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    EXPECT_EQ(error_code(rec), 0);
+    EXPECT_EQ(metric(rec, "input_sequence_length"), 32);
+    EXPECT_EQ(metric(rec, "output_sequence_length"), 8);
+    EXPECT_TRUE(metric(rec, "request_latency"));
+    EXPECT_FALSE(metric(rec, "time_to_first_token"));
+    EXPECT_FALSE(metric(rec, "inter_token_latency"));
+  }
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "request_count"), 5);
+  EXPECT_FALSE(s.HasMember("time_to_first_token"));
+  EXPECT_FALSE(s.HasMember("inter_token_latency"));
+}
+
+TEST_F(profile_test, completions_endpoint_sends_prompts_with_exact_lengths) {
+  auto r = profile({"--endpoint-type", "completions", "--streaming", "--isl",
+                    "32", "--osl", "8", "--request-count", "5"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(dir().filename().string(), HasSubstr("completions"));
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 5u);
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    EXPECT_EQ(error_code(rec), 0);
+    EXPECT_EQ(metric(rec, "input_sequence_length"), 32);
+    EXPECT_EQ(metric(rec, "output_sequence_length"), 8);
+    EXPECT_TRUE(metric(rec, "time_to_first_token"));
+  }
+  auto inputs = parse_json(read_file(dir() / "inputs.json"));
+  ASSERT_FALSE(inputs.HasParseError());
+  auto& p = inputs["data"][0]["payloads"][0];
+  EXPECT_TRUE(p.HasMember("prompt") && p["prompt"].IsString());
+  EXPECT_FALSE(p.HasMember("messages"));
+  EXPECT_EQ(p["max_completion_tokens"].GetInt(), 8);
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 5);
+}
+
+TEST_F(profile_test, embeddings_endpoint_produces_no_output_tokens) {
+  auto r = profile({"--endpoint-type", "embeddings", "--isl", "32",
+                    "--request-count", "5"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(dir().filename().string(), HasSubstr("embeddings"));
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 5u);
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    EXPECT_EQ(error_code(rec), 0);
+    EXPECT_TRUE(metric(rec, "request_latency"));
+    EXPECT_FALSE(metric(rec, "output_sequence_length"));
+    EXPECT_FALSE(metric(rec, "time_to_first_token"));
+  }
+  auto inputs = parse_json(read_file(dir() / "inputs.json"));
+  ASSERT_FALSE(inputs.HasParseError());
+  auto& p = inputs["data"][0]["payloads"][0];
+  EXPECT_TRUE(p.HasMember("input"));
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 5);
+}
+
+TEST_F(profile_test, every_record_matches_one_request_the_mock_served) {
+  mock_process mock{{"--fast"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--isl", "64",
+                    "--osl", "16", "--concurrency", "3", "--request-count",
+                    "12"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 12u);
+  // Credits sent == requests served == records; tokens agree both sides.
+  EXPECT_EQ(mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}"), 12);
+  EXPECT_EQ(mock.metric("aiperf_mock_output_tokens_total"), 12 * 16);
+  EXPECT_EQ(mock.metric("aiperf_mock_prompt_tokens_total"), 12 * 64);
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "request_count"), 12);
+  auto& urls = s["input_config"]["endpoint"]["urls"];
+  ASSERT_EQ(urls.Size(), 1u);
+  EXPECT_EQ(urls[0].GetString(), mock.url());
+}
+
+TEST_F(profile_test, same_seed_gives_identical_payloads) {
+  auto payloads = [&](const char* seed) {
+    auto r = profile({"--random-seed", seed, "--isl", "16",
+                      "--request-count", "2", "--num-dataset-entries", "3",
+                      "--export-level", "summary"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto inputs = parse_json(read_file(dir() / "inputs.json"));
+    std::vector<std::string> out;
+    if (!inputs.HasParseError())
+      for (auto& session : inputs["data"].GetArray())
+        out.push_back(to_text(session["payloads"]));
+    fs::remove_all(artifacts());
+    return out;
+  };
+  auto a = payloads("7");
+  auto b = payloads("7");
+  auto c = payloads("8");
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+// --- 2. multi-turn -----------------------------------------------------------
+
+TEST_F(profile_test, multi_turn_sessions_are_sticky_and_carry_the_history) {
+  auto r = profile({"--streaming", "--isl", "16", "--osl", "4",
+                    "--conversation-turn-mean", "3", "--conversation-num",
+                    "4", "--concurrency", "4", "--max-workers", "4",
+                    "--export-level", "raw"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 12u);
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 12);
+
+  std::map<std::string, std::vector<const json*>> sessions;
+  for (auto& rec : recs) {
+    EXPECT_EQ(error_code(rec), 0) << to_text(rec);
+    sessions[meta_string(rec, "x_correlation_id")].push_back(&rec);
+  }
+  ASSERT_EQ(sessions.size(), 4u);
+  for (auto& [id, turns] : sessions) {
+    SCOPED_TRACE("session " + id);
+    ASSERT_EQ(turns.size(), 3u);
+    std::set<std::string> workers;
+    std::set<int> turn_indexes;
+    for (auto* t : turns) {
+      workers.insert(meta_string(*t, "worker_id"));
+      turn_indexes.insert((*t)["metadata"]["turn_index"].GetInt());
+    }
+    EXPECT_EQ(workers.size(), 1u) << "a session must stay on one worker";
+    EXPECT_EQ(turn_indexes, (std::set<int>{0, 1, 2}));
+  }
+
+  // The raw export: one line per request, with the exact payload.
+  auto raw = jsonl("profile_export_raw.jsonl");
+  ASSERT_EQ(raw.size(), 12u);
+  std::map<std::string, std::map<int, const json*>> by_session;
+  for (auto& line : raw) {
+    auto& headers = line["request_headers"];
+    ASSERT_TRUE(headers.HasMember("X-Request-ID")) << to_text(line);
+    EXPECT_EQ(headers["X-Request-ID"].GetString(),
+              meta_string(line, "x_request_id"));
+    EXPECT_EQ(headers["X-Correlation-ID"].GetString(),
+              meta_string(line, "x_correlation_id"));
+    by_session[meta_string(line, "x_correlation_id")]
+              [line["metadata"]["turn_index"].GetInt()]
+      = &line;
+  }
+  ASSERT_EQ(by_session.size(), 4u);
+  for (auto& [id, turns] : by_session) {
+    SCOPED_TRACE("session " + id);
+    ASSERT_EQ(turns.size(), 3u);
+    auto last_user = [](const json& line) {
+      auto& msgs = line["payload"]["messages"];
+      return std::string{msgs[msgs.Size() - 1]["content"].GetString()};
+    };
+    auto& msgs = (*turns[2])["payload"]["messages"];
+    ASSERT_EQ(msgs.Size(), 5u) << to_text(msgs);
+    const char* roles[] = {"user", "assistant", "user", "assistant", "user"};
+    for (rapidjson::SizeType i = 0; i < 5; ++i)
+      EXPECT_STREQ(msgs[i]["role"].GetString(), roles[i]);
+    // Earlier user turns, and the replies the server actually sent.
+    EXPECT_EQ(msgs[0]["content"].GetString(), last_user(*turns[0]));
+    EXPECT_EQ(msgs[2]["content"].GetString(), last_user(*turns[1]));
+    auto reply0 = streamed_text(*turns[0]);
+    auto reply1 = streamed_text(*turns[1]);
+    EXPECT_FALSE(reply0.empty());
+    EXPECT_EQ(msgs[1]["content"].GetString(), reply0);
+    EXPECT_EQ(msgs[3]["content"].GetString(), reply1);
+  }
+}
+
+// --- 3. trace replay ---------------------------------------------------------
+
+TEST_F(profile_test, mooncake_trace_replays_every_line_once_with_its_lengths) {
+  auto trace = tmp_.path() / "trace.jsonl";
+  {
+    std::ofstream out{trace};
+    out << R"({"timestamp": 0, "input_length": 20, "output_length": 3, "hash_ids": [1]})"
+           "\n"
+        << R"({"timestamp": 5, "input_length": 700, "output_length": 5, "hash_ids": [1, 2]})"
+           "\n"
+        << R"({"timestamp": 10, "input_length": 45, "output_length": 1, "hash_ids": [3]})"
+           "\n"
+        << R"({"timestamp": 10, "input_length": 512, "output_length": 7, "hash_ids": [4]})"
+           "\n"
+        << R"({"timestamp": 30, "input_length": 99, "output_length": 2, "hash_ids": [5]})"
+           "\n";
+  }
+  auto r = profile({"--streaming", "--input-file", trace.string(),
+                    "--custom-dataset-type", "mooncake_trace"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 5u);
+  std::multiset<std::pair<int, int>> seen;
+  for (auto& rec : recs) {
+    EXPECT_EQ(error_code(rec), 0) << to_text(rec);
+    seen.emplace(static_cast<int>(metric(rec, "input_sequence_length").value_or(-1)),
+                 static_cast<int>(metric(rec, "output_sequence_length").value_or(-1)));
+  }
+  EXPECT_EQ(seen, (std::multiset<std::pair<int, int>>{
+                    {20, 3}, {700, 5}, {45, 1}, {512, 7}, {99, 2}}));
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 5);
+}
+
+// --- 4. injected errors ------------------------------------------------------
+
+TEST_F(profile_test, server_errors_are_error_records_and_exit_zero) {
+  mock_process mock{{"--fast", "--error-rate", "100"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--request-count",
+                    "6"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 6u);
+  for (auto& rec : recs)
+    EXPECT_EQ(error_code(rec), 500) << to_text(rec);
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "error_request_count"), 6);
+  EXPECT_EQ(summary_avg(s, "request_count"), 0);
+  auto& errors = s["error_summary"];
+  ASSERT_EQ(errors.Size(), 1u) << to_text(errors);
+  EXPECT_EQ(errors[0]["error_details"]["code"].GetInt(), 500);
+  EXPECT_EQ(errors[0]["count"].GetInt(), 6);
+}
+
+TEST_F(profile_test, failed_request_threshold_exits_4_after_exporting) {
+  mock_process mock{{"--fast", "--error-rate", "100"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--request-count", "6",
+                    "--failed-request-threshold", "50"});
+  EXPECT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--failed-request-threshold"));
+  EXPECT_EQ(jsonl().size(), 6u);
+  EXPECT_EQ(summary_avg(summary(), "error_request_count"), 6);
+}
+
+TEST_F(profile_test, below_failed_request_threshold_exits_0) {
+  mock_process mock{{"--fast", "--error-rate", "100"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--request-count", "4",
+                    "--failed-request-threshold", "100"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
+  auto mock = std::make_unique<mock_process>(
+    std::vector<std::string>{"--ttft", "5000"}, tmp_.path());
+  ASSERT_TRUE(mock->ok());
+  auto run = start_profile({"--url", mock->url(), "--streaming",
+                            "--request-count", "6", "--concurrency", "2"});
+  // Both concurrent requests reached the server (and are waiting for TTFT).
+  ASSERT_TRUE(poll_until([&] {
+    return mock->metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
+           >= 2.0;
+  }));
+  mock->process().signal(SIGKILL);
+  ASSERT_TRUE(mock->process().wait());
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not finish after the server died";
+  EXPECT_EQ(*code, 0) << run->out() << run->err();
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 6u);
+  for (auto& rec : recs) {
+    EXPECT_NE(error_code(rec), 0) << to_text(rec);
+    EXPECT_NE(error_code(rec), 499) << "not a cancellation";
+  }
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "error_request_count"), 6);
+  int counted = 0;
+  for (auto& e : s["error_summary"].GetArray())
+    counted += e["count"].GetInt();
+  EXPECT_EQ(counted, 6);
+}
+
+// --- 5. exit codes -------------------------------------------------------------
+
+TEST_F(profile_test, closed_port_exits_3_before_starting) {
+  auto port = closed_port();
+  ASSERT_NE(port, 0);
+  auto r = profile({"--url", "http://127.0.0.1:" + std::to_string(port),
+                    "--request-count", "3"});
+  EXPECT_EQ(r.exit_code, 3) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--url"));
+  EXPECT_TRUE(files_under(artifacts()).empty());
+}
+
+TEST_F(profile_test, bad_flags_exit_2_with_nothing_started) {
+  struct bad_case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  auto bad_file = tmp_.path() / "bad.jsonl";
+  {
+    std::ofstream out{bad_file};
+    out << R"({"text": "hello there"})" "\n"
+        << R"({"text": "unterminated")" "\n";
+  }
+  std::vector<bad_case> cases{
+    {{"--concurrency", "0"}, "--concurrency"},
+    {{"--no-such-flag"}, "--no-such-flag"},
+    {{"--request-count", "-3"}, "--request-count"},
+    {{"--endpoint-type", "nonsense"}, "--endpoint-type"},
+    {{"--input-file", bad_file.string()}, "line 2"},
+    {{"--input-file", (tmp_.path() / "missing.jsonl").string()},
+     "--input-file"},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    auto r = profile(c.args);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+    EXPECT_FALSE(fs::exists(artifacts())) << "nothing may be written";
+    EXPECT_THAT(r.out, testing::Not(HasSubstr("built-in mock server")))
+      << "nothing may be started";
+  }
+}
+
+TEST_F(profile_test, sigint_cancels_in_flight_requests_and_exports) {
+  mock_process mock{{"--ttft", "5000"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run = start_profile({"--url", mock.url(), "--streaming",
+                            "--request-count", "10", "--concurrency", "2"});
+  ASSERT_TRUE(poll_until([&] {
+    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
+           >= 2.0;
+  }));
+  run->signal(SIGINT);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after SIGINT";
+  EXPECT_EQ(*code, 130) << run->out() << run->err();
+  auto recs = jsonl();
+  auto served = mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}");
+  ASSERT_TRUE(served);
+  EXPECT_EQ(recs.size(), static_cast<std::size_t>(*served))
+    << "one record per request sent";
+  ASSERT_FALSE(recs.empty());
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    EXPECT_EQ(error_code(rec), 499);
+    EXPECT_TRUE(rec["metadata"]["was_cancelled"].GetBool());
+  }
+  auto s = summary();
+  EXPECT_TRUE(s["was_cancelled"].GetBool());
+  EXPECT_EQ(summary_avg(s, "error_request_count"),
+            static_cast<double>(recs.size()));
+}
+
+TEST_F(profile_test, sigint_right_after_the_first_line_exits_130) {
+  // Without --osl the embedded mock answers 1000 tokens (~5 s each), so the
+  // run is still going whenever the signal lands.
+  auto run = start_profile({"--streaming", "--request-count", "4"});
+  auto line = run->first_line();
+  ASSERT_TRUE(line) << run->err();
+  EXPECT_THAT(*line, HasSubstr("built-in mock server"));
+  run->signal(SIGINT);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after SIGINT";
+  EXPECT_EQ(*code, 130) << run->out() << run->err();
+  // The signal may land before the first credit: then there is no export.
+  if (fs::exists(dir() / "profile_export_aiperf.json")) {
+    EXPECT_TRUE(summary()["was_cancelled"].GetBool());
+  }
+}
+
+TEST_F(profile_test, second_sigint_exits_130_at_once) {
+  auto run = start_profile({"--streaming", "--request-count", "4"});
+  auto line = run->first_line();
+  ASSERT_TRUE(line) << run->err();
+  const std::string host = "http://127.0.0.1:";
+  auto at = line->find(host);
+  ASSERT_NE(at, std::string::npos) << *line;
+  auto port = static_cast<std::uint16_t>(
+    std::atoi(line->c_str() + at + host.size()));
+  ASSERT_NE(port, 0) << *line;
+  ASSERT_TRUE(poll_until([&] {
+    auto text = http_get(port, "/metrics");
+    return text
+           && prometheus_value(*text,
+                               "aiperf_mock_requests_total{endpoint=\"chat\"}")
+                >= 1.0;
+  }));
+  run->signal(SIGINT);
+  run->signal(SIGINT);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after two SIGINTs";
+  EXPECT_EQ(*code, 130) << run->out() << run->err();
+}
+
+// --- 6. warmup -----------------------------------------------------------------
+
+TEST_F(profile_test, warmup_records_are_marked_and_left_out_of_the_summary) {
+  auto r = profile({"--streaming", "--osl", "4", "--warmup-request-count",
+                    "3", "--request-count", "5"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  std::map<std::string, int> phases;
+  for (auto& rec : recs)
+    ++phases[meta_string(rec, "benchmark_phase")];
+  EXPECT_EQ(phases, (std::map<std::string, int>{{"warmup", 3},
+                                                {"profiling", 5}}));
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "request_count"), 5);
+  EXPECT_EQ(s["time_to_first_token"]["count"].GetInt(), 5);
+  EXPECT_EQ(summary_avg(s, "total_osl"), 5 * 4);
+}
+
+// --- 7. export levels ----------------------------------------------------------
+
+TEST_F(profile_test, export_level_summary_writes_no_jsonl) {
+  auto r = profile({"--export-level", "summary", "--request-count", "3"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(files_under(dir()),
+            (std::vector<std::string>{"inputs.json",
+                                      "profile_export_aiperf.csv",
+                                      "profile_export_aiperf.json"}));
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 3);
+}
+
+TEST_F(profile_test, export_level_raw_writes_one_raw_line_per_request) {
+  auto r = profile({"--export-level", "raw", "--streaming", "--osl", "4",
+                    "--concurrency", "2", "--request-count", "6"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto files = files_under(dir());
+  EXPECT_THAT(files, testing::Contains("profile_export_raw.jsonl"));
+  EXPECT_THAT(files, testing::Contains("profile_export.jsonl"));
+  for (auto& f : files)
+    EXPECT_THAT(f, testing::Not(HasSubstr(".part"))) << "parts are merged";
+  auto raw = jsonl("profile_export_raw.jsonl");
+  ASSERT_EQ(raw.size(), 6u);
+  std::set<std::string> ids;
+  for (auto& line : raw) {
+    SCOPED_TRACE(to_text(line));
+    ids.insert(meta_string(line, "x_request_id"));
+    EXPECT_EQ(line["status"].GetInt(), 200);
+    EXPECT_STREQ(line["payload"]["model"].GetString(), "m");
+    EXPECT_FALSE(line["responses"].GetArray().Empty());
+  }
+  EXPECT_EQ(ids.size(), 6u);
+  std::set<std::string> record_ids;
+  for (auto& rec : jsonl())
+    record_ids.insert(meta_string(rec, "x_request_id"));
+  EXPECT_EQ(ids, record_ids);
+}
+
+} // namespace
