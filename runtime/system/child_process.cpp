@@ -1,16 +1,15 @@
 #include "runtime/system/child_process.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <poll.h>
 #include <set>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -118,8 +117,8 @@ exit_status exit_status::from_wait_status(int status) noexcept {
 }
 
 spawn_result child_process::spawn(const spawn_options& opts) {
-  const std::string path = opts.program.empty() ? std::string{self_exe}
-                                                : opts.program;
+  const std::string path
+      = opts.program.empty() ? std::string{self_exe} : opts.program;
   spawn_result result;
   auto fail = [&](std::string step, int err) {
     result.error = "cannot start " + path + ": " + step;
@@ -130,11 +129,11 @@ spawn_result child_process::spawn(const spawn_options& opts) {
   for (const auto& [name, value] : opts.env)
     if (name.empty() || name.find('=') != std::string::npos)
       return fail("invalid environment variable name '" + name
-                    + "' (must be non-empty and contain no '=')",
+                      + "' (must be non-empty and contain no '=')",
                   0);
   if (opts.death_signal <= 0 || opts.death_signal >= NSIG)
     return fail("death_signal " + std::to_string(opts.death_signal)
-                  + " is not a signal number",
+                    + " is not a signal number",
                 0);
 
   // argv and envp are built before fork: the child may not allocate.
@@ -173,14 +172,14 @@ spawn_result child_process::spawn(const spawn_options& opts) {
   fd_guard out_r, out_w, err_r, err_w, null_fd, report_r, report_w;
   auto setup = [&](stdio_mode mode, fd_guard& r, fd_guard& w) -> bool {
     switch (mode) {
-      case stdio_mode::inherit:
-        return true;
-      case stdio_mode::pipe:
-        return open_pipe(r, w);
-      case stdio_mode::discard:
-        if (null_fd.fd < 0)
-          null_fd.fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-        return null_fd.fd >= 0;
+    case stdio_mode::inherit:
+      return true;
+    case stdio_mode::pipe:
+      return open_pipe(r, w);
+    case stdio_mode::discard:
+      if (null_fd.fd < 0)
+        null_fd.fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+      return null_fd.fd >= 0;
     }
     return false;
   };
@@ -222,18 +221,17 @@ spawn_result child_process::spawn(const spawn_options& opts) {
       // retry
     }
     auto step = static_cast<child_step>(msg[0]);
-    return fail(step == child_step::exec ? "execve" : "redirect stdio",
-                msg[1]);
+    return fail(step == child_step::exec ? "execve" : "redirect stdio", msg[1]);
   }
   result.child.emplace(child_process{pid, out_r.release(), err_r.release()});
   return result;
 }
 
 child_process::child_process(child_process&& other) noexcept
-  : pid_(std::exchange(other.pid_, -1)),
-    out_fd_(std::exchange(other.out_fd_, -1)),
-    err_fd_(std::exchange(other.err_fd_, -1)),
-    status_(std::exchange(other.status_, std::nullopt)) {
+    : pid_(std::exchange(other.pid_, -1)),
+      out_fd_(std::exchange(other.out_fd_, -1)),
+      err_fd_(std::exchange(other.err_fd_, -1)),
+      status_(std::exchange(other.status_, std::nullopt)) {
   // nop
 }
 

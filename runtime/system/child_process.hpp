@@ -16,13 +16,12 @@
 // main thread), never from a temporary thread or an actor on a CAF worker.
 #pragma once
 
-#include <sys/types.h>
-
 #include <csignal>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -131,7 +130,7 @@ public:
 
 private:
   child_process(pid_t pid, int out_fd, int err_fd) noexcept
-    : pid_(pid), out_fd_(out_fd), err_fd_(err_fd) {
+      : pid_(pid), out_fd_(out_fd), err_fd_(err_fd) {
     // nop
   }
 

@@ -19,13 +19,13 @@ struct port_field {
 };
 
 constexpr std::array<port_field, 6> port_fields{{
-  {"api", "AIPERF_K8S_PORT_API", &pod_ports::api},
-  {"health", "AIPERF_K8S_PORT_HEALTH", &pod_ports::health},
-  {"control", "AIPERF_K8S_PORT_CONTROL", &pod_ports::control},
-  {"credit", "AIPERF_K8S_PORT_CREDIT", &pod_ports::credit},
-  {"credit_return", "AIPERF_K8S_PORT_CREDIT_RETURN",
-   &pod_ports::credit_return},
-  {"records", "AIPERF_K8S_PORT_RECORDS", &pod_ports::records},
+    {"api", "AIPERF_K8S_PORT_API", &pod_ports::api},
+    {"health", "AIPERF_K8S_PORT_HEALTH", &pod_ports::health},
+    {"control", "AIPERF_K8S_PORT_CONTROL", &pod_ports::control},
+    {"credit", "AIPERF_K8S_PORT_CREDIT", &pod_ports::credit},
+    {"credit_return", "AIPERF_K8S_PORT_CREDIT_RETURN",
+     &pod_ports::credit_return},
+    {"records", "AIPERF_K8S_PORT_RECORDS", &pod_ports::records},
 }};
 
 void add_error(std::vector<env_error>& errors, std::string_view variable,
@@ -52,8 +52,7 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
-template <class T>
-std::optional<T> parse_unsigned(std::string_view s) {
+template <class T> std::optional<T> parse_unsigned(std::string_view s) {
   if (!all_digits(s))
     return std::nullopt;
   T v{};
@@ -106,7 +105,7 @@ env_lookup process_env() {
 
 env_lookup map_env(std::map<std::string, std::string, std::less<>> vars) {
   return [vars = std::move(vars)](
-           std::string_view name) -> std::optional<std::string> {
+             std::string_view name) -> std::optional<std::string> {
     if (auto i = vars.find(name); i != vars.end())
       return i->second;
     return std::nullopt;
@@ -128,8 +127,8 @@ env_result<std::uint16_t> parse_port(std::string_view variable,
   else
     add_error(result.errors, variable,
               std::string{variable} + "=" + quoted(text)
-                + " is not a port: set it to an integer in 0..65535 (0 = "
-                  "pick a free port) or unset it for the default");
+                  + " is not a port: set it to an integer in 0..65535 (0 = "
+                    "pick a free port) or unset it for the default");
   return result;
 }
 
@@ -156,10 +155,10 @@ env_result<pod_env> read_pod_env(const env_lookup& env) {
       if (a != 0 && a == b)
         add_error(errors, port_fields[j].variable,
                   std::string{port_fields[j].variable} + " and "
-                    + std::string{port_fields[i].variable}
-                    + " are both " + std::to_string(a)
-                    + ": give each port its own number (or 0 for a free "
-                      "one)");
+                      + std::string{port_fields[i].variable} + " are both "
+                      + std::to_string(a)
+                      + ": give each port its own number (or 0 for a free "
+                        "one)");
     }
 
   if (auto host = env("AIPERF_K8S_ZMQ_CONTROLLER_HOST")) {
@@ -168,9 +167,9 @@ env_result<pod_env> read_pod_env(const env_lookup& env) {
     else
       add_error(errors, "AIPERF_K8S_ZMQ_CONTROLLER_HOST",
                 "AIPERF_K8S_ZMQ_CONTROLLER_HOST=" + quoted(*host)
-                  + " is not a host: set it to a DNS name or IP address "
-                    "without scheme, path or spaces (e.g. "
-                    "job-controller-0-0.job.ns.svc.cluster.local)");
+                    + " is not a host: set it to a DNS name or IP address "
+                      "without scheme, path or spaces (e.g. "
+                      "job-controller-0-0.job.ns.svc.cluster.local)");
   }
 
   if (auto index = env("AIPERF_POD_INDEX")) {
@@ -179,18 +178,19 @@ env_result<pod_env> read_pod_env(const env_lookup& env) {
     else
       add_error(errors, "AIPERF_POD_INDEX",
                 "AIPERF_POD_INDEX=" + quoted(*index)
-                  + " is not a pod index: set it to a non-negative integer "
-                    "(the JobSet completion index)");
+                    + " is not a pod index: set it to a non-negative integer "
+                      "(the JobSet completion index)");
   }
 
   if (auto id = env("AIPERF_JOB_ID")) {
     if (valid_job_id(*id))
       out.job_id = *id;
     else
-      add_error(errors, "AIPERF_JOB_ID",
-                "AIPERF_JOB_ID=" + quoted(*id)
-                  + " is not a job id: use 1-253 characters of [A-Za-z0-9._-] "
-                    "(it names files and labels)");
+      add_error(
+          errors, "AIPERF_JOB_ID",
+          "AIPERF_JOB_ID=" + quoted(*id)
+              + " is not a job id: use 1-253 characters of [A-Za-z0-9._-] "
+                "(it names files and labels)");
   }
 
   if (auto pct = env("AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT")) {
@@ -202,8 +202,8 @@ env_result<pod_env> read_pod_env(const env_lookup& env) {
         || v < 0 || v > 100)
       add_error(errors, "AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT",
                 "AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT=" + quoted(*pct)
-                  + " is not a percentage: set it to a number in 0..100 (0 = "
-                    "abort on the first failed pod)");
+                    + " is not a percentage: set it to a number in 0..100 (0 = "
+                      "abort on the first failed pod)");
     else
       out.pod_failure_abort_threshold_percent = v;
   }
@@ -228,22 +228,22 @@ env_result<injected_secrets> read_secrets(std::span<const std::string> declared,
     if (!valid_secret_name(name)) {
       add_error(result.errors, variable,
                 "declared secret " + quoted(name)
-                  + " is not a valid name: use [A-Z0-9_]+ (it becomes the "
-                    "variable AIPERF_INJECTED_<NAME>)");
+                    + " is not a valid name: use [A-Z0-9_]+ (it becomes the "
+                      "variable AIPERF_INJECTED_<NAME>)");
       continue;
     }
     auto value = env(variable);
     if (!value) {
       add_error(result.errors, variable,
                 variable + " is not set: the run file declares secret " + name
-                  + "; inject it into the pod (e.g. env valueFrom "
-                    "secretKeyRef) or remove it from the run's secrets");
+                    + "; inject it into the pod (e.g. env valueFrom "
+                      "secretKeyRef) or remove it from the run's secrets");
       continue;
     }
     if (value->empty()) {
       add_error(result.errors, variable,
                 variable + " is set but empty: the run file declares secret "
-                  + name + "; check the Kubernetes Secret it comes from");
+                    + name + "; check the Kubernetes Secret it comes from");
       continue;
     }
     out.values[name] = std::move(*value);

@@ -3,18 +3,19 @@
 // A distributed run travels as one serialized run file (JSON, no secrets)
 // plus environment variables named like the seed AIPerf's Kubernetes mode:
 //
-// | variable                                    | default | meaning |
-// |---------------------------------------------|---------|---------|
-// | AIPERF_K8S_PORT_API                         | 9090    | api_service HTTP (progress, /metrics, datasets, artifacts) |
-// | AIPERF_K8S_PORT_HEALTH                      | 8080    | /healthz and /readyz of every pod |
-// | AIPERF_K8S_PORT_CONTROL                     | 5667    | ZMQ control channel (ROUTER on the controller) |
-// | AIPERF_K8S_PORT_CREDIT                      | 5668    | ZMQ credit dispatch |
-// | AIPERF_K8S_PORT_CREDIT_RETURN               | 5669    | ZMQ credit returns |
-// | AIPERF_K8S_PORT_RECORDS                     | 5670    | ZMQ metric records |
-// | AIPERF_K8S_ZMQ_CONTROLLER_HOST              | unset   | host worker pods connect to |
-// | AIPERF_POD_INDEX                            | unset   | this pod's index in its replicated job |
-// | AIPERF_JOB_ID                               | unset   | the AIPerfJob id (labels, artifact names) |
-// | AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT  | 0       | abort when more than this % of worker pods failed |
+// clang-format off
+// variable                                    default  meaning
+// AIPERF_K8S_PORT_API                         9090     api_service HTTP (progress, /metrics, files)
+// AIPERF_K8S_PORT_HEALTH                      8080     /healthz and /readyz of every pod
+// AIPERF_K8S_PORT_CONTROL                     5667     ZMQ control channel (controller ROUTER)
+// AIPERF_K8S_PORT_CREDIT                      5668     ZMQ credit dispatch
+// AIPERF_K8S_PORT_CREDIT_RETURN               5669     ZMQ credit returns
+// AIPERF_K8S_PORT_RECORDS                     5670     ZMQ metric records
+// AIPERF_K8S_ZMQ_CONTROLLER_HOST              unset    host worker pods connect to
+// AIPERF_POD_INDEX                            unset    this pod's index in its replicated job
+// AIPERF_JOB_ID                               unset    the AIPerfJob id (labels, file names)
+// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT  0        abort when more than this % of pods failed
+// clang-format on
 //
 // Ports accept 0 (ephemeral: bind any free port, useful in tests and for
 // several nodes on one host). Two non-zero ports may not be equal.
@@ -42,7 +43,7 @@ namespace aiperf::system {
 
 /// Looks a variable up: its value, or std::nullopt when unset.
 using env_lookup
-  = std::function<std::optional<std::string>(std::string_view name)>;
+    = std::function<std::optional<std::string>(std::string_view name)>;
 
 /// Returns a lookup over this process's environment (getenv). Reading is
 /// safe only while no thread calls setenv, i.e. at startup.
@@ -62,8 +63,7 @@ struct env_error {
 
 /// A value, or every problem found (all are reported at once, so a
 /// misconfigured pod needs one restart, not six).
-template <class T>
-struct env_result {
+template <class T> struct env_result {
   std::optional<T> value;
   std::vector<env_error> errors;
 
@@ -115,8 +115,8 @@ struct pod_env {
 
 /// Parses a port value ("0".."65535", decimal digits only). On error the
 /// message names `variable`.
-[[nodiscard]] env_result<std::uint16_t>
-parse_port(std::string_view variable, std::string_view text);
+[[nodiscard]] env_result<std::uint16_t> parse_port(std::string_view variable,
+                                                   std::string_view text);
 
 /// Secret values by declared name ("API_KEY" -> "sk-..."). Never log it.
 struct injected_secrets {

@@ -28,8 +28,8 @@ std::shared_ptr<const progress> status_board::snapshot() const {
 void status_board::stage(raw_part p) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = std::lower_bound(
-    raw_parts_.begin(), raw_parts_.end(), p.pod,
-    [](const raw_part& x, const std::string& pod) { return x.pod < pod; });
+      raw_parts_.begin(), raw_parts_.end(), p.pod,
+      [](const raw_part& x, const std::string& pod) { return x.pod < pod; });
   if (i != raw_parts_.end() && i->pod == p.pod)
     *i = std::move(p);
   else
@@ -64,18 +64,20 @@ api_service(api_service_actor::stateful_pointer<api_state> self,
   self->state.board = std::move(board);
   self->state.server = std::move(server);
   return {
-    [self](progress_atom, progress& p) {
-      self->state.board->publish(std::move(p));
-    },
-    [self](ready_atom, bool ready) { self->state.board->set_ready(ready); },
-    [self](caf::get_atom, raw_atom) { return self->state.board->raw_parts(); },
-    [self](proto::stop_atom) {
-      if (auto& srv = self->state.server) {
-        srv->stop();
-        srv.reset();
-      }
-      self->quit();
-    },
+      [self](progress_atom, progress& p) {
+        self->state.board->publish(std::move(p));
+      },
+      [self](ready_atom, bool ready) { self->state.board->set_ready(ready); },
+      [self](caf::get_atom, raw_atom) {
+        return self->state.board->raw_parts();
+      },
+      [self](proto::stop_atom) {
+        if (auto& srv = self->state.server) {
+          srv->stop();
+          srv.reset();
+        }
+        self->quit();
+      },
   };
 }
 
@@ -105,7 +107,7 @@ spawn_result spawn_api_service(caf::actor_system& sys, api_config cfg) {
   opts.threads = cfg.threads;
   opts.body_limit = cfg.upload_limit;
   auto server = std::make_shared<http_server::server>(
-    opts, make_handler(board, std::move(shared_cfg)));
+      opts, make_handler(board, std::move(shared_cfg)));
   auto started = server->start();
   if (!started.ok()) {
     result.error = "api_service: " + started.error;
@@ -114,7 +116,7 @@ spawn_result spawn_api_service(caf::actor_system& sys, api_config cfg) {
   result.port = started.port;
   result.actor = sys.spawn(api_service, std::move(board), std::move(server));
   log::get("api_service")
-    ->info("serving on {}:{}", cfg.host, static_cast<unsigned>(result.port));
+      ->info("serving on {}:{}", cfg.host, static_cast<unsigned>(result.port));
   return result;
 }
 

@@ -151,9 +151,9 @@ struct api_config {
 ///   the server's stop grace) and quits normally.
 /// The actor never fails on bad input: HTTP errors are answered over HTTP.
 using api_service_actor = caf::typed_actor<
-  caf::reacts_to<progress_atom, progress>, caf::reacts_to<ready_atom, bool>,
-  caf::replies_to<caf::get_atom, raw_atom>::with<std::vector<raw_part>>,
-  caf::reacts_to<proto::stop_atom>>;
+    caf::reacts_to<progress_atom, progress>, caf::reacts_to<ready_atom, bool>,
+    caf::replies_to<caf::get_atom, raw_atom>::with<std::vector<raw_part>>,
+    caf::reacts_to<proto::stop_atom>>;
 
 /// Either the running service and its bound port, or why it did not start.
 struct spawn_result {

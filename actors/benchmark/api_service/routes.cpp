@@ -6,14 +6,13 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <system_error>
+#include <unistd.h>
 #include <utility>
 
 namespace aiperf::api_service {
@@ -150,7 +149,7 @@ awaitable<void> send_file(response_writer& w, const fs::path& path,
   if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     co_await send_error(w, 404,
                         "not found: " + path.filename().string()
-                          + " is not a readable file");
+                            + " is not a readable file");
     co_return;
   }
   w.begin_chunked(200, content_type,
@@ -163,8 +162,9 @@ awaitable<void> send_file(response_writer& w, const fs::path& path,
     if (n < 0) {
       // Headers are out: returning without end_chunked() leaves the body
       // unterminated, which the client sees as a failed download.
-      log::get("api_service")->error("read {} failed: {}", path.string(),
-                                     std::generic_category().message(errno));
+      log::get("api_service")
+          ->error("read {} failed: {}", path.string(),
+                  std::generic_category().message(errno));
       co_return;
     }
     if (n == 0)
@@ -220,8 +220,8 @@ awaitable<void> stage_raw(response_writer& w, http_server::request& req,
   io::durable_writer out{target};
   out.append(body);
   if (auto err = out.commit()) {
-    log::get("api_service")->error("staging RAW part of pod {}: {}", pod,
-                                   err->message);
+    log::get("api_service")
+        ->error("staging RAW part of pod {}: {}", pod, err->message);
     co_await send_error(w, 500, "cannot stage RAW part: " + err->message);
     co_return;
   }
@@ -365,8 +365,8 @@ awaitable<void> route(std::shared_ptr<status_board> board,
   const bool get = method == http::verb::get;
   auto wrong_method = [&](std::string_view allowed) {
     return send_error(w, 405,
-                      "method not allowed on " + std::string{target}
-                        + ": use " + std::string{allowed},
+                      "method not allowed on " + std::string{target} + ": use "
+                          + std::string{allowed},
                       "Allow: " + std::string{allowed} + "\r\n");
   };
 
@@ -386,15 +386,16 @@ awaitable<void> route(std::shared_ptr<status_board> board,
     if (!get)
       co_return co_await wrong_method("GET");
     co_return co_await w.send(
-      200, json_type, render_progress_json(*board->snapshot(), board->ready()));
+        200, json_type,
+        render_progress_json(*board->snapshot(), board->ready()));
   }
   if (target == "/metrics") {
     if (!get)
       co_return co_await wrong_method("GET");
-    co_return co_await w.send(
-      200, "text/plain; version=0.0.4",
-      render_prometheus(*board->snapshot(), board->ready(),
-                        board->raw_parts().size()));
+    co_return co_await w.send(200, "text/plain; version=0.0.4",
+                              render_prometheus(*board->snapshot(),
+                                                board->ready(),
+                                                board->raw_parts().size()));
   }
   if (target.starts_with(dataset_prefix)) {
     if (!get)
@@ -402,9 +403,9 @@ awaitable<void> route(std::shared_ptr<status_board> board,
     auto name = target.substr(dataset_prefix.size());
     if (name != "dataset.dat.zst" && name != "index.dat.zst")
       co_return co_await send_error(
-        w, 404,
-        "unknown dataset file '" + std::string{name}
-          + "': use dataset.dat.zst or index.dat.zst");
+          w, 404,
+          "unknown dataset file '" + std::string{name}
+              + "': use dataset.dat.zst or index.dat.zst");
     if (cfg->dataset_dir.empty())
       co_return co_await send_error(w, 404,
                                     "this controller serves no dataset");
@@ -423,8 +424,7 @@ awaitable<void> route(std::shared_ptr<status_board> board,
                               target.substr(artifacts_prefix.size()));
     if (!file)
       co_return co_await send_error(
-        w, 404,
-        "no such artifact: use a path listed by GET /api/artifacts");
+          w, 404, "no such artifact: use a path listed by GET /api/artifacts");
     co_return co_await send_file(w, *file, content_type_of(*file));
   }
   if (target.starts_with(raw_prefix)) {
@@ -433,12 +433,12 @@ awaitable<void> route(std::shared_ptr<status_board> board,
     auto pod = target.substr(raw_prefix.size());
     if (!valid_pod_name(pod))
       co_return co_await send_error(
-        w, 400,
-        "invalid pod name '" + std::string{pod.substr(0, 64)}
-          + "': use 1-63 characters of [A-Za-z0-9_-] (the pod index)");
+          w, 400,
+          "invalid pod name '" + std::string{pod.substr(0, 64)}
+              + "': use 1-63 characters of [A-Za-z0-9_-] (the pod index)");
     if (cfg->raw_dir.empty())
       co_return co_await send_error(
-        w, 404, "this controller does not collect RAW parts");
+          w, 404, "this controller does not collect RAW parts");
     co_return co_await stage_raw(w, req, pod, *board, *cfg);
   }
   co_await send_error(w, 404, "no route for " + std::string{target});
@@ -448,8 +448,8 @@ awaitable<void> route(std::shared_ptr<status_board> board,
 
 http_server::handler make_handler(std::shared_ptr<status_board> board,
                                   std::shared_ptr<const api_config> cfg) {
-  return [board = std::move(board), cfg = std::move(cfg)](
-           http_server::request& req, response_writer& w) {
+  return [board = std::move(board),
+          cfg = std::move(cfg)](http_server::request& req, response_writer& w) {
     return route(board, cfg, req, w);
   };
 }

@@ -2,16 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <thread>
 #include <type_traits>
+#include <unistd.h>
 
 namespace {
 
@@ -75,7 +74,8 @@ TEST(child_process, try_wait_reaps_a_finished_child) {
   START(child, shell("exit 0"));
   std::optional<exit_status> st;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!(st = child.try_wait()) && std::chrono::steady_clock::now() < deadline)
+  while (!(st = child.try_wait())
+         && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   ASSERT_TRUE(st.has_value());
   EXPECT_TRUE(st->success());
@@ -117,7 +117,8 @@ TEST(child_process, discard_sends_output_to_dev_null) {
 
 TEST(child_process, extra_env_is_added_and_overrides) {
   ::setenv("AIPERF_CHILD_TEST_OVERRIDE", "parent", 1);
-  auto o = shell(R"(printf '%s,%s' "$AIPERF_CHILD_TEST_NEW" "$AIPERF_CHILD_TEST_OVERRIDE")");
+  auto o = shell(
+      R"(printf '%s,%s' "$AIPERF_CHILD_TEST_NEW" "$AIPERF_CHILD_TEST_OVERRIDE")");
   o.env = {{"AIPERF_CHILD_TEST_NEW", "a=b"},
            {"AIPERF_CHILD_TEST_OVERRIDE", "child"}};
   o.stdout_mode = stdio_mode::pipe;
@@ -133,7 +134,7 @@ TEST(child_process, exec_failure_is_reported_by_spawn) {
   auto r = child_process::spawn(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error.find("/nonexistent/aiperf-node"), std::string::npos)
-    << r.error;
+      << r.error;
   EXPECT_NE(r.error.find("execve"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("No such file"), std::string::npos) << r.error;
   // The failed child was reaped by spawn(): no child of ours is left.
@@ -158,7 +159,7 @@ TEST(child_process, empty_program_runs_this_binary) {
   auto out = child.collect_output().out;
   EXPECT_TRUE(child.wait().success());
   EXPECT_NE(out.find("empty_program_runs_this_binary"), std::string::npos)
-    << out;
+      << out;
 }
 
 TEST(child_process, child_starts_with_empty_signal_mask) {

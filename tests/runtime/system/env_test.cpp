@@ -11,8 +11,7 @@ namespace {
 using namespace aiperf::system;
 
 // The one error of `r`, for tests of a single failure path.
-template <class T>
-const env_error& only_error(const env_result<T>& r) {
+template <class T> const env_error& only_error(const env_result<T>& r) {
   EXPECT_EQ(r.errors.size(), 1u) << r.message();
   return r.errors.front();
 }
@@ -29,16 +28,16 @@ TEST(pod_env, defaults_when_nothing_is_set) {
 
 TEST(pod_env, reads_every_variable) {
   auto r = read_pod_env(map_env({
-    {"AIPERF_K8S_PORT_API", "19090"},
-    {"AIPERF_K8S_PORT_HEALTH", "18080"},
-    {"AIPERF_K8S_PORT_CONTROL", "0"},
-    {"AIPERF_K8S_PORT_CREDIT", "0"},
-    {"AIPERF_K8S_PORT_CREDIT_RETURN", "65535"},
-    {"AIPERF_K8S_PORT_RECORDS", "1"},
-    {"AIPERF_K8S_ZMQ_CONTROLLER_HOST", "job-controller-0-0.job.ns"},
-    {"AIPERF_POD_INDEX", "7"},
-    {"AIPERF_JOB_ID", "bench-42.a_b"},
-    {"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "12.5"},
+      {"AIPERF_K8S_PORT_API", "19090"},
+      {"AIPERF_K8S_PORT_HEALTH", "18080"},
+      {"AIPERF_K8S_PORT_CONTROL", "0"},
+      {"AIPERF_K8S_PORT_CREDIT", "0"},
+      {"AIPERF_K8S_PORT_CREDIT_RETURN", "65535"},
+      {"AIPERF_K8S_PORT_RECORDS", "1"},
+      {"AIPERF_K8S_ZMQ_CONTROLLER_HOST", "job-controller-0-0.job.ns"},
+      {"AIPERF_POD_INDEX", "7"},
+      {"AIPERF_JOB_ID", "bench-42.a_b"},
+      {"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "12.5"},
   }));
   ASSERT_TRUE(r.ok()) << r.message();
   // Several ports may be 0 (ephemeral) at once: only non-zero ports clash.
@@ -70,24 +69,23 @@ TEST_P(bad_port, is_rejected_naming_the_variable_and_the_fix) {
 }
 
 INSTANTIATE_TEST_SUITE_P(pod_env, bad_port,
-                         ::testing::Values("", "abc", "-1", "+80", " 80",
-                                           "80 ", "65536", "99999999999",
-                                           "8080x", "0x50"));
+                         ::testing::Values("", "abc", "-1", "+80", " 80", "80 ",
+                                           "65536", "99999999999", "8080x",
+                                           "0x50"));
 
 TEST(pod_env, equal_ports_are_rejected) {
   auto r = read_pod_env(map_env({{"AIPERF_K8S_PORT_RECORDS", "9090"}}));
   const auto& e = only_error(r);
   EXPECT_EQ(e.variable, "AIPERF_K8S_PORT_RECORDS");
   EXPECT_NE(e.message.find("AIPERF_K8S_PORT_API"), std::string::npos)
-    << e.message;
+      << e.message;
   EXPECT_NE(e.message.find("9090"), std::string::npos) << e.message;
 }
 
 TEST(pod_env, bad_controller_host_is_rejected) {
   for (const char* host : {"", "http://controller", "a b", "host/path"}) {
     auto r = read_pod_env(map_env({{"AIPERF_K8S_ZMQ_CONTROLLER_HOST", host}}));
-    EXPECT_EQ(only_error(r).variable, "AIPERF_K8S_ZMQ_CONTROLLER_HOST")
-      << host;
+    EXPECT_EQ(only_error(r).variable, "AIPERF_K8S_ZMQ_CONTROLLER_HOST") << host;
   }
 }
 
@@ -112,7 +110,7 @@ TEST(pod_env, bad_job_id_is_rejected) {
 TEST(pod_env, bad_abort_threshold_is_rejected) {
   for (const char* pct : {"", "-0.5", "100.1", "nan", "inf", "10%", "ten"}) {
     auto r = read_pod_env(
-      map_env({{"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", pct}}));
+        map_env({{"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", pct}}));
     const auto& e = only_error(r);
     EXPECT_EQ(e.variable, "AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT") << pct;
     EXPECT_NE(e.message.find("0..100"), std::string::npos) << e.message;
@@ -170,7 +168,7 @@ TEST(secrets, missing_secret_fails_closed_naming_the_variable) {
   EXPECT_EQ(e.variable, "AIPERF_INJECTED_API_KEY");
   EXPECT_NE(e.message.find("AIPERF_INJECTED_API_KEY is not set"),
             std::string::npos)
-    << e.message;
+      << e.message;
   EXPECT_NE(e.message.find("secretKeyRef"), std::string::npos) << e.message;
 }
 

@@ -1,7 +1,6 @@
 // The api_service over real loopback sockets; the actor runs on CAF's
 // deterministic test coordinator, the HTTP server on its own I/O thread.
 #include "actors/benchmark/api_service/api_service.hpp"
-
 #include "tests/runtime/http_server/test_client.hpp"
 #include "tests/support/caf_gtest.hpp"
 
@@ -128,7 +127,7 @@ TEST_F(api_service_fixture, metrics_are_prometheus_text) {
   EXPECT_EQ(r.content_type, "text/plain; version=0.0.4");
   EXPECT_NE(r.body.find("aiperf_requests_sent_total{phase=\"profiling\"} 7\n"),
             std::string::npos)
-    << r.body;
+      << r.body;
   EXPECT_NE(r.body.find("aiperf_ready 0\n"), std::string::npos);
 }
 

@@ -1,7 +1,6 @@
 #include "actors/benchmark/api_service/routes.hpp"
 
 #include <gtest/gtest.h>
-
 #include <rapidjson/document.h>
 
 #include <cmath>
@@ -19,7 +18,8 @@ using namespace aiperf::api_service;
 class temp_dir_fixture : public ::testing::Test {
 protected:
   temp_dir_fixture() {
-    std::string tmpl = (fs::temp_directory_path() / "api_routes.XXXXXX").string();
+    std::string tmpl
+        = (fs::temp_directory_path() / "api_routes.XXXXXX").string();
     root_ = ::mkdtemp(tmpl.data());
   }
   ~temp_dir_fixture() override {
@@ -67,7 +67,7 @@ TEST(render_prometheus, exposes_counters_and_gauges) {
   EXPECT_NE(text.find("# TYPE aiperf_requests_sent_total counter\n"
                       "aiperf_requests_sent_total{phase=\"warmup\"} 10\n"),
             std::string::npos)
-    << text;
+      << text;
   EXPECT_NE(text.find("aiperf_requests_completed_total{phase=\"warmup\"} 8\n"),
             std::string::npos);
   EXPECT_NE(text.find("aiperf_request_errors_total{phase=\"warmup\"} 1\n"),
@@ -90,7 +90,7 @@ TEST(render_prometheus, escapes_label_values) {
   auto text = render_prometheus(p, false, 0);
   EXPECT_NE(text.find(R"(aiperf_requests_sent_total{phase="a\"b\\c\nd"} 0)"),
             std::string::npos)
-    << text;
+      << text;
   EXPECT_NE(text.find("aiperf_ready 0\n"), std::string::npos);
 }
 
@@ -113,8 +113,8 @@ TEST_F(resolve_under_test, rejects_traversal_and_odd_paths) {
   auto run = root_ / "run";
   for (const char* bad :
        {"", "../outside.txt", "%2e%2e/outside.txt", "%2E%2E%2Foutside.txt",
-        "./a.json", "a.json/", "/a.json", "x//a.json", "..", "a%00.json",
-        "%zz", "a%2", "..\\outside.txt", "missing.json"})
+        "./a.json", "a.json/", "/a.json", "x//a.json", "..", "a%00.json", "%zz",
+        "a%2", "..\\outside.txt", "missing.json"})
     EXPECT_FALSE(resolve_under(run, bad)) << bad;
   EXPECT_TRUE(resolve_under(run, "a.json"));
 }
