@@ -8,7 +8,8 @@
 // mid-line and inside the line terminators, an empty finish delta, a
 // usage-only chunk and [DONE].
 //
-// The suite runs `aiperf-node profile --export-level raw` against it once and
+// The suite runs `aiperf-node profile --export-level raw` against it (once per
+// server pacing: 6 ms between writes, and 0 ms so that reads batch events) and
 // joins profile_export.jsonl, profile_export_raw.jsonl and the server log. It
 // asserts exact counts, the exact arithmetic from client stamps to metrics,
 // and causality (no client stamp precedes the server write that produced it);
@@ -334,7 +335,7 @@ std::optional<fs::path> find_file(const fs::path& dir, std::string_view name) {
 // ---------------------------------------------------------------------------
 // The run: server up, profile, server down, parse.
 
-void run_everything(run_result& out) {
+void run_everything(run_result& out, int delay_ms) {
   const char* node = std::getenv("AIPERF_NODE_BIN");
   if (node == nullptr || *node == '\0') {
     out.setup_error = "AIPERF_NODE_BIN is not set; run through ctest or set "
@@ -350,7 +351,8 @@ void run_everything(run_result& out) {
   auto log_path = out.dir / "server_log.json";
 
   auto server = spawn_child({std::string{python_bin}, std::string{server_script},
-                             "--port", "0", "--delay-ms", "6", "--log-file",
+                             "--port", "0", "--delay-ms", std::to_string(delay_ms),
+                             "--log-file",
                              log_path.string()},
                             "", out.setup_error);
   if (!server)
@@ -476,31 +478,36 @@ std::string summary(std::vector<std::int64_t> v) {
   return buf;
 }
 
-class fidelity : public ::testing::Test {
+/// Parameter: the server's pause before every write, in ms. Paced (6 ms),
+/// each write normally lands in its own client read; burst (0 ms), reads
+/// carry several events and cut events at arbitrary places.
+class fidelity : public ::testing::TestWithParam<int> {
 protected:
-  static void SetUpTestSuite() {
-    if (python_bin.empty())
-      return;
-    run_ = std::make_unique<run_result>();
-    run_everything(*run_);
-  }
-
   static void TearDownTestSuite() {
-    if (run_ && !run_->dir.empty()) {
+    for (auto& [delay, run] : runs_) {
+      if (run->dir.empty())
+        continue;
       if (std::getenv("AIPERF_FIDELITY_KEEP") != nullptr) {
-        std::printf("fidelity: artifacts kept in %s\n", run_->dir.c_str());
+        std::printf("fidelity: artifacts kept in %s\n", run->dir.c_str());
       } else {
         std::error_code ec;
-        fs::remove_all(run_->dir, ec);
+        fs::remove_all(run->dir, ec);
       }
     }
-    run_.reset();
+    runs_.clear();
   }
 
   void SetUp() override {
     if (python_bin.empty())
       GTEST_SKIP() << "no python3 with aiohttp at configure time; install "
                       "python3-aiohttp and re-run cmake";
+    // One profile run per delay, shared by the tests of this process.
+    auto& run = runs_[GetParam()];
+    if (!run) {
+      run = std::make_unique<run_result>();
+      run_everything(*run, GetParam());
+    }
+    run_ = run.get();
     ASSERT_TRUE(run_->setup_error.empty()) << run_->setup_error;
     ASSERT_EQ(run_->profile_exit, 0) << run_->profile_output;
   }
@@ -516,12 +523,14 @@ protected:
     }
   }
 
-  static inline std::unique_ptr<run_result> run_;
+  run_result* run_ = nullptr;
+
+  static inline std::map<int, std::unique_ptr<run_result>> runs_;
 };
 
 // ---------------------------------------------------------------------------
 
-TEST_F(fidelity, every_request_joins_the_server_log_and_succeeds) {
+TEST_P(fidelity, every_request_joins_the_server_log_and_succeeds) {
   EXPECT_EQ(run_->client.size(), static_cast<std::size_t>(request_count));
   EXPECT_EQ(run_->server.size(), static_cast<std::size_t>(request_count));
   std::set<std::string> modes;
@@ -536,7 +545,7 @@ TEST_F(fidelity, every_request_joins_the_server_log_and_succeeds) {
                                           "crlf-split-term"}));
 }
 
-TEST_F(fidelity, output_tokens_are_the_tokens_the_server_sent) {
+TEST_P(fidelity, output_tokens_are_the_tokens_the_server_sent) {
   for_each_request([](const std::string&, const server_request& s,
                       const client_request& c) {
     std::string content;
@@ -559,7 +568,7 @@ TEST_F(fidelity, output_tokens_are_the_tokens_the_server_sent) {
   });
 }
 
-TEST_F(fidelity, only_content_events_count_as_responses) {
+TEST_P(fidelity, only_content_events_count_as_responses) {
   for_each_request([](const std::string&, const server_request& s,
                       const client_request& c) {
     auto events = data_events(s);
@@ -577,7 +586,7 @@ TEST_F(fidelity, only_content_events_count_as_responses) {
   });
 }
 
-TEST_F(fidelity, metrics_are_exact_functions_of_the_client_stamps) {
+TEST_P(fidelity, metrics_are_exact_functions_of_the_client_stamps) {
   for_each_request([](const std::string&, const server_request& s,
                       const client_request& c) {
     auto pairs = content_pairs(s, c);
@@ -605,7 +614,7 @@ TEST_F(fidelity, metrics_are_exact_functions_of_the_client_stamps) {
   });
 }
 
-TEST_F(fidelity, epoch_metadata_is_the_monotonic_stamps_plus_one_offset) {
+TEST_P(fidelity, epoch_metadata_is_the_monotonic_stamps_plus_one_offset) {
   std::optional<std::int64_t> offset;
   for_each_request([&](const std::string&, const server_request& s,
                        const client_request& c) {
@@ -628,9 +637,10 @@ TEST_F(fidelity, epoch_metadata_is_the_monotonic_stamps_plus_one_offset) {
   });
 }
 
-TEST_F(fidelity, client_stamps_never_precede_the_server_writes) {
+TEST_P(fidelity, client_stamps_never_precede_the_server_writes) {
   std::vector<std::int64_t> send_to_receive, event_delivery, icl_diff,
     ttft_diff;
+  int shared_reads = 0; // content events stamped by the same read
   for_each_request([&](const std::string&, const server_request& s,
                        const client_request& c) {
     // Same CLOCK_MONOTONIC on both sides (same host): causality is exact.
@@ -662,20 +672,32 @@ TEST_F(fidelity, client_stamps_never_precede_the_server_writes) {
         auto server_gap = pairs[i].second->completed_ns()
                           - pairs[i - 1].second->completed_ns();
         icl_diff.push_back(std::abs(client_gap - server_gap));
+        shared_reads += client_gap == 0 ? 1 : 0;
       }
     }
   });
   // Observations, not assertions: how far the client's view is from what the
   // server did (includes Python's own write latency and loopback delivery).
-  auto report = [](const char* name, const std::vector<std::int64_t>& v) {
+  auto report = [delay = GetParam()](const char* name,
+                                     const std::vector<std::int64_t>& v) {
     auto text = summary(v);
-    std::printf("fidelity: %s: %s\n", name, text.c_str());
+    std::printf("fidelity (server delay %d ms): %s: %s\n", delay, name,
+                text.c_str());
     ::testing::Test::RecordProperty(name, text);
   };
   report("client_send_to_server_receive", send_to_receive);
   report("server_write_to_client_stamp", event_delivery);
   report("abs_client_icl_minus_server_gap", icl_diff);
   report("client_ttft_minus_server_ttft", ttft_diff);
+  std::printf("fidelity (server delay %d ms): content gaps of 0 (one read): "
+              "%d of %zu\n", GetParam(), shared_reads, icl_diff.size());
 }
+
+INSTANTIATE_TEST_SUITE_P(
+  server, fidelity, ::testing::Values(6, 0),
+  [](const ::testing::TestParamInfo<int>& info) {
+    return info.param == 0 ? std::string{"burst"}
+                           : "paced_" + std::to_string(info.param) + "ms";
+  });
 
 } // namespace

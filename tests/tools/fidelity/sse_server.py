@@ -8,8 +8,8 @@ the response began and ended, plus the text and token count of every event.
 
 The stream framing varies per request (LF or CRLF delimiters, comment lines and
 comment-only blocks, an empty role delta, multi-token chunks, events split
-across writes in the middle of a line and between the two halves of the
-terminating blank line, an empty finish delta, a usage-only chunk, [DONE]).
+across writes in the middle of a line and inside the line terminators, two
+events in one write, an empty finish delta, a usage-only chunk, [DONE]).
 Every write is followed by a short sleep so that each write normally lands in
 its own socket read on the client.
 
@@ -99,11 +99,23 @@ def chunk_json(content=None, role=None, finish=None, usage=None):
     return json.dumps(body, separators=(",", ":"))
 
 
+def glue(events, index):
+    """Moves the bytes of single-write event `index` into the first write of
+    the event that follows it."""
+    kind, text, data, pieces = events[index]
+    nkind, ntext, ndata, npieces = events[index + 1]
+    assert len(pieces) == 1, "only a single-write event can be glued"
+    events[index] = (kind, text, data, [])
+    events[index + 1] = (nkind, ntext, ndata,
+                         [pieces[0] + npieces[0]] + npieces[1:])
+
+
 def build_plan(number, mode, prompt_tokens):
     """Returns the events of one response: (kind, text, data, [byte pieces]).
 
-    Each piece is one write. `number` picks how many trailing single-token
-    chunks follow, so OSL differs between requests.
+    Each piece is one write; an event with no pieces is written together
+    with the next event's first piece. `number` picks how many trailing
+    single-token chunks follow, so OSL differs between requests.
     """
     eol = "\r\n" if mode.startswith("crlf") else "\n"
     split_term = mode.endswith("split-term")
@@ -142,10 +154,16 @@ def build_plan(number, mode, prompt_tokens):
                    split="terminator" if split_term else "mid-line"),
         ("comment", "", None, [block([": ping"])]),
     ]
+    first_word = len(events)
     for i in range(2 + number % 4):
         word = " " + WORDS[(number + i) % len(WORDS)]
         events.append(data_event("content", word, chunk_json(content=word),
                                  split="terminator" if i % 2 else None))
+    # Several events in one write (an event without pieces goes out with the
+    # next event's first piece): "Hello" and " a b c" whole in one write, and
+    # the first trailing word with the first part of the next one.
+    glue(events, 2)
+    glue(events, first_word)
     events.append(data_event("finish", "", chunk_json(finish="stop")))
     output_tokens = sum(count_tokens(e[1]) for e in events if e[0] == "content")
     usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
@@ -198,16 +216,24 @@ class fidelity_server:
                                  "Cache-Control": "no-cache"})
         entry["prepare_ns"] = time.monotonic_ns()
         await response.prepare(request)
+        glued = []  # events that go out with the next write
         for kind, text, data, pieces in build_plan(number, mode,
                                              count_tokens(prompt)):
             event = {"kind": kind, "text": text, "data": data,
                      "tokens": count_tokens(text) if text else 0, "writes": []}
             entry["events"].append(event)
+            if not pieces:
+                glued.append(event)
+                continue
             for piece in pieces:
                 await asyncio.sleep(self.delay_s)
                 begin = time.monotonic_ns()
                 await response.write(piece)
-                event["writes"].append([begin, time.monotonic_ns()])
+                write = [begin, time.monotonic_ns()]
+                event["writes"].append(write)
+                for e in glued:
+                    e["writes"].append(write)
+                glued = []
         await response.write_eof()
         entry["done_ns"] = time.monotonic_ns()
         return response
