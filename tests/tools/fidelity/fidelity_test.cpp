@@ -27,25 +27,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <poll.h>
 #include <set>
+#include <signal.h>
+#include <spawn.h>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 extern char** environ;
 
@@ -69,7 +68,9 @@ struct server_event {
   std::vector<std::pair<std::int64_t, std::int64_t>> writes; // [begin, end]
 
   /// Begin of the write that completed the event (its blank line).
-  [[nodiscard]] std::int64_t completed_ns() const { return writes.back().first; }
+  [[nodiscard]] std::int64_t completed_ns() const {
+    return writes.back().first;
+  }
 };
 
 struct server_request {
@@ -160,8 +161,7 @@ std::optional<int> wait_child(pid_t pid, clock_type::time_point deadline) {
     int status = 0;
     auto r = waitpid(pid, &status, WNOHANG);
     if (r == pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status)
-                               : 128 + WTERMSIG(status);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (r < 0 || clock_type::now() > deadline)
       return std::nullopt;
     timespec pause{0, 10'000'000}; // re-check the exit condition every 10 ms
@@ -175,7 +175,7 @@ std::optional<std::string> read_first_line(int fd,
   std::string line;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - clock_type::now());
+        deadline - clock_type::now());
     if (left.count() <= 0)
       return std::nullopt;
     pollfd p{fd, POLLIN, 0};
@@ -208,8 +208,8 @@ std::optional<std::int64_t> ms_text_to_ns(std::string_view s) {
     s.remove_prefix(1);
   auto dot = s.find('.');
   auto whole = s.substr(0, dot);
-  auto frac = dot == std::string_view::npos ? std::string_view{}
-                                            : s.substr(dot + 1);
+  auto frac
+      = dot == std::string_view::npos ? std::string_view{} : s.substr(dot + 1);
   if (whole.empty() || frac.size() > 6)
     return std::nullopt;
   std::int64_t v = 0;
@@ -281,9 +281,9 @@ std::optional<std::string> parse_jsonl(const std::string& text,
     auto& meta = d["metadata"];
     auto& c = out.client[get_string(meta, "x_request_id")];
     auto epoch_ns = [&](const char* key) -> std::int64_t {
-      return meta[key].IsString() ? std::strtoll(meta[key].GetString(),
-                                                 nullptr, 10)
-                                  : 0;
+      return meta[key].IsString()
+                 ? std::strtoll(meta[key].GetString(), nullptr, 10)
+                 : 0;
     };
     c.request_start_ns = epoch_ns("request_start_ns");
     c.request_ack_ns = epoch_ns("request_ack_ns");
@@ -304,8 +304,7 @@ std::optional<std::string> parse_jsonl(const std::string& text,
   return std::nullopt;
 }
 
-std::optional<std::string> parse_raw(const std::string& text,
-                                     run_result& out) {
+std::optional<std::string> parse_raw(const std::string& text, run_result& out) {
   std::istringstream in{text};
   std::string line;
   while (std::getline(in, line)) {
@@ -314,7 +313,8 @@ std::optional<std::string> parse_raw(const std::string& text,
     rapidjson::Document d;
     d.Parse(line.data(), line.size());
     if (d.HasParseError() || !d.IsObject())
-      return "profile_export_raw.jsonl line is not JSON: " + line.substr(0, 200);
+      return "profile_export_raw.jsonl line is not JSON: "
+             + line.substr(0, 200);
     auto& c = out.client[get_string(d["metadata"], "x_request_id")];
     c.has_raw = true;
     c.start_perf_ns = d["start_perf_ns"].GetInt64();
@@ -350,11 +350,10 @@ void run_everything(run_result& out, int delay_ms) {
   out.dir = dir_template;
   auto log_path = out.dir / "server_log.json";
 
-  auto server = spawn_child({std::string{python_bin}, std::string{server_script},
-                             "--port", "0", "--delay-ms", std::to_string(delay_ms),
-                             "--log-file",
-                             log_path.string()},
-                            "", out.setup_error);
+  auto server = spawn_child(
+      {std::string{python_bin}, std::string{server_script}, "--port", "0",
+       "--delay-ms", std::to_string(delay_ms), "--log-file", log_path.string()},
+      "", out.setup_error);
   if (!server)
     return;
   auto port = read_first_line(server->stdout_fd,
@@ -368,11 +367,11 @@ void run_everything(run_result& out, int delay_ms) {
 
   auto output_path = out.dir / "profile_output.txt";
   auto profile = spawn_child(
-    {node, "profile", "--url", "http://127.0.0.1:" + *port, "--model", "m",
-     "--streaming", "--request-count", std::to_string(request_count),
-     "--concurrency", "4", "--export-level", "raw", "--output-artifact-dir",
-     (out.dir / "artifacts").string()},
-    output_path.string(), out.setup_error);
+      {node, "profile", "--url", "http://127.0.0.1:" + *port, "--model", "m",
+       "--streaming", "--request-count", std::to_string(request_count),
+       "--concurrency", "4", "--export-level", "raw", "--output-artifact-dir",
+       (out.dir / "artifacts").string()},
+      output_path.string(), out.setup_error);
   if (profile) {
     auto rc = wait_child(profile->pid,
                          clock_type::now() + std::chrono::seconds{180});
@@ -386,8 +385,8 @@ void run_everything(run_result& out, int delay_ms) {
   }
 
   kill(server->pid, SIGTERM);
-  auto server_rc = wait_child(server->pid,
-                              clock_type::now() + std::chrono::seconds{30});
+  auto server_rc
+      = wait_child(server->pid, clock_type::now() + std::chrono::seconds{30});
   close(server->stdout_fd);
   if (!server_rc) {
     kill(server->pid, SIGKILL);
@@ -407,7 +406,8 @@ void run_everything(run_result& out, int delay_ms) {
   auto raw = find_file(out.dir / "artifacts", "profile_export_raw.jsonl");
   if (!jsonl || !raw) {
     out.setup_error = "no profile_export.jsonl / profile_export_raw.jsonl "
-                      "under " + (out.dir / "artifacts").string()
+                      "under "
+                      + (out.dir / "artifacts").string()
                       + "; aiperf-node said:\n" + out.profile_output;
     return;
   }
@@ -451,8 +451,8 @@ std::int64_t metric_ns(const client_request& c, const std::string& tag) {
     return 0;
   }
   auto v = ms_text_to_ns(it->second);
-  EXPECT_TRUE(v.has_value()) << tag << " = " << it->second
-                             << " is not a whole number of ns";
+  EXPECT_TRUE(v.has_value())
+      << tag << " = " << it->second << " is not a whole number of ns";
   return v.value_or(0);
 }
 
@@ -513,8 +513,7 @@ protected:
   }
 
   /// Every joined request: (id, server side, client side).
-  template <class F>
-  void for_each_request(F&& f) {
+  template <class F> void for_each_request(F&& f) {
     for (auto& [id, c] : run_->client) {
       auto s = run_->server.find(id);
       ASSERT_NE(s, run_->server.end()) << id << " missing from the server log";
@@ -555,8 +554,8 @@ TEST_P(fidelity, output_tokens_are_the_tokens_the_server_sent) {
         content += e.text;
         server_tokens += e.tokens;
       }
-    auto tokens = static_cast<std::int64_t>(
-      aiperf::tokenizer::count_tokens(content));
+    auto tokens
+        = static_cast<std::int64_t>(aiperf::tokenizer::count_tokens(content));
     // The server's own count (a Python re-implementation) agrees with ours.
     EXPECT_EQ(server_tokens, tokens) << content;
     EXPECT_EQ(metric_count(c, "output_sequence_length"), tokens);
@@ -587,31 +586,32 @@ TEST_P(fidelity, only_content_events_count_as_responses) {
 }
 
 TEST_P(fidelity, metrics_are_exact_functions_of_the_client_stamps) {
-  for_each_request([](const std::string&, const server_request& s,
-                      const client_request& c) {
-    auto pairs = content_pairs(s, c);
-    ASSERT_GE(pairs.size(), 2u);
-    auto start = c.start_perf_ns;
-    auto ttft = metric_ns(c, "time_to_first_token");
-    auto latency = metric_ns(c, "request_latency");
-    EXPECT_EQ(ttft, pairs.front().first - start);
-    EXPECT_EQ(metric_ns(c, "time_to_second_token"),
-              pairs[1].first - pairs[0].first);
-    EXPECT_EQ(latency, pairs.back().first - start);
-    ASSERT_EQ(c.inter_chunk_latency.size(), pairs.size() - 1);
-    for (std::size_t i = 0; i + 1 < pairs.size(); ++i) {
-      auto icl = ms_text_to_ns(c.inter_chunk_latency[i]);
-      ASSERT_TRUE(icl.has_value()) << c.inter_chunk_latency[i];
-      EXPECT_EQ(*icl, pairs[i + 1].first - pairs[i].first) << "gap " << i;
-    }
-    // Reference §2: ITL = (request_latency − TTFT) / (OSL − 1), tokens not
-    // chunks (the 3-token chunk makes the two differ).
-    auto osl = metric_count(c, "output_sequence_length");
-    auto itl = std::strtod(c.metrics.at("inter_token_latency").c_str(), nullptr);
-    auto expected = static_cast<double>(latency - ttft) / 1e6
-                    / static_cast<double>(osl - 1);
-    EXPECT_NEAR(itl, expected, 1e-9 * expected);
-  });
+  for_each_request(
+      [](const std::string&, const server_request& s, const client_request& c) {
+        auto pairs = content_pairs(s, c);
+        ASSERT_GE(pairs.size(), 2u);
+        auto start = c.start_perf_ns;
+        auto ttft = metric_ns(c, "time_to_first_token");
+        auto latency = metric_ns(c, "request_latency");
+        EXPECT_EQ(ttft, pairs.front().first - start);
+        EXPECT_EQ(metric_ns(c, "time_to_second_token"),
+                  pairs[1].first - pairs[0].first);
+        EXPECT_EQ(latency, pairs.back().first - start);
+        ASSERT_EQ(c.inter_chunk_latency.size(), pairs.size() - 1);
+        for (std::size_t i = 0; i + 1 < pairs.size(); ++i) {
+          auto icl = ms_text_to_ns(c.inter_chunk_latency[i]);
+          ASSERT_TRUE(icl.has_value()) << c.inter_chunk_latency[i];
+          EXPECT_EQ(*icl, pairs[i + 1].first - pairs[i].first) << "gap " << i;
+        }
+        // Reference §2: ITL = (request_latency − TTFT) / (OSL − 1), tokens not
+        // chunks (the 3-token chunk makes the two differ).
+        auto osl = metric_count(c, "output_sequence_length");
+        auto itl
+            = std::strtod(c.metrics.at("inter_token_latency").c_str(), nullptr);
+        auto expected = static_cast<double>(latency - ttft) / 1e6
+                        / static_cast<double>(osl - 1);
+        EXPECT_NEAR(itl, expected, 1e-9 * expected);
+      });
 }
 
 TEST_P(fidelity, epoch_metadata_is_the_monotonic_stamps_plus_one_offset) {
@@ -639,22 +639,22 @@ TEST_P(fidelity, epoch_metadata_is_the_monotonic_stamps_plus_one_offset) {
 
 TEST_P(fidelity, client_stamps_never_precede_the_server_writes) {
   std::vector<std::int64_t> send_to_receive, event_delivery, icl_diff,
-    ttft_diff;
+      ttft_diff;
   int shared_reads = 0; // content events stamped by the same read
   for_each_request([&](const std::string&, const server_request& s,
                        const client_request& c) {
     // Same CLOCK_MONOTONIC on both sides (same host): causality is exact.
     EXPECT_LE(c.start_perf_ns, s.receive_ns)
-      << "the client stamped its send after the server had the request";
+        << "the client stamped its send after the server had the request";
     send_to_receive.push_back(s.receive_ns - c.start_perf_ns);
     auto events = data_events(s);
     ASSERT_EQ(c.responses.size(), events.size());
     for (std::size_t i = 0; i < events.size(); ++i) {
       // An event is complete only once its last piece was written.
       EXPECT_GE(c.responses[i].first, events[i]->completed_ns())
-        << "event " << i << " (" << events[i]->kind << ", "
-        << events[i]->writes.size() << " writes) stamped before the write "
-        << "that completed it";
+          << "event " << i << " (" << events[i]->kind << ", "
+          << events[i]->writes.size() << " writes) stamped before the write "
+          << "that completed it";
       if (i > 0) {
         EXPECT_GE(c.responses[i].first, c.responses[i - 1].first);
       }
@@ -663,10 +663,11 @@ TEST_P(fidelity, client_stamps_never_precede_the_server_writes) {
     ASSERT_FALSE(pairs.empty());
     auto ttft = metric_ns(c, "time_to_first_token");
     EXPECT_GE(c.start_perf_ns + ttft, pairs.front().second->completed_ns());
-    ttft_diff.push_back(ttft - (pairs.front().second->completed_ns()
-                                - s.receive_ns));
+    ttft_diff.push_back(
+        ttft - (pairs.front().second->completed_ns() - s.receive_ns));
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      event_delivery.push_back(pairs[i].first - pairs[i].second->completed_ns());
+      event_delivery.push_back(pairs[i].first
+                               - pairs[i].second->completed_ns());
       if (i > 0) {
         auto client_gap = pairs[i].first - pairs[i - 1].first;
         auto server_gap = pairs[i].second->completed_ns()
@@ -690,14 +691,16 @@ TEST_P(fidelity, client_stamps_never_precede_the_server_writes) {
   report("abs_client_icl_minus_server_gap", icl_diff);
   report("client_ttft_minus_server_ttft", ttft_diff);
   std::printf("fidelity (server delay %d ms): content gaps of 0 (one read): "
-              "%d of %zu\n", GetParam(), shared_reads, icl_diff.size());
+              "%d of %zu\n",
+              GetParam(), shared_reads, icl_diff.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-  server, fidelity, ::testing::Values(6, 0),
-  [](const ::testing::TestParamInfo<int>& info) {
-    return info.param == 0 ? std::string{"burst"}
-                           : "paced_" + std::to_string(info.param) + "ms";
-  });
+INSTANTIATE_TEST_SUITE_P(server, fidelity, ::testing::Values(6, 0),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 0
+                                      ? std::string{"burst"}
+                                      : "paced_" + std::to_string(info.param)
+                                            + "ms";
+                         });
 
 } // namespace
