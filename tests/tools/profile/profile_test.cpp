@@ -316,6 +316,41 @@ TEST_F(profile_test, same_seed_gives_identical_payloads) {
   EXPECT_NE(a, c);
 }
 
+TEST_F(profile_test, several_urls_share_the_requests_round_robin) {
+  auto a_dir = tmp_.path() / "a";
+  fs::create_directories(a_dir);
+  mock_process a{{"--fast"}, a_dir};
+  auto b_dir = tmp_.path() / "b";
+  fs::create_directories(b_dir);
+  mock_process b{{"--fast"}, b_dir};
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto r = profile({"--url", a.url(), "--url", b.url(), "--isl", "8",
+                    "--osl", "4", "--concurrency", "2", "--request-count",
+                    "10"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(jsonl().size(), 10u);
+  const std::string chat = "aiperf_mock_requests_total{endpoint=\"chat\"}";
+  EXPECT_EQ(a.metric(chat), 5);
+  EXPECT_EQ(b.metric(chat), 5);
+}
+
+TEST_F(profile_test, duration_run_records_every_request_it_sent) {
+  mock_process mock{{"--ttft", "5", "--itl", "1"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--isl", "8",
+                    "--osl", "4", "--concurrency", "2",
+                    "--benchmark-duration", "0.5"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_FALSE(recs.empty());
+  auto served = mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}");
+  EXPECT_EQ(served, static_cast<double>(recs.size()));
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "request_count"), static_cast<double>(recs.size()));
+  EXPECT_TRUE(s["warnings"].GetArray().Empty()) << to_text(s["warnings"]);
+  EXPECT_LE(max_in_flight(recs), 2u);
+}
+
 // --- 2. multi-turn -----------------------------------------------------------
 
 TEST_F(profile_test, multi_turn_sessions_are_sticky_and_carry_the_history) {
@@ -383,6 +418,34 @@ TEST_F(profile_test, multi_turn_sessions_are_sticky_and_carry_the_history) {
     EXPECT_FALSE(reply0.empty());
     EXPECT_EQ(msgs[1]["content"].GetString(), reply0);
     EXPECT_EQ(msgs[3]["content"].GetString(), reply1);
+  }
+}
+
+TEST_F(profile_test, non_streaming_multi_turn_carries_the_replies) {
+  auto r = profile({"--isl", "8", "--osl", "4", "--conversation-turn-mean",
+                    "2", "--conversation-num", "3", "--export-level", "raw"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto raw = jsonl("profile_export_raw.jsonl");
+  ASSERT_EQ(raw.size(), 6u);
+  std::map<std::string, std::map<int, const json*>> by_session;
+  for (auto& line : raw)
+    by_session[meta_string(line, "x_correlation_id")]
+              [line["metadata"]["turn_index"].GetInt()]
+      = &line;
+  ASSERT_EQ(by_session.size(), 3u);
+  for (auto& [id, turns] : by_session) {
+    SCOPED_TRACE("session " + id);
+    ASSERT_EQ(turns.size(), 2u);
+    // The whole JSON answer of turn 0 is its one response.
+    auto& first = (*turns[0])["responses"];
+    ASSERT_EQ(first.Size(), 1u);
+    auto answer = parse_json(first[0]["text"].GetString());
+    ASSERT_FALSE(answer.HasParseError());
+    std::string reply = answer["choices"][0]["message"]["content"].GetString();
+    auto& msgs = (*turns[1])["payload"]["messages"];
+    ASSERT_EQ(msgs.Size(), 3u) << to_text(msgs);
+    EXPECT_STREQ(msgs[1]["role"].GetString(), "assistant");
+    EXPECT_EQ(msgs[1]["content"].GetString(), reply);
   }
 }
 
@@ -560,6 +623,38 @@ TEST_F(profile_test, sigint_cancels_in_flight_requests_and_exports) {
   EXPECT_TRUE(s["was_cancelled"].GetBool());
   EXPECT_EQ(summary_avg(s, "error_request_count"),
             static_cast<double>(recs.size()));
+}
+
+// Known bugs in actors/benchmark/worker (not owned here), enable once fixed:
+// - worker.cpp stores cancellation_time_ns already as epoch, and
+//   compute_metrics converts it again (about twice the epoch in the jsonl);
+// - the cancellation message carries the request id ("request 2 was
+//   cancelled"), so error_summary has one group per cancelled request.
+TEST_F(profile_test, DISABLED_cancelled_records_have_a_sane_cancel_time) {
+  mock_process mock{{"--ttft", "5000"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run = start_profile({"--url", mock.url(), "--streaming",
+                            "--request-count", "10", "--concurrency", "3"});
+  ASSERT_TRUE(poll_until([&] {
+    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
+           >= 3.0;
+  }));
+  run->signal(SIGINT);
+  ASSERT_EQ(run->wait(), 130);
+  auto recs = jsonl();
+  ASSERT_FALSE(recs.empty());
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    auto& m = rec["metadata"];
+    ASSERT_TRUE(m["cancellation_time_ns"].IsInt64());
+    auto cancelled = m["cancellation_time_ns"].GetInt64();
+    EXPECT_GE(cancelled, m["request_start_ns"].GetInt64());
+    EXPECT_LE(cancelled, m["request_end_ns"].GetInt64());
+  }
+  auto s = summary();
+  ASSERT_EQ(s["error_summary"].Size(), 1u) << to_text(s["error_summary"]);
+  EXPECT_EQ(s["error_summary"][0]["count"].GetInt(),
+            static_cast<int>(recs.size()));
 }
 
 TEST_F(profile_test, sigint_right_after_the_first_line_exits_130) {
