@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <unistd.h>
+#include <vector>
 
 namespace aiperf::profile_command {
 
@@ -105,6 +106,15 @@ int run(config::profile_config cfg) {
   auto run_id = sc::make_uuid();
   auto plan = sc::make_run_plan(cfg, run_id, config::to_json(recorded, true));
   plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
+  // The folders this run creates, deepest first, so that a run that ends
+  // before writing anything (bad input file) leaves no empty folders.
+  std::vector<std::filesystem::path> created_dirs;
+  for (std::filesystem::path p = plan.artifact_dir;
+       !p.empty() && !std::filesystem::exists(p); p = p.parent_path()) {
+    created_dirs.push_back(p);
+    if (p == p.parent_path())
+      break;
+  }
   std::error_code ec;
   std::filesystem::create_directories(plan.artifact_dir, ec);
   if (ec) {
@@ -161,6 +171,8 @@ int run(config::profile_config cfg) {
     std::lock_guard<std::mutex> guard{handle_mtx};
     controller_handle = nullptr;
   }
+  for (auto& dir : created_dirs)
+    std::filesystem::remove(dir, ec); // only if still empty
   for (auto& c : clients)
     c->shutdown();
   io.stop();

@@ -482,6 +482,65 @@ TEST_F(profile_test, mooncake_trace_replays_every_line_once_with_its_lengths) {
   EXPECT_EQ(summary_avg(summary(), "request_count"), 5);
 }
 
+TEST_F(profile_test, trace_line_that_contradicts_its_hash_ids_exits_2) {
+  auto trace = tmp_.path() / "trace.jsonl";
+  {
+    std::ofstream out{trace};
+    out << R"({"timestamp": 0, "input_length": 20, "output_length": 3, "hash_ids": [1]})"
+           "\n"
+        // Two 512-token blocks cannot hold 30 tokens.
+        << R"({"timestamp": 5, "input_length": 30, "output_length": 5, "hash_ids": [1, 2]})"
+           "\n";
+  }
+  auto r = profile({"--input-file", trace.string()});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("line 2"));
+  EXPECT_THAT(r.err, HasSubstr("hash_ids"));
+  EXPECT_FALSE(fs::exists(artifacts())) << "no empty folders left behind";
+}
+
+// Known bug in actors/benchmark/timing_manager (its own unit test pins the
+// current behaviour, fixed_schedule_replays_offsets_in_order): a trace line
+// due while every --concurrency slot is taken is skipped, while AIPerf's
+// fixed schedule waits for a slot (CreditIssuer.issue_credit blocks) and so
+// replays every line, late.
+TEST_F(profile_test, DISABLED_trace_replay_with_concurrency_1_replays_every_line) {
+  auto trace = tmp_.path() / "trace.jsonl";
+  {
+    std::ofstream out{trace};
+    for (int i = 0; i < 4; ++i)
+      out << R"({"timestamp": )" << i
+          << R"(, "input_length": 16, "output_length": 8, "hash_ids": [)"
+          << i << "]}\n";
+  }
+  auto r = profile({"--input-file", trace.string(), "--concurrency", "1"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(jsonl().size(), 4u);
+  EXPECT_TRUE(summary()["warnings"].GetArray().Empty());
+}
+
+TEST_F(profile_test, single_turn_input_file_sends_its_texts_verbatim) {
+  auto file = tmp_.path() / "prompts.jsonl";
+  {
+    std::ofstream out{file};
+    out << R"({"text": "hello there my friend"})" "\n"
+        << R"({"text": "one two three four five six"})" "\n";
+  }
+  auto r = profile({"--input-file", file.string(), "--request-count", "4",
+                    "--osl", "2", "--export-level", "raw"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::multiset<std::string> sent;
+  for (auto& line : jsonl("profile_export_raw.jsonl")) {
+    auto& msgs = line["payload"]["messages"];
+    ASSERT_EQ(msgs.Size(), 1u);
+    sent.insert(msgs[0]["content"].GetString());
+  }
+  EXPECT_EQ(sent, (std::multiset<std::string>{
+                    "hello there my friend", "hello there my friend",
+                    "one two three four five six",
+                    "one two three four five six"}));
+}
+
 // --- 4. injected errors ------------------------------------------------------
 
 TEST_F(profile_test, server_errors_are_error_records_and_exit_zero) {
@@ -520,6 +579,23 @@ TEST_F(profile_test, below_failed_request_threshold_exits_0) {
   auto r = profile({"--url", mock.url(), "--request-count", "4",
                     "--failed-request-threshold", "100"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST_F(profile_test, request_timeout_gives_408_records) {
+  mock_process mock{{"--ttft", "5000"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--request-count",
+                    "3", "--request-timeout-seconds", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 3u);
+  for (auto& rec : recs) {
+    EXPECT_EQ(error_code(rec), 408) << to_text(rec);
+    EXPECT_FALSE(rec["metadata"]["was_cancelled"].GetBool());
+  }
+  auto s = summary();
+  ASSERT_EQ(s["error_summary"].Size(), 1u) << to_text(s["error_summary"]);
+  EXPECT_EQ(s["error_summary"][0]["count"].GetInt(), 3);
 }
 
 TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
