@@ -59,14 +59,18 @@ typename Inspector::result_type inspect(Inspector& f, usage_counts& x) {
 
 /// One received message of the raw export (an SSE event or a whole body).
 struct raw_response {
+  /// Monotonic ns of the socket read that completed the message.
   std::int64_t perf_ns = 0;
   std::string text;
+  /// The last SSE comment line of the event ("" if none): the mock's
+  /// `--stamp-events` puts the server's write time there (`t=<ns>`).
+  std::string comment;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raw_response& x) {
   return f(caf::meta::type_name("aiperf::proto::raw_response"), x.perf_ns,
-           x.text);
+           x.text, x.comment);
 }
 
 /// Everything a worker observed about one request. All `*_ns` without

@@ -95,6 +95,10 @@ void append_raw_line(std::string& out, const request_record& rec,
     w.Int64(r.perf_ns);
     w.Key("text");
     write_string(w, r.text);
+    if (!r.comment.empty()) {
+      w.Key("comment");
+      write_string(w, r.comment);
+    }
     w.EndObject();
   }
   w.EndArray();

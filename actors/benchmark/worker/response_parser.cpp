@@ -529,7 +529,9 @@ bool response_parser::parse_dom(std::string_view json,
   doc.ParseInsitu(scratch_.data());
   if (doc.HasParseError() || !doc.IsObject())
     return false;
-  if (auto err = doc.FindMember("error"); err != doc.MemberEnd()) {
+  // `"error": null` (some servers send it on every chunk) is no error.
+  if (auto err = doc.FindMember("error");
+      err != doc.MemberEnd() && !err->value.IsNull()) {
     out.is_error = true;
     if (err->value.IsObject())
       out.error_message = string_member(err->value, "message");

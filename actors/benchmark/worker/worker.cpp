@@ -170,8 +170,8 @@ struct request_context final : http::response_sink {
     }
     parser.feed(bytes, ts, [this](const sse::sse_event& ev) {
       if (export_raw)
-        record.raw_responses.push_back(
-          raw_response{ev.ts_ns, std::string{ev.data}});
+        record.raw_responses.push_back(raw_response{
+          ev.ts_ns, std::string{ev.data}, std::string{ev.comment}});
       if (ev.is_error()) {
         set_error(502, "SSEError",
                   ev.data.empty() ? "event: error" : std::string{ev.data});
@@ -221,7 +221,7 @@ struct request_context final : http::response_sink {
                   "stream ended inside an SSE event");
     } else if (!body.empty()) {
       if (export_raw)
-        record.raw_responses.push_back(raw_response{last_read_ns, body});
+        record.raw_responses.push_back(raw_response{last_read_ns, body, {}});
       on_message(body, last_read_ns);
     }
     timer.reset();

@@ -239,3 +239,19 @@ TEST(response_parser, mutations_agree_with_dom) {
 }
 
 } // namespace
+
+// Verifies `"error": null`, which some servers put on every chunk, is not an
+// error: the chunk's content still counts.
+TEST(response_parser, null_error_member_is_not_an_error) {
+  response_parser parser;
+  message_fields out;
+  ASSERT_TRUE(parser.parse(
+    R"({"choices":[{"index":0,"delta":{"content":" hi"}}],"error":null})",
+    endpoint_kind::chat, out));
+  EXPECT_FALSE(out.is_error);
+  EXPECT_EQ(out.content, " hi");
+  ASSERT_TRUE(parser.parse(R"({"error":{"message":"boom"}})",
+                           endpoint_kind::chat, out));
+  EXPECT_TRUE(out.is_error);
+  EXPECT_EQ(out.error_message, "boom");
+}
