@@ -290,6 +290,8 @@ public:
 
   asio::io_context& ioc_;
   client_options opts_;
+  /// The TLS context, made on first use (I/O thread only).
+  ssl::context* tls_context();
   std::optional<ssl::context> ssl_ctx_;
   std::string ssl_ctx_error_;
   std::vector<asio::ip::address> sources_;
@@ -315,8 +317,9 @@ public:
       pool_(pl),
       plain_(owner.ioc_),
       timer_(owner.ioc_) {
-    if (pl.ep.tls && owner.ssl_ctx_)
-      tls_.emplace(plain_, *owner.ssl_ctx_);
+    if (pl.ep.tls)
+      if (auto* ctx = owner.tls_context())
+        tls_.emplace(plain_, *ctx);
   }
 
   bool busy() const noexcept { return busy_; }
@@ -791,6 +794,13 @@ client_impl::client_impl(asio::io_context& ioc, client_options opts)
     }
     sources_.push_back(addr);
   }
+}
+
+ssl::context* client_impl::tls_context() {
+  // Created on the first https connection: loading the system CA store
+  // costs ~240 M instructions, which plain-http runs should not pay.
+  if (ssl_ctx_ || !ssl_ctx_error_.empty())
+    return ssl_ctx_ ? &*ssl_ctx_ : nullptr;
   ssl_ctx_.emplace(ssl::context::tls_client);
   error_code ec;
   if (opts_.tls.insecure) {
@@ -808,6 +818,7 @@ client_impl::client_impl(asio::io_context& ioc, client_options opts)
       }
     }
   }
+  return ssl_ctx_ ? &*ssl_ctx_ : nullptr;
 }
 
 void client_impl::on_submit(pending_request&& p) {

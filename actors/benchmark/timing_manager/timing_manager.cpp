@@ -177,6 +177,7 @@ open_session(actor_ptr self, std::uint32_t conversation, std::uint32_t user = 0,
 }
 
 void end_session(actor_ptr self, std::uint32_t session);
+void issue_fixed_turns(actor_ptr self, std::int64_t now);
 
 /// Issues the next turn of `session` now, due at `due_ns` (0 = at once).
 /// Ends the session instead when sending is over; parks the turn when no
@@ -266,6 +267,9 @@ void end_session(actor_ptr self, std::uint32_t session) {
         schedule_turn(self, *s, due, now);
       break;
     }
+    case timing_mode::fixed_schedule:
+      issue_fixed_turns(self, now_ns(self)); // a trace session may wait
+      break;
     default:
       break;
   }
@@ -344,7 +348,9 @@ void issue_rate_turns(actor_ptr self, std::int64_t now) {
 }
 
 /// Fixed schedule: first turns of the trace due within the lookahead, in
-/// replay order; a session that finds no free slot once due is skipped.
+/// replay order. A session that finds no free slot waits for one (AIPerf
+/// blocks on the slot too); it then goes out late, its lag measured from
+/// the trace time.
 void issue_fixed_turns(actor_ptr self, std::int64_t now) {
   auto& st = self->state;
   while (!st.sending_done && st.fixed_next < st.fixed_order.size()) {
@@ -353,13 +359,8 @@ void issue_fixed_turns(actor_ptr self, std::int64_t now) {
     const auto due = st.stats.start_ns + std::max<std::int64_t>(0, offset);
     if (due > now + st.cfg.lookahead_ns)
       break;
-    if (!slot_free(st)) {
-      if (due > now)
-        break; // a session may end before it is due
-      ++st.fixed_next;
-      ++st.stats.skipped_sends;
-      continue;
-    }
+    if (!slot_free(st))
+      break; // retried when a session ends
     auto s = open_session(self, conversation);
     if (!s)
       break;

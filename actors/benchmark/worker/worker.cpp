@@ -8,6 +8,7 @@
 #include "runtime/http/url.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/sse/sse_parser.hpp"
+#include "runtime/tokenizer/tokenizer.hpp"
 
 #include <caf/all.hpp>
 
@@ -189,8 +190,11 @@ struct request_context final : http::response_sink {
       switch (err.category) {
         case http::error_category::cancelled:
           record.was_cancelled = true;
-          record.cancellation_time_ns = monotonic_to_epoch(ts);
-          set_error(499, "RequestCancellationError", err.message);
+          record.cancellation_time_ns = ts; // monotonic, like every stamp
+          // One message for all, so the error summary groups them.
+          set_error(499, "RequestCancellationError",
+                    "request cancelled by the benchmark (interrupt or end "
+                    "of the grace period)");
           break;
         case http::error_category::timeout:
           set_error(408, "RequestTimeoutError", err.message);
@@ -312,10 +316,21 @@ std::optional<http::request> make_request(worker_state& st, const credit& c,
   const auto& conv = data.conversations[c.conversation];
   const auto& turn = conv.turns[c.turn_index];
   rec.conversation_id = conv.session_id;
-  rec.input_tokens = turn.input_tokens;
   rec.requested_output_tokens = turn.max_output_tokens;
   auto& replies = st.history[{static_cast<std::uint8_t>(c.phase),
                               c.session_num}];
+  // ISL counts what the request carries (AIPerf: every turn of the session
+  // so far, joined with " "): the earlier user turns and the live replies
+  // too, except for embeddings, which send the current turn only.
+  rec.input_tokens = turn.input_tokens;
+  if (st.cfg.endpoint != endpoint_kind::embeddings) {
+    for (std::size_t i = 0; i < c.turn_index; ++i)
+      rec.input_tokens += conv.turns[i].input_tokens;
+    for (std::size_t i = 0; i < replies.size() && i < c.turn_index; ++i)
+      if (!replies[i].empty())
+        rec.input_tokens
+          += static_cast<std::int64_t>(tokenizer::count_tokens(replies[i]));
+  }
   http::request req;
   const auto& url = st.urls[c.url_index % st.urls.size()];
   req.ep = url.ep;

@@ -499,9 +499,10 @@ TEST_F(timing_fixture, user_centric_late_return_rebases_the_user) {
   EXPECT_EQ(xs[2].due_ns, t0 + 4 * sec + sec / 2);
 }
 
-// Verifies trace replay seeds sessions in offset order and that a session
-// skipped for want of a slot does not shift later sessions onto the wrong
-// conversation.
+// Verifies trace replay seeds sessions in offset order, each with its own
+// conversation, and that a session due while every slot is busy waits for
+// a slot (as AIPerf does) instead of being skipped; it keeps its trace time
+// as due time, so its lateness shows as send lag.
 TEST_F(timing_fixture, fixed_schedule_replays_offsets_in_order) {
   timing_config cfg;
   cfg.mode = timing_mode::fixed_schedule;
@@ -512,16 +513,20 @@ TEST_F(timing_fixture, fixed_schedule_replays_offsets_in_order) {
   start();
   const auto t0 = now_ns();
   ASSERT_EQ(log->credits.size(), 1u);
-  advance_time(1ms); // conversation 2 due, the slot is taken: skipped
+  advance_time(2ms); // conversation 2 is due, but the slot is taken
+  EXPECT_EQ(log->credits.size(), 1u) << "sent without a free slot";
   run_answering(1ms, 100);
   auto xs = issued();
-  ASSERT_EQ(xs.size(), 2u);
+  ASSERT_EQ(xs.size(), 3u);
   EXPECT_EQ(xs[0].conversation, 1u);
   EXPECT_EQ(xs[0].due_ns, t0);
-  EXPECT_EQ(xs[1].conversation, 0u);
-  EXPECT_EQ(xs[1].due_ns, t0 + 30 * ms);
-  EXPECT_EQ((*results)[0].skipped_sends, 1u);
-  EXPECT_EQ((*results)[0].sessions_started, 2u);
+  EXPECT_EQ(xs[1].conversation, 2u);
+  EXPECT_EQ(xs[1].due_ns, t0 + 1 * ms);
+  EXPECT_GT(xs[1].issued_at_ns, xs[1].due_ns) << "waited for the slot";
+  EXPECT_EQ(xs[2].conversation, 0u);
+  EXPECT_EQ(xs[2].due_ns, t0 + 30 * ms);
+  EXPECT_EQ((*results)[0].skipped_sends, 0u);
+  EXPECT_EQ((*results)[0].sessions_started, 3u);
 }
 
 // Verifies configure rejects schedule settings the timing component would
