@@ -35,12 +35,17 @@ struct run_info {
   /// Raw part files of the record processors, in order.
   std::vector<std::string> raw_parts;
   bool was_cancelled = false;
+  /// Client self-check: warnings when the client limited the results, and
+  /// its measurements as one JSON object ("" = not measured).
+  std::vector<std::string> client_warnings;
+  std::string client_self_check_json;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_info& x) {
   return f(caf::meta::type_name("aiperf::proto::run_info"), x.phases,
-           x.raw_parts, x.was_cancelled);
+           x.raw_parts, x.was_cancelled, x.client_warnings,
+           x.client_self_check_json);
 }
 
 /// Live counters of the records_manager.

@@ -99,6 +99,8 @@ void finish(actor_ptr self) {
       + " records never arrived; counts are incomplete");
   for (auto& w : phase_warnings(st.info))
     summary.warnings.push_back(w);
+  for (auto& w : st.info.client_warnings)
+    summary.warnings.push_back(w);
   fs::path dir{st.cfg.artifact_dir};
   auto fail = [&](const std::string& what) {
     logger->error("{}", what);
@@ -110,6 +112,12 @@ void finish(actor_ptr self) {
   auto json = exporters::render_profile_json(summary, run, error);
   if (!json)
     return fail("profile_export_aiperf.json: " + error);
+  if (!st.info.client_self_check_json.empty()) {
+    // Our addition to AIPerf's layout: the last member of the object.
+    auto close = json->find_last_of('}');
+    json->insert(close, ",\"client_self_check\":"
+                          + st.info.client_self_check_json);
+  }
   auto json_path = dir / "profile_export_aiperf.json";
   if (auto err = io::atomic_write_file(json_path, *json))
     return fail(err->message);

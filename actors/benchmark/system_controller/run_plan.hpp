@@ -9,7 +9,10 @@
 #include "proto/timing.hpp"
 #include "proto/worker.hpp"
 
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace aiperf::system_controller {
 
@@ -27,6 +30,10 @@ struct run_plan {
   /// Percent of failed requests above which the exit code is 4 (< 0: off).
   double failed_request_threshold = -1;
   bool show_progress = false;
+  /// Called once when the credits are complete: the client self-check's
+  /// warnings and its measurements as a JSON object (unset = none).
+  std::function<std::pair<std::vector<std::string>, std::string>()>
+    client_self_check;
 };
 
 /// `cfg` must have passed config::finalize(). `run_id` names this run in

@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include <cstdio>
+#include <tuple>
 #include <unistd.h>
 
 namespace aiperf::system_controller {
@@ -89,6 +90,9 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
   info.phases = st.phases;
   info.raw_parts = std::move(raw_parts);
   info.was_cancelled = st.cancel_requested;
+  if (st.plan.client_self_check)
+    std::tie(info.client_warnings, info.client_self_check_json)
+      = st.plan.client_self_check();
   std::uint64_t expected = 0;
   for (auto& p : st.phases)
     expected += p.sent;

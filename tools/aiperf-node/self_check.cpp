@@ -1,0 +1,77 @@
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
+
+#include "tools/aiperf-node/self_check.hpp"
+
+#include "runtime/http/client.hpp"
+#include "runtime/log/log.hpp"
+#include "runtime/selfcheck/loop_lag_probe.hpp"
+#include "runtime/selfcheck/selfcheck.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+namespace aiperf::profile_command {
+
+namespace {
+
+std::mutex finish_mtx;
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4f", x);
+  return buf;
+}
+
+} // namespace
+
+client_self_check::client_self_check(http::io_pool& io) {
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    monitors_.push_back(std::make_unique<selfcheck::monitor>(io.context(i)));
+    monitors_.back()->start();
+  }
+}
+
+client_self_check::~client_self_check() {
+  finish();
+}
+
+std::pair<std::vector<std::string>, std::string> client_self_check::finish() {
+  std::lock_guard<std::mutex> guard{finish_mtx};
+  if (result_)
+    return *result_;
+  std::vector<std::string> warnings;
+  // The worst I/O thread decides; CPU is per process, so any monitor has it.
+  selfcheck::verdict worst;
+  bool first = true;
+  for (auto& m : monitors_) {
+    auto v = m->finish();
+    log::get("profile")->debug("{}", v.summary);
+    if (!v.warning.empty()
+        && std::find(warnings.begin(), warnings.end(), v.warning)
+             == warnings.end())
+      warnings.push_back(v.warning);
+    if (first || v.lag.p99_ns > worst.lag.p99_ns || v.client_limited) {
+      worst = v;
+      first = false;
+    }
+  }
+  std::string json = "{\"client_limited\":";
+  json += warnings.empty() ? "false" : "true";
+  json += ",\"io_threads\":" + std::to_string(monitors_.size());
+  json += ",\"loop_lag_p50_ms\":" + number(worst.lag.p50_ns / 1e6);
+  json += ",\"loop_lag_p99_ms\":" + number(worst.lag.p99_ns / 1e6);
+  json += ",\"loop_lag_max_ms\":" + number(worst.lag.max_ns / 1e6);
+  json += ",\"loop_lag_samples\":" + std::to_string(worst.lag.samples);
+  json += ",\"cpu_cores_used\":" + number(worst.cpu.cores_used());
+  json += ",\"cores_available\":" + number(worst.cpu.cores_available);
+  json += ",\"io_thread_busy\":"
+          + (worst.io_thread_busy ? number(*worst.io_thread_busy)
+                                  : std::string{"null"});
+  json += "}";
+  result_ = std::make_unique<std::pair<std::vector<std::string>, std::string>>(
+    std::move(warnings), std::move(json));
+  return *result_;
+}
+
+} // namespace aiperf::profile_command

@@ -1,0 +1,37 @@
+// The client self-check of every `profile` run: it watches the loop lag of
+// each HTTP I/O thread and the process CPU, and says when the client, not
+// the server, limited the results (console warning + JSON object).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aiperf::http {
+class io_pool;
+} // namespace aiperf::http
+
+namespace aiperf::selfcheck {
+class monitor;
+} // namespace aiperf::selfcheck
+
+namespace aiperf::profile_command {
+
+class client_self_check {
+public:
+  /// Starts a probe on every io_context of `io` (which must outlive this).
+  explicit client_self_check(http::io_pool& io);
+  ~client_self_check();
+
+  /// Stops measuring; returns the warnings (empty when the client kept up)
+  /// and the measurements as one JSON object. Thread-safe, runs once: later
+  /// calls return the first result.
+  std::pair<std::vector<std::string>, std::string> finish();
+
+private:
+  std::vector<std::unique_ptr<selfcheck::monitor>> monitors_;
+  std::unique_ptr<std::pair<std::vector<std::string>, std::string>> result_;
+};
+
+} // namespace aiperf::profile_command
