@@ -101,6 +101,13 @@ void finish(actor_ptr self) {
     summary.warnings.push_back(w);
   for (auto& w : st.info.client_warnings)
     summary.warnings.push_back(w);
+  const auto& opts = st.cfg.options;
+  if (opts.produces_tokens && !opts.use_server_token_count
+      && !st.cfg.server_uses_builtin_tokenizer)
+    summary.warnings.push_back(
+      "ISL/OSL were counted with the built-in tokenizer, not the model's: "
+      "they are approximate; pass --use-server-token-count to use the "
+      "server's usage counts");
   fs::path dir{st.cfg.artifact_dir};
   auto fail = [&](const std::string& what) {
     logger->error("{}", what);

@@ -22,6 +22,9 @@ struct records_config {
   /// The user configuration as one JSON object (secrets redacted).
   std::string input_config_json;
   std::string benchmark_id;
+  /// The server counts tokens with our built-in tokenizer (the embedded
+  /// mock): client-side ISL/OSL are then exact, else approximate.
+  bool server_uses_builtin_tokenizer = false;
   /// How long `process` waits for missing records before exporting anyway.
   std::int64_t drain_timeout_ms = 30'000;
 };
