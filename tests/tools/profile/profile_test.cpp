@@ -850,3 +850,63 @@ TEST_F(profile_test, export_level_raw_writes_one_raw_line_per_request) {
 }
 
 } // namespace
+
+// Verifies an export that cannot be written is an internal error (exit 1)
+// naming the file, after the run itself completed.
+TEST_F(profile_test, unwritable_export_exits_1_naming_the_file) {
+  // A non-empty directory where the summary file must go: rename fails.
+  auto run = artifacts() / "m-openai-chat-concurrency1";
+  fs::create_directories(run / "profile_export_aiperf.json" / "occupied");
+  auto r = profile({"--streaming", "--isl", "8", "--osl", "2",
+                    "--request-count", "3"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("profile_export_aiperf.json"), std::string::npos)
+    << describe(r);
+}
+
+// Verifies a server that sends malformed JSON inside its SSE events or
+// resets mid-stream yields error records with a type and message, and the
+// run still completes with exact counts.
+TEST_F(profile_test, garbage_responses_become_error_records) {
+  // A tiny server: HTTP 200 + event-stream whose data is not JSON.
+  auto port = closed_port();
+  auto server = std::make_unique<child>(
+    std::vector<std::string>{
+      "/usr/bin/python3", "-c",
+      "import socket,sys\n"
+      "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+      "s.bind(('127.0.0.1'," + std::to_string(port) + ")); s.listen(64)\n"
+      "print('ready', flush=True)\n"
+      "while True:\n"
+      "  c,_=s.accept(); buf=b''\n"
+      "  try:\n"
+      "    while b'\\r\\n\\r\\n' not in buf:\n"
+      "      d=c.recv(65536)\n"
+      "      if not d: raise EOFError()\n"
+      "      buf+=d\n"
+      "    h=buf.split(b'\\r\\n\\r\\n')[0].lower()\n"
+      "    n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.startswith(b'content-length')][0])\n"
+      "    body=buf.split(b'\\r\\n\\r\\n',1)[1]\n"
+      "    while len(body)<n: body+=c.recv(65536)\n"
+      "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: text/event-stream\\r\\n"
+      "Content-Length: 38\\r\\nConnection: close\\r\\n\\r\\n"
+      "data: {not json at all, sorry}}}}}}}\\n\\n')\n"
+      "  except EOFError:\n"
+      "    pass\n"
+      "  c.close()\n"},
+    tmp_.path() / "garbage");
+  ASSERT_EQ(server->first_line().value_or(""), "ready") << server->err();
+  auto r = profile({"--url", "http://127.0.0.1:" + std::to_string(port),
+                    "--streaming", "--request-count", "4"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 4u);
+  for (auto& rec : recs) {
+    ASSERT_TRUE(rec["error"].IsObject());
+    EXPECT_STREQ(rec["error"]["type"].GetString(), "InvalidResponse");
+    EXPECT_NE(std::string{rec["error"]["message"].GetString()}.find("not valid JSON"),
+              std::string::npos);
+  }
+  auto s = summary();
+  EXPECT_EQ(s["error_request_count"]["avg"].GetDouble(), 4.0);
+}
