@@ -30,8 +30,16 @@ constexpr int max_skip_depth = 64;
 /// accepts, and fill the fields exactly as the DOM path does.
 class scanner {
 public:
+  /// Byte range [begin, end) of a string value in the input, quotes
+  /// included; empty when the value was not a string.
+  struct span {
+    const char* begin = nullptr;
+    const char* end = nullptr;
+  };
+
   scanner(std::string_view in, std::string& scratch)
-    : p_(in.data()), end_(in.data() + in.size()), scratch_(scratch) {
+    : begin_(in.data()), p_(in.data()), end_(in.data() + in.size()),
+      scratch_(scratch) {
     // Decoded strings are never longer than their escaped form, so this
     // reservation keeps every view into scratch_ stable.
     scratch_.clear();
@@ -66,12 +74,27 @@ public:
     return p_ == end_;
   }
 
+  /// Where run() read the content it returned (choices[0]'s text, or the
+  /// picked delta/message content), when that was a string.
+  [[nodiscard]] span content_at() const noexcept { return content_at_; }
+
+  /// Decodes the string starting at offset `at` of the input; `end` gets
+  /// the offset after its closing quote.
+  bool string_at(std::size_t at, std::string_view& out, std::size_t& end) {
+    p_ = begin_ + at;
+    if (!string<true>(out))
+      return false;
+    end = static_cast<std::size_t>(p_ - begin_);
+    return true;
+  }
+
 private:
   /// content, reasoning_content, reasoning of one delta/message object.
   struct texts {
     std::string_view content;
     std::string_view reasoning_content;
     std::string_view reasoning;
+    span content_at; // where `content` was read, when it was a string
   };
 
   char peek() const noexcept { return p_ < end_ ? *p_ : '\0'; }
@@ -347,12 +370,17 @@ private:
 
   /// A member the DOM path reads with string_member(): the first one
   /// counts, and a non-string value reads as empty.
-  bool first_text(bool& seen, std::string_view& out) {
+  bool first_text(bool& seen, std::string_view& out, span* at = nullptr) {
     bool first = !seen;
     seen = true;
     if (!first || peek() != '"')
       return skip_value(0);
-    return string<true>(out);
+    auto* begin = p_;
+    if (!string<true>(out))
+      return false;
+    if (at != nullptr)
+      *at = span{begin, p_};
+    return true;
   }
 
   bool message(texts& t) {
@@ -362,7 +390,7 @@ private:
     bool r = false;
     return members([&](std::string_view key) {
       if (key == "content")
-        return first_text(c, t.content);
+        return first_text(c, t.content, &t.content_at);
       if (key == "reasoning_content")
         return first_text(rc, t.reasoning_content);
       if (key == "reasoning")
@@ -381,10 +409,11 @@ private:
     texts delta;
     texts msg;
     std::string_view text;
+    span text_at;
     bool chat = kind_ == proto::endpoint_kind::chat;
     if (!members([&](std::string_view key) {
           if (!chat && key == "text")
-            return first_text(seen_text, text);
+            return first_text(seen_text, text, &text_at);
           if (chat && key == "delta" && !seen_delta) {
             seen_delta = true;
             delta_obj = peek() == '{';
@@ -400,6 +429,7 @@ private:
       return false;
     if (!chat) {
       out.content = text;
+      content_at_ = text_at;
       return true;
     }
     // As the DOM path: `delta` wins when present, whatever its type.
@@ -407,6 +437,7 @@ private:
                                      : (message_obj ? &msg : nullptr);
     if (picked != nullptr) {
       out.content = picked->content;
+      content_at_ = picked->content_at;
       out.reasoning = picked->reasoning_content.empty()
                         ? picked->reasoning
                         : picked->reasoning_content;
@@ -468,9 +499,11 @@ private:
     });
   }
 
+  const char* begin_;
   const char* p_;
   const char* end_;
   std::string& scratch_;
+  span content_at_;
   proto::endpoint_kind kind_ = proto::endpoint_kind::chat;
 };
 
@@ -494,8 +527,34 @@ std::int64_t int_member(const value& obj, const char* name) {
 
 } // namespace
 
+bool response_parser::match_template(std::string_view json,
+                                    proto::endpoint_kind kind,
+                                    message_fields& out) {
+  auto np = template_prefix_.size();
+  auto ns = template_suffix_.size();
+  // The shortest string is `""`.
+  if (!has_template_ || kind != template_kind_ || json.size() < np + ns + 2
+      || std::memcmp(json.data(), template_prefix_.data(), np) != 0)
+    return false;
+  // The scanner is deterministic: the same prefix leaves it in the same
+  // state at the string, and the same suffix after it gives the same
+  // outcome, which the template's own scan showed to be "this string only".
+  scanner s{json, scratch_};
+  std::string_view content;
+  std::size_t end = 0;
+  if (!s.string_at(np, content, end) || json.size() - end != ns
+      || std::memcmp(json.data() + end, template_suffix_.data(), ns) != 0)
+    return false;
+  out = message_fields{};
+  out.content = content;
+  ++template_hits_;
+  return true;
+}
+
 bool response_parser::parse(std::string_view json, proto::endpoint_kind kind,
                             message_fields& out) {
+  if (match_template(json, kind, out))
+    return true;
   if (kind != proto::endpoint_kind::embeddings
       && scan(json, kind, out) == scan_result::ok)
     return true;
@@ -510,8 +569,19 @@ scan_result response_parser::scan(std::string_view json,
   if (kind == proto::endpoint_kind::embeddings)
     return scan_result::fallback;
   scanner s{json, scratch_};
-  if (s.run(kind, out))
+  if (s.run(kind, out)) {
+    // Template only from a message whose one output is a string: whatever
+    // else it carried would be lost or (as views) left dangling.
+    auto at = s.content_at();
+    has_template_ = at.begin != nullptr && out.reasoning.empty()
+                    && !out.has_usage && !out.is_error && !out.has_embedding;
+    if (has_template_) {
+      template_kind_ = kind;
+      template_prefix_.assign(json.data(), at.begin);
+      template_suffix_.assign(at.end, json.data() + json.size());
+    }
     return scan_result::ok;
+  }
   out = message_fields{};
   return scan_result::fallback;
 }

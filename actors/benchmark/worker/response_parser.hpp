@@ -2,9 +2,14 @@
 // (an SSE event's data or a whole non-streaming body): the content and
 // reasoning text, `usage`, and whether the server reported an error.
 //
-// Two paths with identical results: a targeted scanner that walks the bytes
-// once, decoding only the strings it returns, and RapidJSON (a full DOM) as
-// the authority. The scanner handles the shapes servers really send and
+// Three paths with identical results. The cheapest: a stream's chunks
+// usually differ only in their content string, so after a chunk whose only
+// output was that string, the parser keeps its bytes before and after it as a
+// template; a later chunk with the same bytes around a (valid) string
+// differs from it in that string alone, so the scan would give that string
+// and nothing else. Next, a targeted scanner that walks the bytes once,
+// decoding only the strings it returns, and RapidJSON (a full DOM) as the
+// authority. The scanner handles the shapes servers really send and
 // hands anything else (error objects, odd number forms, surrogate misuse,
 // invalid JSON, embeddings) to RapidJSON, so it never has to be a complete
 // JSON validator to be exact.
@@ -49,13 +54,15 @@ enum class scan_result : std::uint8_t {
 /// `usage` is read at the top level for every kind.
 class response_parser {
 public:
-  /// Parses `json` (scanner first, RapidJSON when it declines). Returns
+  /// Parses `json` (template, then scanner, RapidJSON when it declines).
+  /// Returns
   /// false when it is not valid JSON (the caller records a protocol error
   /// naming the bad message).
   [[nodiscard]] bool parse(std::string_view json, proto::endpoint_kind kind,
                            message_fields& out);
 
-  /// The targeted scanner only (exposed for cross-checks and benchmarks).
+  /// The targeted scanner only (exposed for cross-checks and benchmarks);
+  /// a message it accepts may become the template.
   [[nodiscard]] scan_result scan(std::string_view json,
                                  proto::endpoint_kind kind,
                                  message_fields& out);
@@ -67,9 +74,25 @@ public:
   /// Messages the scanner handed to RapidJSON so far (diagnostics).
   [[nodiscard]] std::uint64_t fallbacks() const noexcept { return fallbacks_; }
 
+  /// Messages answered by the template so far (diagnostics, tests).
+  [[nodiscard]] std::uint64_t template_hits() const noexcept {
+    return template_hits_;
+  }
+
 private:
+  /// The template path: true when `json` matched it (then `out` is set).
+  bool match_template(std::string_view json, proto::endpoint_kind kind,
+                      message_fields& out);
+
   std::string scratch_;
   std::uint64_t fallbacks_ = 0;
+  std::uint64_t template_hits_ = 0;
+  // Bytes before the content string's opening quote and after its closing
+  // quote, of the last scanned message whose only output was that string.
+  bool has_template_ = false;
+  proto::endpoint_kind template_kind_ = proto::endpoint_kind::chat;
+  std::string template_prefix_;
+  std::string template_suffix_;
 };
 
 } // namespace aiperf::worker

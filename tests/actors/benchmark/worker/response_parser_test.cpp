@@ -238,6 +238,97 @@ TEST(response_parser, mutations_agree_with_dom) {
   EXPECT_GT(cases, 20000u);
 }
 
+TEST(response_parser, template_answers_later_chunks_of_a_stream) {
+  response_parser p;
+  message_fields f;
+  const std::string head
+    = R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":)";
+  const std::string tail = R"(},"logprobs":null,"finish_reason":null}]})";
+  ASSERT_TRUE(p.parse(head + R"(" Hello")" + tail, endpoint_kind::chat, f));
+  EXPECT_EQ(f.content, " Hello");
+  EXPECT_EQ(p.template_hits(), 0u);
+  ASSERT_TRUE(p.parse(head + R"(" world")" + tail, endpoint_kind::chat, f));
+  EXPECT_EQ(f.content, " world");
+  ASSERT_TRUE(p.parse(head + R"("\u00e9\n")" + tail, endpoint_kind::chat, f));
+  EXPECT_EQ(f.content, "\xC3\xA9\n");
+  ASSERT_TRUE(p.parse(head + R"("")" + tail, endpoint_kind::chat, f));
+  EXPECT_EQ(f.content, "");
+  EXPECT_EQ(p.template_hits(), 3u);
+  // Same bytes around a string, other endpoint kind: not the template's.
+  ASSERT_TRUE(p.parse(head + R"("x")" + tail, endpoint_kind::completions, f));
+  EXPECT_EQ(f.content, "");
+  EXPECT_EQ(p.template_hits(), 3u);
+  // A usage-only chunk is scanned, and keeps no template.
+  ASSERT_TRUE(p.parse(
+    R"({"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})",
+    endpoint_kind::chat, f));
+  EXPECT_TRUE(f.has_usage);
+  EXPECT_EQ(f.usage.total_tokens, 3);
+  EXPECT_EQ(p.fallbacks(), 0u);
+}
+
+TEST(response_parser, template_never_answers_what_the_dom_would_not) {
+  // One parser learns each corpus message, then sees mutations of it (and
+  // of its content string): whatever parse() answers must be the DOM's.
+  std::mt19937 rng{777};
+  const std::string alphabet = "{}[]\",:\\ u0123456789abcdefnrtule-.+E\n\x01\xc3";
+  std::size_t hits = 0;
+  for (auto& s : corpus()) {
+    std::string base = s.json;
+    if (base.empty())
+      continue;
+    for (int i = 0; i < 300; ++i) {
+      response_parser p;
+      message_fields f;
+      (void)p.parse(base, s.kind, f);
+      auto m = base;
+      std::uniform_int_distribution<std::size_t> pos{0, m.size() - 1};
+      std::uniform_int_distribution<std::size_t> ch{0, alphabet.size() - 1};
+      switch (i % 4) {
+        case 0:
+          m[pos(rng)] = alphabet[ch(rng)];
+          break;
+        case 1:
+          m.insert(pos(rng), 1, alphabet[ch(rng)]);
+          break;
+        case 2:
+          m.erase(pos(rng), 1);
+          break;
+        default:
+          m = m.substr(0, pos(rng));
+          break;
+      }
+      auto before = p.template_hits();
+      auto ok = p.parse(m, s.kind, f);
+      hits += p.template_hits() - before;
+      ASSERT_EQ(own(ok, f), via_dom(m, s.kind)) << base << "\n -> " << m;
+    }
+  }
+  // Random content strings (escapes, controls, quotes, bad UTF-16) between
+  // a template's bytes.
+  const std::string head = R"({"id":"c","choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = R"("},"finish_reason":null}]})";
+  const std::string bytes = "ab\"\\/u0dD8fF\n\x01\x7f\xc3\xa9 ";
+  for (int i = 0; i < 4000; ++i) {
+    response_parser p;
+    message_fields f;
+    ASSERT_TRUE(p.parse(head + "x" + tail, endpoint_kind::chat, f));
+    std::string content;
+    std::uniform_int_distribution<int> len{0, 12};
+    std::uniform_int_distribution<std::size_t> ch{0, bytes.size() - 1};
+    for (int n = len(rng); n > 0; --n)
+      content += bytes[ch(rng)];
+    auto m = head + content + tail;
+    auto before = p.template_hits();
+    auto ok = p.parse(m, endpoint_kind::chat, f);
+    hits += p.template_hits() - before;
+    ASSERT_EQ(own(ok, f), via_dom(m, endpoint_kind::chat)) << m;
+  }
+  // Edits inside content strings keep the surrounding bytes: the template
+  // path must really have been exercised.
+  EXPECT_GT(hits, 1000u);
+}
+
 } // namespace
 
 // Verifies `"error": null`, which some servers put on every chunk, is not an
