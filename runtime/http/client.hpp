@@ -113,6 +113,11 @@ struct request {
   std::string method = "GET";
   std::string target = "/";                               ///< path + query
   std::vector<std::pair<std::string, std::string>> headers; ///< extra fields
+  /// Fields shared by many requests (sent before `headers`): a caller that
+  /// sends the same fields every time builds them once instead of copying
+  /// them into each request. Never modified once submitted.
+  std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
+    shared_headers;
   std::string body;
   /// Deadline for connect + send + full response, counted from the moment
   /// the request gets a connection (queueing for a free one is not counted).

@@ -43,6 +43,13 @@ namespace {
 /// The worker's interface plus the wake-up its I/O thread sends.
 using worker_impl_actor = credit_sink_actor::extend<caf::reacts_to<done_atom>>;
 
+/// Finished request contexts a worker keeps for reuse, at most.
+constexpr std::size_t max_free_contexts = 4096;
+
+/// Events (and text bytes per event) reserved up front per record, at most:
+/// a huge --osl must not make every record allocate megabytes.
+constexpr std::size_t max_reserved_events = 4096;
+
 /// Requests run this close to their due time are started at once.
 constexpr std::int64_t min_timer_wait_ns = 20'000;
 
@@ -102,6 +109,21 @@ struct request_context final : http::response_sink {
   response_parser fields_parser;
   message_fields fields;
   std::optional<boost::asio::steady_timer> timer;
+
+  /// Makes a finished (record moved out) context ready for the next credit,
+  /// keeping the capacity of its buffers and the parsers' scratch.
+  void reset() {
+    record = request_record{};
+    io.reset();
+    id = 0;
+    submitted = false;
+    event_stream = false;
+    last_read_ns = 0;
+    body.clear();
+    parser.reset();
+    fields = message_fields{};
+    timer.reset();
+  }
 
   void set_error(std::int32_t code, std::string type, std::string message) {
     if (record.has_error)
@@ -289,7 +311,16 @@ struct worker_state {
   std::shared_ptr<io_side> io;
   std::optional<dataset::payload_builder> payloads;
   std::vector<http::url> urls;
-  std::vector<std::pair<std::string, std::string>> headers;
+  /// Content-Type and the user's fields, built once and shared by every
+  /// request (only the ids are per request).
+  std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
+    headers;
+  /// Finished contexts kept for reuse (their buffers keep their capacity).
+  std::vector<std::unique_ptr<request_context>> free_contexts;
+  /// Sizes of the last finished response, to reserve the next record's
+  /// buffers once instead of growing them event by event.
+  std::size_t last_events = 0;
+  std::size_t last_text = 0;
   /// Live assistant replies per session, for multi-turn payloads.
   std::map<std::pair<std::uint8_t, std::uint32_t>, std::vector<std::string>>
     history;
@@ -317,8 +348,11 @@ std::optional<http::request> make_request(worker_state& st, const credit& c,
   const auto& turn = conv.turns[c.turn_index];
   rec.conversation_id = conv.session_id;
   rec.requested_output_tokens = turn.max_output_tokens;
-  auto& replies = st.history[{static_cast<std::uint8_t>(c.phase),
-                              c.session_num}];
+  // Looked up, not inserted: single-turn runs keep no history at all.
+  static const std::vector<std::string> no_replies;
+  auto hit = st.history.find({static_cast<std::uint8_t>(c.phase),
+                              c.session_num});
+  const auto& replies = hit != st.history.end() ? hit->second : no_replies;
   // ISL counts what the request carries (AIPerf: every turn of the session
   // so far, joined with " "): the earlier user turns and the live replies
   // too, except for embeddings, which send the current turn only.
@@ -337,12 +371,15 @@ std::optional<http::request> make_request(worker_state& st, const credit& c,
   req.method = "POST";
   req.target = url.base_path + st.cfg.endpoint_path;
   req.body = std::string{st.payloads->build(conv, c.turn_index, replies)};
-  req.headers = st.headers;
+  req.shared_headers = st.headers;
+  req.headers.reserve(2);
   req.headers.emplace_back("X-Request-ID", rec.x_request_id);
   req.headers.emplace_back("X-Correlation-ID", rec.x_correlation_id);
   req.timeout_ms = st.cfg.timeout_ms;
   if (st.cfg.export_raw) {
     rec.payload = req.body;
+    for (auto& [k, v] : *st.headers)
+      rec.request_headers.push_back(k + ": " + v);
     for (auto& [k, v] : req.headers)
       rec.request_headers.push_back(k + ": " + v);
   }
@@ -374,12 +411,23 @@ void drain_completions(actor_ptr self) {
                        rec.has_error});
     std::pair<std::uint8_t, std::uint32_t> key{
       static_cast<std::uint8_t>(rec.phase), rec.session_num};
-    if (rec.was_cancelled || rec.turn_index + 1 >= ctx->num_turns)
-      st.history.erase(key);
-    else
+    if (rec.was_cancelled || rec.turn_index + 1 >= ctx->num_turns) {
+      if (ctx->num_turns > 1)
+        st.history.erase(key);
+    } else {
       st.history[key].push_back(rec.output_text);
+    }
+    if (!rec.has_error && !rec.response_ts_ns.empty()) {
+      st.last_events = rec.response_ts_ns.size();
+      st.last_text = rec.output_text.size();
+    }
     records.records.push_back(std::move(rec));
   }
+  for (auto& ctx : done)
+    if (st.free_contexts.size() < max_free_contexts) {
+      ctx->reset();
+      st.free_contexts.push_back(std::move(ctx));
+    }
   self->send(st.deps.records, std::move(records));
   self->send(st.deps.timing, std::move(returns));
 }
@@ -414,14 +462,17 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
     }
     st.urls.push_back(*parsed.value);
   }
-  st.headers.emplace_back("Content-Type", "application/json");
+  std::vector<std::pair<std::string, std::string>> headers;
+  headers.emplace_back("Content-Type", "application/json");
   for (auto& h : st.cfg.headers) {
     auto colon = h.find(':');
     auto value = h.substr(colon + 1);
     while (!value.empty() && value.front() == ' ')
       value.erase(0, 1);
-    st.headers.emplace_back(h.substr(0, colon), value);
+    headers.emplace_back(h.substr(0, colon), value);
   }
+  st.headers = std::make_shared<
+    const std::vector<std::pair<std::string, std::string>>>(std::move(headers));
   self->attach_functor([side = st.io] {
     // Nothing may stay in flight for a worker that is gone.
     boost::asio::post(*side->io, [side] { cancel_on_io(*side, {}); });
@@ -435,7 +486,13 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
       credit_return_batch failed;
       request_record_batch failed_records;
       for (auto& c : batch) {
-        auto ctx = std::make_unique<request_context>();
+        std::unique_ptr<request_context> ctx;
+        if (st.free_contexts.empty()) {
+          ctx = std::make_unique<request_context>();
+        } else {
+          ctx = std::move(st.free_contexts.back());
+          st.free_contexts.pop_back();
+        }
         auto& rec = ctx->record;
         rec.credit_id = c.id;
         rec.session_num = c.session_num;
@@ -456,6 +513,18 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
           failed_records.records.push_back(std::move(rec));
           continue;
         }
+        // The record leaves with its buffers: size them once, from the last
+        // response and the requested length.
+        auto events = std::min(
+          std::max<std::size_t>(
+            st.last_events,
+            rec.requested_output_tokens > 0
+              ? static_cast<std::size_t>(rec.requested_output_tokens) + 1
+              : 0),
+          max_reserved_events);
+        rec.response_ts_ns.reserve(events);
+        rec.response_is_reasoning.reserve(events);
+        rec.output_text.reserve(std::min(st.last_text, events * 16));
         ctx->io = st.io;
         ctx->kind = st.cfg.endpoint;
         ctx->export_raw = st.cfg.export_raw;

@@ -365,6 +365,45 @@ TEST_F(client_fixture, header_with_line_break_is_rejected) {
   EXPECT_NE(sink.err.message.find("X-Evil"), std::string::npos);
 }
 
+// Verifies shared header fields are sent before the request's own fields,
+// and are validated like them.
+TEST_F(client_fixture, shared_headers_are_sent_and_validated) {
+  std::mutex m;
+  received_request seen;
+  test_server srv{[&](const received_request& r) {
+    std::lock_guard<std::mutex> guard{m};
+    seen = r;
+    return scripted_reply{{test_server::content_length_response("ok")}};
+  }};
+  client c{io.context(0)};
+  auto shared = std::make_shared<
+    const std::vector<std::pair<std::string, std::string>>>(
+    std::vector<std::pair<std::string, std::string>>{{"X-Shared", "1"}});
+  recording_sink sink;
+  auto req = make_request(srv.port(), "/x");
+  req.shared_headers = shared;
+  req.headers.emplace_back("X-Own", "2");
+  c.submit(std::move(req), sink);
+  ASSERT_TRUE(sink.wait());
+  {
+    std::lock_guard<std::mutex> guard{m};
+    auto a = seen.head.find("X-Shared: 1\r\n");
+    auto b = seen.head.find("X-Own: 2\r\n");
+    ASSERT_NE(a, std::string::npos);
+    ASSERT_NE(b, std::string::npos);
+    EXPECT_LT(a, b);
+  }
+  recording_sink bad_sink;
+  auto bad = make_request(srv.port(), "/x");
+  bad.shared_headers = std::make_shared<
+    const std::vector<std::pair<std::string, std::string>>>(
+    std::vector<std::pair<std::string, std::string>>{{"X-Bad", "a\nb"}});
+  c.submit(std::move(bad), bad_sink);
+  ASSERT_TRUE(bad_sink.wait());
+  EXPECT_EQ(bad_sink.err.category, error_category::protocol);
+  EXPECT_NE(bad_sink.err.message.find("X-Bad"), std::string::npos);
+}
+
 // Verifies shutdown completes requests submitted afterwards as cancelled.
 TEST_F(client_fixture, submit_after_shutdown_is_cancelled) {
   client c{io.context(0)};
