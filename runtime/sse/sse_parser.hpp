@@ -233,7 +233,10 @@ private:
         if (eol == last)
           break;
       } else {
-        eol = static_cast<const char*>(std::memchr(pos, '\n', last - pos));
+        // The blank line after each event needs no search.
+        eol = *pos == '\n' ? pos
+                           : static_cast<const char*>(
+                               std::memchr(pos, '\n', last - pos));
         if (eol == nullptr)
           break;
       }

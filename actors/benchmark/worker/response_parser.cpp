@@ -563,10 +563,22 @@ bool response_parser::match_template(std::string_view json,
   // The scanner is deterministic: the same prefix leaves it in the same
   // state at the string, and the same suffix after it gives the same
   // outcome, which the template's own scan showed to be "this string only".
-  scanner s{json, scratch_};
+  if (json[np] != '"')
+    return false;
   std::string_view content;
   std::size_t end = 0;
-  if (!s.string_at(np, content, end) || json.size() - end != ns
+  const char* first = json.data() + np + 1;
+  const char* stop = skip_plain(first, json.data() + json.size());
+  if (stop != json.data() + json.size() && *stop == '"') {
+    // No escapes (the usual case): a view of the input, no scratch.
+    content = {first, static_cast<std::size_t>(stop - first)};
+    end = static_cast<std::size_t>(stop + 1 - json.data());
+  } else {
+    scanner s{json, scratch_};
+    if (!s.string_at(np, content, end))
+      return false;
+  }
+  if (json.size() - end != ns
       || std::memcmp(json.data() + end, template_suffix_.data(), ns) != 0)
     return false;
   out = message_fields{};

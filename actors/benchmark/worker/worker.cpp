@@ -138,8 +138,10 @@ struct request_context final : http::response_sink {
     bool first = record.response_ts_ns.empty();
     record.response_ts_ns.push_back(ts);
     record.response_is_reasoning.push_back(fields.content.empty() ? 1 : 0);
-    record.output_text.append(fields.content);
-    record.reasoning_text.append(fields.reasoning);
+    if (!fields.content.empty())
+      record.output_text.append(fields.content);
+    if (!fields.reasoning.empty())
+      record.reasoning_text.append(fields.reasoning);
     if (first && notify_first_token) {
       auto credit = record.credit_id;
       io->queue->push([&] { io->queue->first_tokens.push_back(credit); });
