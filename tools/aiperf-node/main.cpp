@@ -1,5 +1,6 @@
 // aiperf-node: one binary, one subcommand per entry point (ARCHITECTURE §1).
 #include "tools/aiperf-node/profile_command.hpp"
+#include "tools/aiperf-node/service_command.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   int exit_code = 0; // set by the subcommand that ran
   aiperf::profile_command::add_subcommand(app, exit_code);
   aiperf::mock_server::add_subcommand(app, exit_code);
+  aiperf::service_command::add_subcommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

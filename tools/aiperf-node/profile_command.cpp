@@ -2,6 +2,9 @@
 
 #include "tools/aiperf-node/profile_command.hpp"
 
+#include "tools/aiperf-node/self_check.hpp"
+#include "tools/aiperf-node/local_pods.hpp"
+
 #include "actors/benchmark/system_controller/system_controller.hpp"
 #include "config/profile/profile_cli.hpp"
 #include "config/profile/profile_json.hpp"
@@ -105,6 +108,7 @@ int run(config::profile_config cfg) {
 
   auto run_id = sc::make_uuid();
   auto plan = sc::make_run_plan(cfg, run_id, config::to_json(recorded, true));
+  plan.records.server_uses_builtin_tokenizer = mock != nullptr;
   plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
   // The folders this run creates, deepest first, so that a run that ends
   // before writing anything (bad input file) leaves no empty folders.
@@ -141,6 +145,8 @@ int run(config::profile_config cfg) {
       std::make_unique<http::client>(io.context(i), client_opts));
     slots.push_back({&io.context(i), clients.back().get()});
   }
+  client_self_check self_check{io};
+  plan.client_self_check = [&self_check] { return self_check.finish(); };
 
   caf::actor_system_config sys_cfg;
   system::node_options node;
@@ -154,6 +160,21 @@ int run(config::profile_config cfg) {
   sc::run_result result;
   {
     caf::actor_system sys{sys_cfg};
+    if (cfg.worker_pods > 1) {
+      // Local multi-process mode: this process is the controller.
+      local_pods::controller_options pods;
+      if (auto err = local_pods::apply_env(pods)) {
+        std::fprintf(stderr, "error: %s\n", err->c_str());
+        return sc::exit_config;
+      }
+      result = local_pods::run_controller(
+        sys, cfg, std::move(plan), pods, [&](caf::actor h) {
+          std::lock_guard<std::mutex> guard{handle_mtx};
+          controller_handle = std::move(h);
+          if (controller_handle && interrupted_early)
+            caf::anon_send(controller_handle, proto::cancel_atom::value);
+        });
+    } else {
     auto controller = sc::spawn_system_controller(sys, std::move(plan), slots);
     {
       std::lock_guard<std::mutex> guard{handle_mtx};
@@ -170,6 +191,7 @@ int run(config::profile_config cfg) {
                });
     std::lock_guard<std::mutex> guard{handle_mtx};
     controller_handle = nullptr;
+    }
   }
   for (auto& dir : created_dirs)
     std::filesystem::remove(dir, ec); // only if still empty

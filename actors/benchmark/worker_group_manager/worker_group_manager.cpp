@@ -53,7 +53,7 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
   st.cfg = std::move(cfg);
   for (std::uint32_t i = 0; i < st.cfg.num_processors; ++i) {
     auto pcfg = st.cfg.processor;
-    pcfg.processor_id = "record_processor_" + std::to_string(i);
+    pcfg.processor_id = st.cfg.id_prefix + "record_processor_" + std::to_string(i);
     if (!st.cfg.raw_part_prefix.empty())
       pcfg.raw_part_path = st.cfg.raw_part_prefix + std::to_string(i)
                            + ".jsonl";
@@ -64,8 +64,8 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
   }
   for (std::uint32_t i = 0; i < st.cfg.num_workers; ++i) {
     auto wcfg = st.cfg.worker;
-    wcfg.worker_index = i;
-    wcfg.worker_id = "worker_" + std::to_string(i);
+    wcfg.worker_index = st.cfg.worker_index_offset + i;
+    wcfg.worker_id = st.cfg.id_prefix + "worker_" + std::to_string(i);
     auto& slot = st.cfg.io[i % st.cfg.io.size()];
     worker::worker_deps deps{
       slot.io, slot.client, st.cfg.data, st.cfg.timing,
@@ -86,7 +86,9 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
       logger->warn("{} died ({}); reaping its requests",
                    st.worker_configs[i].worker_id,
                    self->system().render(msg.reason));
-      self->request(st.cfg.timing, caf::infinite, lost_atom::value, i)
+      self
+        ->request(st.cfg.timing, caf::infinite, lost_atom::value,
+                  st.worker_configs[i].worker_index)
         .then(
           [=](credit_batch& lost) {
             auto& st = self->state;

@@ -36,6 +36,13 @@ struct group_config {
   /// Template for every worker; index and id are filled in per worker.
   proto::worker_config worker;
   std::uint32_t num_workers = 1;
+  /// Index of this group's first worker in the whole run: credit returns
+  /// name workers by run-wide index (a pod's group starts past the ones
+  /// before it). 0 in a single-process run.
+  std::uint32_t worker_index_offset = 0;
+  /// Prepended to worker and processor ids ("pod1/"), so every record names
+  /// the process it came from; empty in a single-process run.
+  std::string id_prefix;
   /// Template for every processor; the id and raw part path are filled in.
   record_processor::processor_config processor;
   std::uint32_t num_processors = 1;

@@ -1,0 +1,107 @@
+// Controller side of the distributed runtime: the worker group that stands
+// for worker pods, and the inbox that hands bridge deliveries to the local
+// services.
+#pragma once
+
+#include "actors/benchmark/api_service/api_service.hpp"
+#include "actors/benchmark/remote/layout.hpp"
+#include "actors/benchmark/system_controller/system_controller.hpp"
+#include "runtime/zmq_bridge/bridge.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/atom.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace aiperf::remote {
+
+/// `(pod_lost_atom, std::string pod, std::string why)`: the pod's process
+/// is gone (child exit seen by the parent, or heartbeat timeout).
+using pod_lost_atom = caf::atom_constant<caf::atom("podlost")>;
+/// Internal: `(finalize_pod_atom, uint32 pod, uint32 processor)`.
+using finalize_pod_atom = caf::atom_constant<caf::atom("finpod")>;
+/// Internal: periodic liveness / registration deadline checks.
+using check_atom = caf::atom_constant<caf::atom("check")>;
+
+/// What the controller process and its remote group share. Thread-safe.
+class run_monitor {
+public:
+  void set_controller(caf::actor h) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    controller_ = std::move(h);
+  }
+  [[nodiscard]] caf::actor controller() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return controller_;
+  }
+  void set_group(caf::actor h) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    group_ = std::move(h);
+  }
+  [[nodiscard]] caf::actor group() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return group_;
+  }
+  /// Pods declared lost so far.
+  std::atomic<std::uint32_t> pods_lost{0};
+  /// The run was cancelled because too many pods were lost.
+  std::atomic<bool> aborted{false};
+
+private:
+  mutable std::mutex mtx_;
+  caf::actor controller_;
+  caf::actor group_;
+};
+
+struct remote_group_config {
+  std::shared_ptr<zmq_bridge::bridge> bridge;
+  pod_layout layout;
+  /// The api_service serves the dataset from here (export_compressed).
+  std::filesystem::path dataset_dir;
+  /// Asked for the staged RAW parts once a pod acked FINALIZE.
+  api_service::api_service_actor api;
+  /// How long every expected service has to register.
+  std::chrono::milliseconds registration_timeout{60'000};
+  /// A pod without a heartbeat for this long is lost.
+  std::chrono::milliseconds heartbeat_timeout{5'000};
+  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT: above this share of lost
+  /// pods the run is cancelled like Ctrl+C; at or below it goes on degraded.
+  double abort_threshold_percent = 0;
+  std::shared_ptr<run_monitor> monitor;
+};
+
+/// A system_controller group factory whose group is the worker pods.
+///
+/// remote group protocol (speaks worker_group_manager_actor's):
+/// - `(caf::get_atom)` from the system_controller: exports the dataset for
+///   the pods, then replies `group_handles` once every expected service
+///   instance registered (proxies: one credit_sink per remote worker, one
+///   record_processor per remote processor), or an error naming every
+///   missing service when registration_timeout passes.
+/// - bridge deliveries `(origin, register_service | heartbeat | ack |
+///   worker_connected)` on the control channel.
+/// - `(pod_lost_atom, pod, why)`: turns the pod's in-flight credits into
+///   WorkerLost records, then continues degraded or cancels the run.
+/// Proxies: a remote worker forwards credit_batch / cancel to its pod on the
+/// credit channel (sender = worker id); a remote processor's finalize sends
+/// FINALIZE to its pod once and replies after the pod's ack (the staged RAW
+/// part's path for the pod's first processor, "" for the others).
+[[nodiscard]] system_controller::group_factory
+make_remote_group_factory(remote_group_config cfg);
+
+/// Spawns the controller's inbox and routes the bridge's data channels to
+/// it: credit_return_batch and first-token commands -> `timing`,
+/// metric_record_batch -> `records`. Control traffic is routed to the
+/// remote group by the factory.
+[[nodiscard]] caf::actor
+spawn_controller_inbox(caf::actor_system& sys, zmq_bridge::bridge& bridge,
+                       proto::timing_manager_actor timing,
+                       proto::records_manager_actor records);
+
+} // namespace aiperf::remote

@@ -1,0 +1,300 @@
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
+
+#include "tools/aiperf-node/local_pods.hpp"
+
+#include "actors/benchmark/api_service/api_service.hpp"
+#include "actors/benchmark/remote/controller.hpp"
+#include "actors/benchmark/remote/layout.hpp"
+#include "config/profile/profile_json.hpp"
+#include "runtime/log/log.hpp"
+#include "runtime/system/child_process.hpp"
+#include "runtime/zmq_bridge/bridge.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+namespace aiperf::local_pods {
+
+namespace sc = system_controller;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> read_ms(const char* var,
+                                   std::chrono::milliseconds& out) {
+  const char* v = std::getenv(var);
+  if (!v || !*v)
+    return std::nullopt;
+  char* end = nullptr;
+  auto n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n <= 0)
+    return std::string{var} + "=" + v
+           + " is not a positive number of milliseconds";
+  out = std::chrono::milliseconds{n};
+  return std::nullopt;
+}
+
+/// A private directory for IPC sockets, the exported dataset, staged RAW
+/// parts and the run file; removed at the end. Short path: Unix socket
+/// paths are limited to 107 bytes.
+struct work_dir {
+  fs::path path;
+  work_dir() {
+    std::string tmpl = "/tmp/aiperf-pods-XXXXXX";
+    if (mkdtemp(tmpl.data()))
+      path = tmpl;
+  }
+  ~work_dir() {
+    std::error_code ec;
+    if (!path.empty())
+      fs::remove_all(path, ec);
+  }
+};
+
+struct child_slot {
+  std::string pod;
+  std::optional<system::child_process> proc;
+  std::optional<system::exit_status> status;
+  bool reported = false;
+};
+
+} // namespace
+
+std::optional<std::string> apply_env(controller_options& opts) {
+  if (const char* v = std::getenv("AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT");
+      v && *v) {
+    char* end = nullptr;
+    auto x = std::strtod(v, &end);
+    if (*end != '\0' || !(x >= 0 && x <= 100))
+      return std::string{"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT="} + v
+             + " must be a percentage between 0 and 100";
+    opts.abort_threshold_percent = x;
+  }
+  if (auto err = read_ms("AIPERF_REGISTRATION_TIMEOUT_MS",
+                         opts.registration_timeout))
+    return err;
+  return read_ms("AIPERF_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout);
+}
+
+std::vector<std::string> declared_secrets(const config::profile_config& cfg) {
+  std::vector<std::string> out;
+  if (cfg.api_key)
+    out.push_back("API_KEY");
+  for (std::size_t i = 0; i < cfg.headers.size(); ++i)
+    out.push_back("HEADER_" + std::to_string(i));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>>
+secret_env(const config::profile_config& cfg) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (cfg.api_key)
+    out.emplace_back("AIPERF_INJECTED_API_KEY", *cfg.api_key);
+  for (std::size_t i = 0; i < cfg.headers.size(); ++i)
+    out.emplace_back("AIPERF_INJECTED_HEADER_" + std::to_string(i),
+                     cfg.headers[i].value);
+  return out;
+}
+
+sc::run_result run_controller(caf::actor_system& sys,
+                              const config::profile_config& cfg,
+                              sc::run_plan plan, controller_options opts,
+                              const std::function<void(caf::actor)>& publish) {
+  auto logger = log::get("controller");
+  sc::run_result result;
+  auto fail = [&](int code, std::string msg) {
+    result.exit_code = code;
+    result.message = std::move(msg);
+    return result;
+  };
+  remote::pod_layout layout;
+  if (auto err = remote::make_layout(plan.num_workers, plan.num_processors,
+                                     static_cast<std::uint32_t>(cfg.worker_pods),
+                                     layout))
+    return fail(sc::exit_config, *err);
+  // Every pod runs at least one processor, which may exceed the total.
+  plan.num_processors = layout.pods * layout.processors_per_pod;
+
+  work_dir dir;
+  if (dir.path.empty())
+    return fail(sc::exit_internal, "cannot create a work directory in /tmp");
+  auto run_file = dir.path / "run.json";
+  {
+    std::ofstream out{run_file};
+    out << config::to_json(cfg, true);
+    if (!out)
+      return fail(sc::exit_internal, "cannot write " + run_file.string());
+  }
+
+  // The control ROUTER listens before any service starts.
+  zmq_bridge::bridge_config bcfg;
+  bcfg.role = zmq_bridge::role::controller;
+  bcfg.bind_host = opts.bind_host;
+  bcfg.ports = opts.ports;
+  if (opts.ipc)
+    bcfg.ipc_dir = dir.path.string();
+  auto bridge = std::make_shared<zmq_bridge::bridge>(bcfg);
+  if (auto err = bridge->start())
+    return fail(sc::exit_config, "bridge: " + *err);
+
+  api_service::api_config acfg;
+  acfg.host = opts.bind_host;
+  acfg.port = opts.ports.api;
+  acfg.dataset_dir = dir.path / "dataset";
+  acfg.artifact_dir = plan.artifact_dir;
+  acfg.raw_dir = dir.path / "raw";
+  auto api = api_service::spawn_api_service(sys, acfg);
+  if (!api.ok()) {
+    bridge->stop();
+    return fail(sc::exit_config, "api_service: " + api.error);
+  }
+  caf::anon_send(api.actor, api_service::ready_atom::value, true);
+
+  auto monitor = std::make_shared<remote::run_monitor>();
+  remote::remote_group_config gcfg;
+  gcfg.bridge = bridge;
+  gcfg.layout = layout;
+  gcfg.dataset_dir = acfg.dataset_dir;
+  gcfg.api = api.actor;
+  gcfg.registration_timeout = opts.registration_timeout;
+  gcfg.heartbeat_timeout = opts.heartbeat_timeout;
+  gcfg.abort_threshold_percent = opts.abort_threshold_percent;
+  gcfg.monitor = monitor;
+  auto run_id = plan.run_id;
+  auto controller = sc::spawn_system_controller(
+    sys, std::move(plan), {}, remote::make_remote_group_factory(gcfg));
+  monitor->set_controller(caf::actor_cast<caf::actor>(controller));
+  publish(caf::actor_cast<caf::actor>(controller));
+
+  // Children, from this (the main) thread: they die with it.
+  std::vector<child_slot> children;
+  if (opts.spawn_children) {
+    const auto& ep = bridge->bound();
+    const auto& use = opts.ipc ? ep.ipc : ep.tcp;
+    for (std::uint32_t p = 0; p < layout.pods; ++p) {
+      system::spawn_options so;
+      so.args = {"service",
+                 "--role", "worker",
+                 "--run-config", run_file.string(),
+                 "--run-id", run_id,
+                 "--pod-index", std::to_string(p),
+                 "--control-endpoint", use.control,
+                 "--credit-endpoint", use.credit,
+                 "--credit-return-endpoint", use.credit_return,
+                 "--records-endpoint", use.records,
+                 "--api-host", opts.bind_host == "0.0.0.0" ? "127.0.0.1"
+                                                           : opts.bind_host,
+                 "--api-port", std::to_string(api.port),
+                 "--local-clock"};
+      so.env = secret_env(cfg);
+      for (auto& kv : opts.child_env)
+        so.env.push_back(kv);
+      so.stdout_mode = system::stdio_mode::discard;
+      auto started = system::child_process::spawn(so);
+      child_slot slot;
+      slot.pod = remote::pod_name(p);
+      if (!started.ok()) {
+        logger->error("cannot start {}: {}", slot.pod, started.error);
+        // Its services never register: the gate's timeout names them.
+      } else {
+        slot.proc = std::move(started.child);
+        logger->debug("started {} (pid {})", slot.pod, slot.proc->pid());
+      }
+      children.push_back(std::move(slot));
+    }
+  }
+
+  // Ask for the result from a helper actor, so this thread stays free to
+  // reap children (and report the ones that die) while the run goes on.
+  std::promise<sc::run_result> done;
+  auto outcome = done.get_future();
+  sys.spawn([controller, &done](caf::event_based_actor* self) {
+    self->request(controller, caf::infinite, proto::start_atom::value)
+      .then([&done](sc::run_result& r) { done.set_value(std::move(r)); },
+            [&done, self](caf::error& err) {
+              sc::run_result r;
+              r.exit_code = sc::exit_internal;
+              r.message = self->system().render(err);
+              done.set_value(std::move(r));
+            });
+  });
+  auto reap = [&] {
+    for (auto& c : children) {
+      if (!c.proc || c.reported)
+        continue;
+      if (!c.status)
+        c.status = c.proc->try_wait();
+      // The group exists once the dataset is ready; a child that died
+      // before that fails registration when its deadline passes.
+      auto g = monitor->group();
+      if (!c.status || !g)
+        continue;
+      c.reported = true;
+      auto why = "worker process " + std::to_string(c.proc->pid()) + " "
+                 + c.status->describe();
+      logger->warn("{}: {}", c.pod, why);
+      caf::anon_send(g, remote::pod_lost_atom::value, c.pod, why);
+    }
+  };
+  while (outcome.wait_for(std::chrono::milliseconds{50})
+         != std::future_status::ready)
+    reap();
+  result = outcome.get();
+  publish(caf::actor{});
+
+  // Teardown: the shutdown broadcast, then the ROUTER goes.
+  (void) bridge->broadcast(zmq_bridge::channel::control,
+                           proto::shutdown{"run complete", 0}, "controller");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  for (auto& c : children) {
+    if (!c.proc)
+      continue;
+    while (!c.proc->reaped() && std::chrono::steady_clock::now() < deadline)
+      if (!c.proc->try_wait())
+        std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    if (!c.proc->reaped()) {
+      logger->warn("{} did not exit after the shutdown: killing it", c.pod);
+      c.proc->kill();
+      c.proc->wait();
+    }
+  }
+  bridge->stop();
+  // Break the handle cycles (monitor <-> controller, bridge routes <->
+  // group) so the actor system can wind down.
+  for (auto t : {proto::msg_type::credit_return_batch,
+                 proto::msg_type::metric_record_batch, proto::msg_type::command,
+                 proto::msg_type::worker_connected,
+                 proto::msg_type::register_service, proto::msg_type::heartbeat,
+                 proto::msg_type::ack})
+    bridge->route(t, caf::actor{});
+  bridge->set_failure_sink(caf::actor{});
+  monitor->set_controller(caf::actor{});
+  monitor->set_group(caf::actor{});
+  caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
+  caf::anon_send(api.actor, proto::stop_atom::value);
+
+  auto lost = monitor->pods_lost.load();
+  if (monitor->aborted && result.exit_code == sc::exit_interrupted) {
+    result.message = std::to_string(lost) + " of "
+                     + std::to_string(layout.pods)
+                     + " worker pods were lost, above "
+                       "AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT; the run "
+                       "was cancelled (exports marked was_cancelled)";
+  } else if (lost > 0 && result.exit_code == sc::exit_ok) {
+    result.exit_code = sc::exit_degraded;
+    result.message = std::to_string(lost) + " of "
+                     + std::to_string(layout.pods)
+                     + " worker pods were lost; the run went on degraded "
+                       "(their in-flight requests are WorkerLost errors)";
+  }
+  return result;
+}
+
+} // namespace aiperf::local_pods

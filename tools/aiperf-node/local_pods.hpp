@@ -1,0 +1,65 @@
+// The controller process of a distributed run: `profile --worker-pods N`
+// (N worker processes started here from /proc/self/exe) and `service --role
+// controller` (pods started elsewhere, e.g. by Kubernetes).
+#pragma once
+
+#include "actors/benchmark/system_controller/system_controller.hpp"
+#include "config/profile/profile_config.hpp"
+#include "runtime/zmq_bridge/settings.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aiperf::local_pods {
+
+struct controller_options {
+  /// Start the worker processes here (local multi-process mode).
+  bool spawn_children = true;
+  /// Interface of the TCP binds (bridge and API).
+  std::string bind_host = "127.0.0.1";
+  /// Bridge and API ports; 0 = ephemeral (local mode always).
+  zmq_bridge::port_config ports{0, 0, 0, 0, 0, 0};
+  /// Also bind the bridge on IPC (local children connect there).
+  bool ipc = true;
+  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT.
+  double abort_threshold_percent = 0;
+  std::chrono::milliseconds registration_timeout{60'000};
+  std::chrono::milliseconds heartbeat_timeout{5'000};
+  /// Extra environment of every child (tests).
+  std::vector<std::pair<std::string, std::string>> child_env;
+};
+
+/// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT and the test/tuning
+/// variables AIPERF_REGISTRATION_TIMEOUT_MS / AIPERF_HEARTBEAT_TIMEOUT_MS
+/// into `opts`; returns an error naming the variable.
+[[nodiscard]] std::optional<std::string> apply_env(controller_options& opts);
+
+/// Runs the benchmark as the controller of `cfg.worker_pods` worker
+/// processes and returns like a local run (same exports). `cfg` is the
+/// finalized configuration with the real URLs (it becomes the run file;
+/// secrets travel as AIPERF_INJECTED_* env); `plan` comes from the recorded
+/// configuration. `publish` receives the system_controller handle (for
+/// SIGINT) once it exists and a null handle when it is gone. A lost pod
+/// within the threshold turns exit code 0 into 5 (degraded).
+/// Call from the main thread: children die with the thread that forked them.
+[[nodiscard]] system_controller::run_result
+run_controller(caf::actor_system& sys, const config::profile_config& cfg,
+               system_controller::run_plan plan, controller_options opts,
+               const std::function<void(caf::actor)>& publish);
+
+/// The declared secret names of `cfg` (API_KEY, HEADER_<i>) and their
+/// values, for the children's AIPERF_INJECTED_* environment.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>>
+secret_env(const config::profile_config& cfg);
+
+/// The names secret_env() declares for `cfg` (values may be redacted).
+[[nodiscard]] std::vector<std::string>
+declared_secrets(const config::profile_config& cfg);
+
+} // namespace aiperf::local_pods
