@@ -63,18 +63,17 @@ struct completion_queue {
   std::vector<std::uint64_t> first_tokens;
   caf::weak_actor_ptr owner;
 
-  /// Wakes the actor only when the queue goes from empty to non-empty, so a
-  /// burst of completions costs one message.
+  /// Adds under the lock; returns whether the queue was empty before, i.e.
+  /// whether the actor needs a wake-up (it drains everything per wake-up).
   template <class F>
-  void push(F&& add) {
-    bool was_empty = false;
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      was_empty = done.empty() && first_tokens.empty();
-      add();
-    }
-    if (!was_empty)
-      return;
+  [[nodiscard]] bool push(F&& add) {
+    std::lock_guard<std::mutex> guard{mtx};
+    bool was_empty = done.empty() && first_tokens.empty();
+    add();
+    return was_empty;
+  }
+
+  void wake() {
     if (auto ptr = owner.lock())
       caf::anon_send(caf::actor_cast<worker_impl_actor>(ptr),
                      done_atom::value);
@@ -87,7 +86,29 @@ struct io_side {
   http::client* client = nullptr;
   std::shared_ptr<completion_queue> queue;
   std::unordered_map<std::uint64_t, request_context*> live;
+  /// A wake-up is posted and has not run yet.
+  bool wake_pending = false;
 };
+
+/// On the I/O thread: wakes the actor after the handlers already queued on
+/// this thread (the rest of this epoll round) have run, so requests that
+/// complete together cost one message, one scheduling of the actor and one
+/// batch downstream instead of one each (each wake-up costs futex calls).
+void schedule_wake(const std::shared_ptr<io_side>& side) {
+  if (!side->io->get_executor().running_in_this_thread()) {
+    // Completed off the I/O thread (client shutdown after the pool
+    // stopped): nothing would run a posted wake-up.
+    side->queue->wake();
+    return;
+  }
+  if (side->wake_pending)
+    return;
+  side->wake_pending = true;
+  boost::asio::post(*side->io, [side] {
+    side->wake_pending = false;
+    side->queue->wake();
+  });
+}
 
 /// One request on its way: the HTTP sink, the SSE parser, the record.
 /// Created by the actor, owned by the I/O thread while in flight, then
@@ -144,7 +165,8 @@ struct request_context final : http::response_sink {
       record.reasoning_text.append(fields.reasoning);
     if (first && notify_first_token) {
       auto credit = record.credit_id;
-      io->queue->push([&] { io->queue->first_tokens.push_back(credit); });
+      if (io->queue->push([&] { io->queue->first_tokens.push_back(credit); }))
+        schedule_wake(io);
     }
   }
 
@@ -256,7 +278,9 @@ struct request_context final : http::response_sink {
     auto self = std::unique_ptr<request_context>{this};
     auto side = io; // keeps the queue alive past this object
     side->live.erase(record.credit_id);
-    side->queue->push([&] { side->queue->done.push_back(std::move(self)); });
+    if (side->queue->push(
+          [&] { side->queue->done.push_back(std::move(self)); }))
+      schedule_wake(side);
   }
 };
 
