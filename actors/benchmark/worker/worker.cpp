@@ -40,8 +40,21 @@ std::int64_t monotonic_to_epoch(std::int64_t mono_ns) noexcept {
 
 namespace {
 
-/// The worker's interface plus the wake-up its I/O thread sends.
-using worker_impl_actor = credit_sink_actor::extend<caf::reacts_to<done_atom>>;
+/// Sends the records the worker holds back (its own delayed message).
+using flush_records_atom = caf::atom_constant<caf::atom("wflushrec")>;
+
+/// The worker's interface plus the wake-up its I/O thread sends and its
+/// own record flush.
+using worker_impl_actor
+  = credit_sink_actor::extend<caf::reacts_to<done_atom>,
+                              caf::reacts_to<flush_records_atom>>;
+
+/// Records are sent to the processor in batches of this many, or sooner
+/// when the worker has nothing in flight, or after record_flush_delay: each
+/// message wakes the processor (and then the records manager), which costs
+/// context switches on a small machine. Credit returns are never held back.
+constexpr std::size_t record_batch_size = 64;
+constexpr auto record_flush_delay = std::chrono::milliseconds{20};
 
 /// Finished request contexts a worker keeps for reuse, at most.
 constexpr std::size_t max_free_contexts = 4096;
@@ -351,6 +364,11 @@ struct worker_state {
   std::map<std::pair<std::uint8_t, std::uint32_t>, std::vector<std::string>>
     history;
   std::uint64_t requests = 0;
+  /// Requests handed to the I/O thread and not drained yet.
+  std::size_t in_flight = 0;
+  /// Finished records not sent yet (see record_batch_size).
+  request_record_batch pending_records;
+  bool flush_armed = false;
 };
 
 using actor_ptr = worker_impl_actor::stateful_pointer<worker_state>;
@@ -412,6 +430,33 @@ std::optional<http::request> make_request(worker_state& st, const credit& c,
   return req;
 }
 
+void flush_records(actor_ptr self) {
+  auto& st = self->state;
+  if (st.pending_records.records.empty())
+    return;
+  self->send(st.deps.records, std::move(st.pending_records));
+  st.pending_records = request_record_batch{};
+  st.pending_records.records.reserve(record_batch_size);
+}
+
+/// Sends the held records now when the batch is full or nothing is in
+/// flight (so the last records of a phase leave with its last returns),
+/// else makes sure a delayed flush is coming.
+void maybe_flush_records(actor_ptr self) {
+  auto& st = self->state;
+  if (st.pending_records.records.empty())
+    return;
+  if (st.pending_records.records.size() >= record_batch_size
+      || st.in_flight == 0) {
+    flush_records(self);
+    return;
+  }
+  if (!st.flush_armed) {
+    st.flush_armed = true;
+    self->delayed_send(self, record_flush_delay, flush_records_atom::value);
+  }
+}
+
 void drain_completions(actor_ptr self) {
   auto& st = self->state;
   std::vector<std::unique_ptr<request_context>> done;
@@ -426,9 +471,9 @@ void drain_completions(actor_ptr self) {
   if (done.empty())
     return;
   credit_return_batch returns;
-  request_record_batch records;
+  auto& records = st.pending_records;
   returns.reserve(done.size());
-  records.records.reserve(done.size());
+  st.in_flight -= std::min(st.in_flight, done.size());
   for (auto& ctx : done) {
     auto& rec = ctx->record;
     auto outcome = rec.was_cancelled ? credit_outcome::cancelled
@@ -454,7 +499,9 @@ void drain_completions(actor_ptr self) {
       ctx->reset();
       st.free_contexts.push_back(std::move(ctx));
     }
-  self->send(st.deps.records, std::move(records));
+  // Records first: a processor sees a phase's records before the timing
+  // manager can report the phase complete.
+  maybe_flush_records(self);
   self->send(st.deps.timing, std::move(returns));
 }
 
@@ -560,13 +607,16 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
         starts.emplace_back(ctx.release(), std::move(*req));
         ++st.requests;
       }
+      st.in_flight += starts.size();
       if (!starts.empty())
         boost::asio::post(*st.io->io, [starts = std::move(starts)]() mutable {
           for (auto& [ctx, req] : starts)
             start_on_io(ctx, std::move(req));
         });
       if (!failed.empty()) {
-        self->send(st.deps.records, std::move(failed_records));
+        for (auto& r : failed_records.records)
+          st.pending_records.records.push_back(std::move(r));
+        maybe_flush_records(self);
         self->send(st.deps.timing, std::move(failed));
       }
     },
@@ -577,6 +627,10 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
       });
     },
     [=](done_atom) { drain_completions(self); },
+    [=](flush_records_atom) {
+      self->state.flush_armed = false;
+      flush_records(self);
+    },
   };
 }
 
