@@ -263,6 +263,8 @@ int run_worker(service_options o) {
     icfg.api = api;
     icfg.clock = std::get<time::skewed_clock>(clock);
     icfg.local_clock = o.local_clock;
+    if (const char* v = std::getenv("AIPERF_TEST_RAW_UPLOAD_NAME"))
+      icfg.raw_upload_name = v;
     icfg.on_exit = [&exit_promise, once](int code, std::string why) {
       std::call_once(*once, [&] {
         exit_promise.set_value({code, std::move(why)});

@@ -125,7 +125,8 @@ std::string upload_raw(const pod_inbox_config& cfg,
     body += ss.str();
   }
   auto size = body.size();
-  auto reply = http_put(cfg.api, "/api/raw/" + cfg.pod, std::move(body),
+  auto name = cfg.raw_upload_name.empty() ? cfg.pod : cfg.raw_upload_name;
+  auto reply = http_put(cfg.api, "/api/raw/" + name, std::move(body),
                         std::chrono::seconds{120});
   if (!reply.error.empty())
     return "RAW upload: " + reply.error;
@@ -138,6 +139,12 @@ std::string upload_raw(const pod_inbox_config& cfg,
 
 void finalize(inbox_ptr self, std::uint64_t command_id) {
   auto& st = self->state;
+  auto& t = st.tracker;
+  log::get("pod")->info("{}: clock offset estimate {} ns ({} one-way samples, "
+                        "min rtt {} ns{})",
+                        st.cfg.pod, t.offset_or_zero_ns(), t.one_way_samples(),
+                        t.min_rtt_ns().value_or(-1),
+                        t.local() ? ", local: pinned to 0" : "");
   auto n = st.cfg.processors.size();
   auto paths = std::make_shared<std::vector<std::string>>(n);
   auto pending = std::make_shared<std::size_t>(n);

@@ -53,6 +53,10 @@ struct pod_inbox_config {
   /// Upload the processors' RAW parts to the API on FINALIZE.
   bool export_raw = false;
   api_endpoint api;
+  /// Name of the RAW part (PUT /api/raw/<name>); empty = `pod`. Tests set
+  /// an invalid one (AIPERF_TEST_RAW_UPLOAD_NAME) to exercise the barrier's
+  /// failure path.
+  std::string raw_upload_name;
   /// Worker clock for cross-process stamps (AIPERF_TEST_CLOCK_SKEW_NS).
   time::skewed_clock clock;
   /// Same host as the controller: offset pinned to 0.

@@ -1,0 +1,405 @@
+// `aiperf-node` as a distributed system on one machine: a controller and
+// worker processes linked by the ZMQ bridge, against real mock servers on
+// loopback. Results are compared with a single-process run of the same
+// seed: counts, inputs.json, ISL/OSL and errors, never timings.
+#include "config/profile/profile_cli.hpp"
+#include "config/profile/profile_json.hpp"
+#include "tests/tools/profile/profile_harness.hpp"
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace aiperf::itest {
+namespace {
+
+/// Sets environment variables for the children started while it lives.
+class scoped_env {
+public:
+  explicit scoped_env(std::vector<std::pair<std::string, std::string>> vars)
+    : vars_(std::move(vars)) {
+    for (auto& [k, v] : vars_)
+      ::setenv(k.c_str(), v.c_str(), 1);
+  }
+  ~scoped_env() {
+    for (auto& [k, v] : vars_)
+      ::unsetenv(k.c_str());
+  }
+
+private:
+  std::vector<std::pair<std::string, std::string>> vars_;
+};
+
+/// What a run produced that must not depend on how it was distributed.
+struct outcome {
+  std::size_t records = 0;
+  std::size_t errors = 0;
+  std::multiset<std::pair<double, double>> isl_osl;
+  std::string inputs_json;
+  std::set<std::string> worker_ids;
+  std::set<std::string> error_types;
+  std::size_t raw_lines = 0;
+};
+
+outcome read_outcome(const fs::path& artifacts) {
+  outcome o;
+  auto dir = run_dir(artifacts);
+  EXPECT_FALSE(dir.empty()) << "no run directory under " << artifacts;
+  o.inputs_json = read_file(dir / "inputs.json");
+  for (auto& line : read_lines(dir / "profile_export.jsonl")) {
+    auto rec = parse_json(line);
+    EXPECT_FALSE(rec.HasParseError()) << line;
+    if (rec.HasParseError())
+      continue;
+    ++o.records;
+    auto& meta = rec["metadata"];
+    o.worker_ids.insert(meta["worker_id"].GetString());
+    if (rec.HasMember("error") && !rec["error"].IsNull()) {
+      ++o.errors;
+      if (rec["error"].HasMember("type"))
+        o.error_types.insert(rec["error"]["type"].GetString());
+      continue;
+    }
+    auto& m = rec["metrics"];
+    auto val = [&](const char* name) {
+      return m.HasMember(name) ? m[name]["value"].GetDouble() : -1.0;
+    };
+    o.isl_osl.emplace(val("input_sequence_length"),
+                      val("output_sequence_length"));
+  }
+  o.raw_lines = read_lines(dir / "profile_export_raw.jsonl").size();
+  return o;
+}
+
+std::string describe(const run_result& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stderr:\n" + r.err;
+}
+
+std::vector<std::string> profile_args(const std::string& url,
+                                      const fs::path& out) {
+  return {"profile",       "--url",          url,
+          "--model",       "m",              "--streaming",
+          "--isl",         "64",             "--isl-stddev",
+          "16",            "--osl",          "12",
+          "--concurrency", "4",              "--request-count",
+          "60",            "--random-seed",  "7",
+          "--workers-max", "4",              "--output-artifact-dir",
+          out.string()};
+}
+
+// The core promise: spreading a run over worker processes changes nothing
+// but where requests run.
+TEST(distributed, two_pods_match_a_local_run_of_the_same_seed) {
+  temp_dir tmp;
+  // [error rate][pods mode]
+  outcome runs[2][2];
+  for (int errors = 0; errors < 2; ++errors) {
+    for (int pods_mode = 0; pods_mode < 2; ++pods_mode) {
+      // A fresh mock per run: its seeded error injection then fails the
+      // same number of requests (which ones depends on arrival order).
+      mock_process mock{{"--ttft", "1", "--itl", "1", "--error-rate",
+                         errors ? "20" : "0", "--random-seed", "3"},
+                        tmp.path()};
+      ASSERT_TRUE(mock.ok());
+      auto name = std::to_string(errors) + (pods_mode ? "pods" : "local");
+      auto out = tmp.path() / name;
+      auto args = profile_args(mock.url(), out);
+      if (pods_mode) {
+        args.push_back("--worker-pods");
+        args.push_back("2");
+      }
+      auto r = run_node(args, tmp.path() / ("run" + name));
+      ASSERT_EQ(r.exit_code, 0) << describe(r);
+      runs[errors][pods_mode] = read_outcome(out);
+    }
+  }
+  auto& local = runs[0][0];
+  auto& pods = runs[0][1];
+  EXPECT_EQ(local.records, 60u);
+  EXPECT_EQ(local.errors, 0u);
+  EXPECT_EQ(pods.records, local.records);
+  EXPECT_EQ(pods.errors, 0u);
+  EXPECT_EQ(pods.isl_osl, local.isl_osl);
+  EXPECT_FALSE(local.inputs_json.empty());
+  EXPECT_EQ(pods.inputs_json, local.inputs_json);
+  EXPECT_EQ(runs[1][1].inputs_json, local.inputs_json);
+  EXPECT_EQ(runs[1][0].records, 60u);
+  EXPECT_EQ(runs[1][1].records, 60u);
+  EXPECT_GT(runs[1][0].errors, 0u) << "the mock should have injected errors";
+  EXPECT_EQ(runs[1][1].errors, runs[1][0].errors);
+  // Every record names its worker process; both pods did work.
+  std::set<std::string> pods_seen;
+  for (auto& id : pods.worker_ids) {
+    EXPECT_EQ(id.rfind("pod", 0), 0u) << id;
+    pods_seen.insert(id.substr(0, id.find('/')));
+  }
+  EXPECT_EQ(pods_seen, (std::set<std::string>{"pod0", "pod1"}));
+}
+
+TEST(distributed, raw_barrier_collects_every_pods_part) {
+  temp_dir tmp;
+  mock_process mock{{"--fast"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto out = tmp.path() / "out";
+  auto args = profile_args(mock.url(), out);
+  for (auto a : {"--worker-pods", "2", "--export-level", "raw"})
+    args.push_back(a);
+  auto r = run_node(args, tmp.path() / "run");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto o = read_outcome(out);
+  EXPECT_EQ(o.records, 60u);
+  EXPECT_EQ(o.raw_lines, 60u);
+}
+
+TEST(distributed, raw_barrier_failure_withholds_the_results) {
+  temp_dir tmp;
+  mock_process mock{{"--fast"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto out = tmp.path() / "out";
+  auto args = profile_args(mock.url(), out);
+  for (auto a : {"--worker-pods", "2", "--export-level", "raw"})
+    args.push_back(a);
+  // The API refuses this part name (400): the pod's FINALIZE fails.
+  scoped_env env{{{"AIPERF_TEST_RAW_UPLOAD_NAME", "not.a.pod"}}};
+  auto r = run_node(args, tmp.path() / "run");
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("failed to finalize"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("invalid pod name"), std::string::npos) << r.err;
+  auto dir = run_dir(out);
+  EXPECT_FALSE(fs::exists(dir / "profile_export_aiperf.json"))
+    << "results were exported although a RAW part is missing";
+}
+
+/// Pids of the direct children of `pid`.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (auto& task :
+       fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in{task.path() / "children"};
+    pid_t c = 0;
+    while (in >> c)
+      out.push_back(c);
+  }
+  return out;
+}
+
+/// Gone or a zombie (a zombie runs nothing).
+bool process_gone(pid_t pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
+  if (!in)
+    return true;
+  std::string text;
+  std::getline(in, text);
+  auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size()
+         && text[close + 2] == 'Z';
+}
+
+/// Starts a long pods run against a slow mock and waits until both pods
+/// registered; returns the profile process.
+std::unique_ptr<child> start_long_pods_run(const std::string& url,
+                                           const fs::path& out,
+                                           const fs::path& log) {
+  std::vector<std::string> argv{node_bin()};
+  auto args = profile_args(url, out);
+  argv.insert(argv.end(), args.begin(), args.end());
+  // Long enough to kill something mid-run: 8 in flight at 200 ms each.
+  auto set = [&](const std::string& flag, const std::string& value) {
+    auto i = std::find(argv.begin(), argv.end(), flag);
+    ASSERT_NE(i, argv.end()) << flag;
+    *(i + 1) = value;
+  };
+  set("--request-count", "120");
+  set("--concurrency", "8");
+  argv.push_back("--worker-pods");
+  argv.push_back("2");
+  auto proc = std::make_unique<child>(argv, log);
+  bool up = poll_until([&] {
+    return proc->err().find("2 pods registered") != std::string::npos;
+  });
+  EXPECT_TRUE(up) << proc->err();
+  return proc;
+}
+
+TEST(distributed, killed_pod_within_threshold_goes_on_degraded) {
+  temp_dir tmp;
+  mock_process mock{{"--ttft", "200", "--itl", "1"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  scoped_env env{{{"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "50"}}};
+  auto out = tmp.path() / "out";
+  auto proc = start_long_pods_run(mock.url(), out, tmp.path() / "run");
+  auto kids = children_of(proc->pid());
+  ASSERT_EQ(kids.size(), 2u);
+  ASSERT_EQ(::kill(kids[1], SIGKILL), 0);
+  auto code = proc->wait();
+  ASSERT_TRUE(code.has_value()) << proc->err();
+  EXPECT_EQ(*code, 5) << proc->err();
+  EXPECT_NE(proc->err().find("1 of 2 worker pods were lost"), std::string::npos)
+    << proc->err();
+  auto o = read_outcome(out);
+  // Credits sent = returned + lost: every request is a record.
+  EXPECT_EQ(o.records, 120u);
+  EXPECT_TRUE(o.error_types.count("WorkerLost")) << proc->err();
+}
+
+TEST(distributed, killed_pod_above_threshold_cancels_the_run) {
+  temp_dir tmp;
+  mock_process mock{{"--ttft", "200", "--itl", "1"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  scoped_env env{{{"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "0"}}};
+  auto out = tmp.path() / "out";
+  auto proc = start_long_pods_run(mock.url(), out, tmp.path() / "run");
+  auto kids = children_of(proc->pid());
+  ASSERT_EQ(kids.size(), 2u);
+  ASSERT_EQ(::kill(kids[0], SIGKILL), 0);
+  auto code = proc->wait();
+  ASSERT_TRUE(code.has_value()) << proc->err();
+  EXPECT_EQ(*code, 130) << proc->err();
+  EXPECT_NE(proc->err().find("above AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT"),
+            std::string::npos)
+    << proc->err();
+  auto o = read_outcome(out);
+  EXPECT_LT(o.records, 120u);
+  EXPECT_TRUE(o.error_types.count("WorkerLost")) << proc->err();
+}
+
+TEST(distributed, no_child_outlives_a_killed_parent) {
+  temp_dir tmp;
+  mock_process mock{{"--ttft", "200", "--itl", "1"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto proc = start_long_pods_run(mock.url(), tmp.path() / "out",
+                                  tmp.path() / "run");
+  auto kids = children_of(proc->pid());
+  ASSERT_EQ(kids.size(), 2u);
+  proc->signal(SIGKILL);
+  (void) proc->wait();
+  for (auto pid : kids)
+    EXPECT_TRUE(poll_until([&] { return process_gone(pid); }))
+      << "worker process " << pid << " outlived its parent";
+}
+
+// -- service roles: a controller and pods started separately, over TCP ------
+
+/// Writes the run file of a finalized configuration built from CLI flags.
+fs::path write_run_file(const fs::path& dir, const std::string& url,
+                        const fs::path& out, const std::string& pods) {
+  CLI::App app;
+  config::profile_config cfg;
+  config::add_profile_options(app, cfg);
+  std::vector<std::string> args = {"--url", url,     "--model", "m",
+                                   "--streaming", "--isl", "32", "--osl", "8",
+                                   "--concurrency", "4", "--request-count",
+                                   "40", "--random-seed", "7", "--workers-max",
+                                   "4", "--worker-pods", pods,
+                                   "--output-artifact-dir", out.string()};
+  std::reverse(args.begin(), args.end()); // CLI11 parses a reversed vector
+  app.parse(args);
+  auto err = config::finalize(cfg);
+  EXPECT_FALSE(err) << config::format_error(*err);
+  auto path = dir / "run.json";
+  std::ofstream{path} << config::to_json(cfg, true);
+  return path;
+}
+
+/// AIPERF_K8S_PORT_* for one controller on free loopback ports.
+std::vector<std::pair<std::string, std::string>> port_env() {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (auto name : {"API", "HEALTH", "CONTROL", "CREDIT", "CREDIT_RETURN",
+                    "RECORDS"})
+    env.emplace_back(std::string{"AIPERF_K8S_PORT_"} + name,
+                     std::to_string(closed_port()));
+  env.emplace_back("AIPERF_K8S_ZMQ_CONTROLLER_HOST", "127.0.0.1");
+  env.emplace_back("AIPERF_JOB_ID", "itest");
+  return env;
+}
+
+std::unique_ptr<child> start_service(const std::string& role,
+                                     const fs::path& run_file,
+                                     const fs::path& log) {
+  return std::make_unique<child>(
+    std::vector<std::string>{node_bin(), "service", "--role", role,
+                             "--run-config", run_file.string()},
+    log);
+}
+
+TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
+  temp_dir tmp;
+  mock_process mock{{"--fast"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto out = tmp.path() / "out";
+  auto run_file = write_run_file(tmp.path(), mock.url(), out, "2");
+  scoped_env ports{port_env()};
+  auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  std::unique_ptr<child> pod0, pod1;
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    pod0 = start_service("worker", run_file, tmp.path() / "pod0");
+  }
+  constexpr std::int64_t skew = 5'000'000'000;
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "1"},
+                  {"AIPERF_TEST_CLOCK_SKEW_NS", std::to_string(skew)}}};
+    pod1 = start_service("worker", run_file, tmp.path() / "pod1");
+  }
+  auto code = controller->wait();
+  ASSERT_TRUE(code.has_value());
+  ASSERT_EQ(*code, 0) << controller->err() << pod0->err() << pod1->err();
+  EXPECT_EQ(pod0->wait(), 0) << pod0->err();
+  EXPECT_EQ(pod1->wait(), 0) << pod1->err();
+  EXPECT_EQ(read_outcome(out).records, 40u);
+  // The skewed pod estimated the injected offset from credit stamps; the
+  // other one saw about none. Bound: far below the skew, far above loopback
+  // delay.
+  auto estimate = [](const std::string& log) -> std::optional<std::int64_t> {
+    auto at = log.find("clock offset estimate ");
+    if (at == std::string::npos)
+      return std::nullopt;
+    return std::stoll(log.substr(at + 22));
+  };
+  auto e0 = estimate(pod0->err());
+  auto e1 = estimate(pod1->err());
+  ASSERT_TRUE(e0 && e1) << pod0->err() << pod1->err();
+  constexpr std::int64_t tolerance = 100'000'000;
+  EXPECT_LT(std::llabs(*e0), tolerance);
+  EXPECT_LT(std::llabs(*e1 - skew), tolerance);
+}
+
+TEST(distributed, missing_pod_registration_timeout_names_it) {
+  temp_dir tmp;
+  mock_process mock{{"--fast"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run_file = write_run_file(tmp.path(), mock.url(), tmp.path() / "out",
+                                 "2");
+  auto env = port_env();
+  env.emplace_back("AIPERF_REGISTRATION_TIMEOUT_MS", "3000");
+  scoped_env ports{env};
+  auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  std::unique_ptr<child> pod0;
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    pod0 = start_service("worker", run_file, tmp.path() / "pod0");
+  }
+  auto code = controller->wait();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  auto err = controller->err();
+  EXPECT_NE(err.find("registration timed out"), std::string::npos) << err;
+  EXPECT_NE(err.find("missing: pod1, pod1/record_processor_0, pod1/worker_0"),
+            std::string::npos)
+    << err;
+  EXPECT_EQ(err.find("pod0/worker_0"), std::string::npos)
+    << "pod0 registered but is named missing: " << err;
+  // The pod that did come is told to stop.
+  EXPECT_EQ(pod0->wait(), 0) << pod0->err();
+}
+
+} // namespace
+} // namespace aiperf::itest
