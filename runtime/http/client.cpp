@@ -297,6 +297,9 @@ public:
   std::vector<asio::ip::address> sources_;
   std::string sources_error_;
   std::vector<std::unique_ptr<char[]>> free_buffers_;
+  /// The last shared header block that passed validation (I/O thread only).
+  std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
+    valid_shared_headers_;
   std::atomic<std::uint64_t> buffers_allocated_{0};
   std::vector<std::unique_ptr<pool>> pools_;
   std::atomic<request_id> next_id_{0};
@@ -849,10 +852,14 @@ void client_impl::on_submit(pending_request&& p) {
     }
     return false;
   };
-  if (p.req.shared_headers)
+  // A shared block is immutable: validated once, then recognised by
+  // identity (the kept reference stops its address from being reused).
+  if (p.req.shared_headers && p.req.shared_headers != valid_shared_headers_) {
     for (auto& [k, v] : *p.req.shared_headers)
       if (bad_header(k, v))
         return;
+    valid_shared_headers_ = p.req.shared_headers;
+  }
   for (auto& [k, v] : p.req.headers)
     if (bad_header(k, v))
       return;

@@ -15,12 +15,10 @@ using proto::record_metric;
 // AIPerf counts a usage field as discrepant beyond 10 %.
 constexpr double usage_discrepancy_pct = 10.0;
 
+// Everything but the id strings, which the callers copy or move.
 void fill_metadata(const proto::request_record& in, std::string_view processor,
                    proto::metric_record& out) {
   out.session_num = in.session_num;
-  out.x_request_id = in.x_request_id;
-  out.x_correlation_id = in.x_correlation_id;
-  out.conversation_id = in.conversation_id;
   out.turn_index = in.turn_index;
   out.credit_issued_ns = in.credit_issued_ns;
   // Monotonic stamps become epoch via the start pair, then controller clock.
@@ -31,7 +29,6 @@ void fill_metadata(const proto::request_record& in, std::string_view processor,
   out.request_start_ns = wall;
   out.request_ack_ns = to_wall(in.request_ack_ns);
   out.request_end_ns = to_wall(in.request_end_ns);
-  out.worker_id = in.worker_id;
   out.record_processor_id = std::string{processor};
   out.phase = in.phase;
   out.was_cancelled = in.was_cancelled;
@@ -83,11 +80,10 @@ void set_diff(proto::metric_record& out, record_metric m, std::int64_t usage,
     out.usage_discrepancy = true;
 }
 
-} // namespace
-
-proto::metric_record compute_metrics(const proto::request_record& in,
-                                     const metric_options& opt,
-                                     std::string_view processor_id) {
+// All but the id strings.
+proto::metric_record compute_without_ids(const proto::request_record& in,
+                                         const metric_options& opt,
+                                         std::string_view processor_id) {
   proto::metric_record out;
   fill_metadata(in, processor_id, out);
   auto isl = opt.produces_tokens ? client_isl(in, opt) : std::nullopt;
@@ -241,6 +237,30 @@ proto::metric_record compute_metrics(const proto::request_record& in,
                 static_cast<double>(first - in.intended_send_ns));
     }
   }
+  return out;
+}
+
+} // namespace
+
+proto::metric_record compute_metrics(const proto::request_record& in,
+                                     const metric_options& opt,
+                                     std::string_view processor_id) {
+  auto out = compute_without_ids(in, opt, processor_id);
+  out.x_request_id = in.x_request_id;
+  out.x_correlation_id = in.x_correlation_id;
+  out.conversation_id = in.conversation_id;
+  out.worker_id = in.worker_id;
+  return out;
+}
+
+proto::metric_record compute_metrics(proto::request_record&& in,
+                                     const metric_options& opt,
+                                     std::string_view processor_id) {
+  auto out = compute_without_ids(in, opt, processor_id);
+  out.x_request_id = std::move(in.x_request_id);
+  out.x_correlation_id = std::move(in.x_correlation_id);
+  out.conversation_id = std::move(in.conversation_id);
+  out.worker_id = std::move(in.worker_id);
   return out;
 }
 

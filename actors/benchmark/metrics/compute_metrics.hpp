@@ -20,4 +20,10 @@ namespace aiperf::metrics {
 compute_metrics(const proto::request_record& record,
                 const metric_options& options, std::string_view processor_id);
 
+/// Same, moving the id strings out of `record` instead of copying them (for
+/// callers done with the record).
+[[nodiscard]] proto::metric_record
+compute_metrics(proto::request_record&& record, const metric_options& options,
+                std::string_view processor_id);
+
 } // namespace aiperf::metrics

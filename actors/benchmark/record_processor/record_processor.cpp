@@ -144,13 +144,17 @@ processor_impl(record_processor_actor::stateful_pointer<processor_state> self,
       metric_record_batch out;
       out.records.reserve(batch.records.size());
       for (auto& rec : batch.records) {
+        if (!st.raw) {
+          // Nothing reads the record afterwards: its ids move over.
+          out.records.push_back(metrics::compute_metrics(
+            std::move(rec), st.cfg.options, st.cfg.processor_id));
+          continue;
+        }
         out.records.push_back(
           metrics::compute_metrics(rec, st.cfg.options, st.cfg.processor_id));
-        if (st.raw) {
-          st.line.clear();
-          append_raw_line(st.line, rec, st.cfg.processor_id);
-          st.raw->append(st.line);
-        }
+        st.line.clear();
+        append_raw_line(st.line, rec, st.cfg.processor_id);
+        st.raw->append(st.line);
       }
       self->send(st.records, std::move(out));
     },

@@ -248,3 +248,27 @@ TEST(compute_metrics, schedule_lag_and_coordinated_omission) {
   EXPECT_EQ(m.get(record_metric::request_latency_from_intended), 400.0);
   EXPECT_EQ(m.get(record_metric::time_to_first_token), 100.0);
 }
+
+// Verifies the moving overload gives the same record as the copying one and
+// takes the ids over.
+TEST(compute_metrics, moving_overload_matches_the_copying_one) {
+  auto r = make_record(100, {110, 120, 135});
+  r.x_request_id = "run-with-a-long-id-r12345678901234";
+  r.x_correlation_id = "run-with-a-long-id-s12345678901234";
+  r.conversation_id = "session-0000000000000000000042";
+  r.worker_id = "worker_0000000000000000000007";
+  auto copied = compute(r);
+  auto input = r;
+  auto moved = metrics::compute_metrics(std::move(input), streaming(),
+                                        "record_processor_0");
+  EXPECT_EQ(moved.x_request_id, r.x_request_id);
+  EXPECT_EQ(moved.x_correlation_id, r.x_correlation_id);
+  EXPECT_EQ(moved.conversation_id, r.conversation_id);
+  EXPECT_EQ(moved.worker_id, r.worker_id);
+  EXPECT_EQ(moved.record_processor_id, copied.record_processor_id);
+  EXPECT_EQ(moved.values, copied.values);
+  EXPECT_EQ(moved.present, copied.present);
+  EXPECT_EQ(moved.inter_chunk_latency, copied.inter_chunk_latency);
+  EXPECT_EQ(moved.request_start_ns, copied.request_start_ns);
+  EXPECT_EQ(moved.has_error, copied.has_error);
+}
