@@ -386,6 +386,7 @@ int run_controller(const service_options& o) {
                 : env.ok() && env.value->job_id ? *env.value->job_id
                                                 : sc::make_uuid();
   auto plan = sc::make_run_plan(cfg, run_id, config::to_json(cfg, true));
+  plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
   std::error_code ec;
   fs::create_directories(plan.artifact_dir, ec);
   if (ec) {

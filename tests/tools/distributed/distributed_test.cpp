@@ -403,3 +403,45 @@ TEST(distributed, missing_pod_registration_timeout_names_it) {
 
 } // namespace
 } // namespace aiperf::itest
+
+namespace aiperf::itest {
+namespace {
+
+// Pods started separately (no parent to see the exit): the controller finds
+// out through the bridge (peer gone / no heartbeat).
+TEST(distributed, lost_tcp_pod_is_detected_without_a_parent) {
+  temp_dir tmp;
+  mock_process mock{{"--ttft", "200", "--itl", "1"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto out = tmp.path() / "out";
+  auto run_file = write_run_file(tmp.path(), mock.url(), out, "2");
+  auto env = port_env();
+  env.emplace_back("AIPERF_HEARTBEAT_TIMEOUT_MS", "1000");
+  env.emplace_back("AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "50");
+  scoped_env ports{env};
+  auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  std::unique_ptr<child> pod0, pod1;
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    pod0 = start_service("worker", run_file, tmp.path() / "pod0");
+  }
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "1"}}};
+    pod1 = start_service("worker", run_file, tmp.path() / "pod1");
+  }
+  ASSERT_TRUE(poll_until([&] {
+    return controller->err().find("2 pods registered") != std::string::npos;
+  })) << controller->err();
+  pod1->signal(SIGKILL);
+  auto code = controller->wait();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 5) << controller->err();
+  EXPECT_NE(controller->err().find("pod1 lost"), std::string::npos)
+    << controller->err();
+  EXPECT_EQ(pod0->wait(), 0) << pod0->err();
+  auto o = read_outcome(out);
+  EXPECT_EQ(o.records, 40u);
+}
+
+} // namespace
+} // namespace aiperf::itest
