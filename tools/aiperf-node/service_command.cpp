@@ -13,6 +13,7 @@
 #include "runtime/log/log.hpp"
 #include "runtime/system/env.hpp"
 #include "runtime/system/node.hpp"
+#include "runtime/system/node_supervisor.hpp"
 #include "runtime/time/skewed_clock.hpp"
 #include "runtime/zmq_bridge/bridge.hpp"
 #include "tools/aiperf-node/local_pods.hpp"
@@ -263,6 +264,8 @@ int run_worker(service_options o) {
     icfg.api = api;
     icfg.clock = std::get<time::skewed_clock>(clock);
     icfg.local_clock = o.local_clock;
+    if (const char* v = std::getenv("AIPERF_CONTROLLER_TIMEOUT_MS"); v && *v)
+      icfg.controller_timeout = std::chrono::milliseconds{std::atoll(v)};
     if (const char* v = std::getenv("AIPERF_TEST_RAW_UPLOAD_NAME"))
       icfg.raw_upload_name = v;
     icfg.on_exit = [&exit_promise, once](int code, std::string why) {
@@ -272,9 +275,25 @@ int run_worker(service_options o) {
     };
     auto inbox = remote::spawn_pod_inbox(sys, icfg);
     remote::route_pod_inbox(*bridge, inbox);
-    // A worker or processor that fails takes the pod down: the controller
-    // then reaps its credits as lost.
-    self->monitor(group);
+    // Fail-closed: a worker or processor that fails takes the pod down (the
+    // controller then reaps the pod's credits as lost) instead of leaving a
+    // half-working pod the controller cannot see into.
+    auto supervisor = sys.spawn(system::node_supervisor,
+                                system::supervision_mode::fail_closed,
+                                system::reaper_actor{});
+    auto adopt = [&](const auto& h, std::string name) {
+      self->send(supervisor, system::adopt_atom::value,
+                 caf::actor_cast<caf::actor>(h), std::move(name));
+    };
+    adopt(group, "worker_group_manager");
+    adopt(timing, "remote_timing");
+    adopt(records, "remote_records");
+    adopt(inbox, "pod_inbox");
+    for (std::size_t i = 0; i < handles.workers.size(); ++i)
+      adopt(handles.workers[i], "worker_" + std::to_string(i));
+    for (std::size_t i = 0; i < handles.processors.size(); ++i)
+      adopt(handles.processors[i], "record_processor_" + std::to_string(i));
+    self->monitor(supervisor);
 
     if (exit_code == 0) {
       // Dispatchable only once the return path provably has a peer.
@@ -315,8 +334,10 @@ int run_worker(service_options o) {
         self->receive(
           [&](caf::down_msg& d) {
             group_down = true;
-            exit_code = sc::exit_internal;
-            exit_reason = "worker group failed: " + sys.render(d.reason);
+            exit_code = system::exit_code_for(d.reason);
+            if (exit_code == 0)
+              exit_code = sc::exit_internal;
+            exit_reason = "a service failed: " + sys.render(d.reason);
           },
           caf::after(std::chrono::milliseconds{100}) >> [] {});
       if (!group_down) {
@@ -325,14 +346,12 @@ int run_worker(service_options o) {
         exit_reason = why;
       }
     }
-    self->send_exit(inbox, caf::exit_reason::user_shutdown);
-    self->send_exit(group, caf::exit_reason::user_shutdown);
-    for (auto& w : handles.workers)
-      self->send_exit(w, caf::exit_reason::user_shutdown);
-    for (auto& p : handles.processors)
-      self->send_exit(p, caf::exit_reason::user_shutdown);
-    self->send_exit(timing, caf::exit_reason::user_shutdown);
-    self->send_exit(records, caf::exit_reason::user_shutdown);
+    self->send(supervisor, proto::stop_atom::value);
+    // Adopted or not (a failed group start), everything goes.
+    for (auto h : {caf::actor_cast<caf::actor>(group),
+                   caf::actor_cast<caf::actor>(timing),
+                   caf::actor_cast<caf::actor>(records), inbox})
+      self->send_exit(h, caf::exit_reason::user_shutdown);
     for (auto& c : clients)
       c->shutdown();
     bridge->stop();

@@ -124,6 +124,7 @@ struct group_state {
   caf::actor_clock::time_point deadline;
   bool exported = false;
   std::uint64_t next_command = 1;
+  std::uint64_t ticks = 0;
 };
 
 using group_ptr = caf::stateful_actor<group_state>*;
@@ -439,6 +440,12 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
                   + " (did those worker processes start and reach the "
                     "controller?)");
       }
+      // Pods without a parent process (Kubernetes) learn that we are gone
+      // from the silence.
+      if (++st.ticks % 4 == 0)
+        (void) st.cfg.bridge->broadcast(channel::control,
+                                        heartbeat{"controller", "running", 0},
+                                        "controller");
       if (st.ready) {
         for (std::uint32_t p = 0; p < st.pods.size(); ++p) {
           auto& pod = st.pods[p];

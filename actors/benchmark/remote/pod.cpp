@@ -90,6 +90,8 @@ struct inbox_state {
   pod_inbox_config cfg;
   time::clock_offset_tracker tracker;
   bool exited = false;
+  /// Last frame from the controller on the control channel.
+  caf::actor_clock::time_point controller_seen;
 };
 
 using inbox_ptr = caf::stateful_actor<inbox_state>*;
@@ -177,6 +179,7 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.tracker = time::clock_offset_tracker{st.cfg.local_clock};
+  st.controller_seen = self->clock().now();
   auto logger = log::get("pod");
   self->send(self, heartbeat_atom::value);
   return {
@@ -219,7 +222,11 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
       logger->warn("unknown command '{}' ignored", c.name);
       send_ack(self, c.command_id, "unknown command '" + c.name + "'");
     },
+    [=](origin&, heartbeat&) {
+      self->state.controller_seen = self->clock().now();
+    },
     [=](origin&, registered& r) {
+      self->state.controller_seen = self->clock().now();
       if (r.accepted)
         return;
       logger->error("the controller refused {}: {}", r.service_id, r.reason);
@@ -241,6 +248,14 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
       auto& st = self->state;
       if (st.exited)
         return;
+      auto silent = self->clock().now() - st.controller_seen;
+      if (st.cfg.controller_timeout.count() > 0
+          && silent > st.cfg.controller_timeout) {
+        logger->error("{}: nothing from the controller for {} ms: it is "
+                      "gone; exiting",
+                      st.cfg.pod, st.cfg.controller_timeout.count());
+        return exit_process(self, 1, "controller lost");
+      }
       heartbeat hb{st.cfg.pod, "running", wall_now_ns()};
       (void) st.cfg.bridge->send(channel::control, hb, st.cfg.pod);
       self->delayed_send(self, st.cfg.heartbeat_interval,
@@ -272,7 +287,8 @@ caf::actor spawn_pod_inbox(caf::actor_system& sys, pod_inbox_config cfg) {
 
 void route_pod_inbox(zmq_bridge::bridge& bridge, const caf::actor& inbox) {
   for (auto t : {msg_type::credit_batch, msg_type::command,
-                 msg_type::registered, msg_type::shutdown, msg_type::time_pong})
+                 msg_type::registered, msg_type::shutdown, msg_type::time_pong,
+                 msg_type::heartbeat})
     bridge.route(t, inbox);
 }
 

@@ -62,6 +62,10 @@ struct pod_inbox_config {
   /// Same host as the controller: offset pinned to 0.
   bool local_clock = true;
   std::chrono::milliseconds heartbeat_interval{1000};
+  /// The controller heartbeats every second once every pod registered; a
+  /// pod that hears nothing from it for this long exits with code 1 (its
+  /// controller is gone and nobody will send a shutdown). 0 = never.
+  std::chrono::milliseconds controller_timeout{30'000};
   /// Called once with the process exit code (shutdown from the controller,
   /// registration refused). Runs on a CAF thread: only signal the owner.
   std::function<void(int, std::string)> on_exit;
@@ -74,7 +78,8 @@ struct pod_inbox_config {
 ///   "cancel" (body: comma-separated credit ids, empty = all).
 /// - control channel: `registered` (a refusal ends the process with exit 1),
 ///   `command` "finalize" (flush every processor, upload the RAW part with
-///   PUT /api/raw/<pod>, then `ack`), `shutdown` (on_exit with its code).
+///   PUT /api/raw/<pod>, then `ack`), `shutdown` (on_exit with its code),
+///   `heartbeat` (the controller is alive).
 /// - `time_pong`: round-trip samples of the clock estimate.
 /// Sends a heartbeat on the control channel every heartbeat_interval.
 [[nodiscard]] caf::actor spawn_pod_inbox(caf::actor_system& sys,

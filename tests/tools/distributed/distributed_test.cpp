@@ -445,3 +445,38 @@ TEST(distributed, lost_tcp_pod_is_detected_without_a_parent) {
 
 } // namespace
 } // namespace aiperf::itest
+
+namespace aiperf::itest {
+namespace {
+
+TEST(distributed, pods_exit_when_their_controller_is_gone) {
+  temp_dir tmp;
+  mock_process mock{{"--ttft", "200", "--itl", "1"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run_file = write_run_file(tmp.path(), mock.url(), tmp.path() / "out",
+                                 "2");
+  auto env = port_env();
+  env.emplace_back("AIPERF_CONTROLLER_TIMEOUT_MS", "2000");
+  scoped_env ports{env};
+  auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  std::unique_ptr<child> pod0, pod1;
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    pod0 = start_service("worker", run_file, tmp.path() / "pod0");
+  }
+  {
+    scoped_env e{{{"AIPERF_POD_INDEX", "1"}}};
+    pod1 = start_service("worker", run_file, tmp.path() / "pod1");
+  }
+  ASSERT_TRUE(poll_until([&] {
+    return controller->err().find("2 pods registered") != std::string::npos;
+  })) << controller->err();
+  controller->signal(SIGKILL);
+  EXPECT_EQ(pod0->wait(), 1) << pod0->err();
+  EXPECT_EQ(pod1->wait(), 1) << pod1->err();
+  EXPECT_NE(pod0->err().find("nothing from the controller"), std::string::npos)
+    << pod0->err();
+}
+
+} // namespace
+} // namespace aiperf::itest
