@@ -22,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -104,6 +105,11 @@ std::optional<std::string> download(const remote::api_endpoint& api,
 
 int run_worker(service_options o) {
   auto logger = log::get("pod");
+  // A child of `profile --worker-pods` shares its terminal's process group:
+  // Ctrl+C reaches it too, but the parent coordinates the cancellation (it
+  // cancels our credits and then sends the shutdown).
+  if (o.local_clock)
+    std::signal(SIGINT, SIG_IGN);
   auto fail = [&](int code, const std::string& msg) {
     std::fprintf(stderr, "error: %s\n", msg.c_str());
     return code;
@@ -475,7 +481,9 @@ void add_subcommand(CLI::App& app, int& exit_code) {
                   "Worker: port of the controller API (default "
                   "AIPERF_K8S_PORT_API)");
   cmd->add_flag("--local-clock", o->local_clock,
-                "Worker: same host as the controller (clock offset 0)");
+                "Worker: started by `profile --worker-pods` on the "
+                "controller's host (clock offset 0; SIGINT left to the "
+                "parent)");
   cmd->callback([o, &exit_code] {
     try {
       exit_code = o->role == "worker" ? run_worker(*o) : run_controller(*o);
