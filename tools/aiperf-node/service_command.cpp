@@ -2,6 +2,7 @@
 
 #include "tools/aiperf-node/service_command.hpp"
 
+#include "actors/benchmark/api_service/api_service.hpp"
 #include "actors/benchmark/dataset/dataset_file.hpp"
 #include "actors/benchmark/remote/http_fetch.hpp"
 #include "actors/benchmark/remote/layout.hpp"
@@ -49,6 +50,7 @@ struct service_options {
   zmq_bridge::endpoints connect;
   std::string api_host;
   std::optional<std::uint16_t> api_port;
+  std::optional<std::uint16_t> health_port;
   bool local_clock = false;
 };
 
@@ -142,6 +144,8 @@ int run_worker(service_options o) {
     o.connect = zmq_bridge::select_worker_endpoints(host, ports, {});
     api.host = *host;
     api.port = ports.api;
+    if (!o.health_port)
+      o.health_port = ports.health;
   }
   if (!o.api_host.empty())
     api.host = o.api_host;
@@ -232,6 +236,19 @@ int run_worker(service_options o) {
   {
     caf::actor_system sys{sys_cfg};
     caf::scoped_actor self{sys};
+    // The pod's probes: /healthz while the process runs, /readyz once
+    // every service registered.
+    api_service::api_service_actor health;
+    if (o.health_port) {
+      api_service::api_config hcfg;
+      hcfg.host = "0.0.0.0";
+      hcfg.port = *o.health_port;
+      auto h = api_service::spawn_api_service(sys, hcfg);
+      if (!h.ok())
+        return fail(sc::exit_config, "--health-port: " + h.error);
+      health = h.actor;
+      logger->info("{}: health probes on port {}", pod, h.port);
+    }
     auto timing = remote::spawn_remote_timing(sys, bridge, pod);
     auto records = remote::spawn_remote_records(sys, bridge, pod);
     worker_group_manager::group_config g;
@@ -332,6 +349,8 @@ int run_worker(service_options o) {
       for (std::uint32_t i = 0; i < layout.processors_per_pod; ++i)
         reg(remote::processor_service_id(*o.pod_index, i), "record_processor");
       logger->debug("{}: registered", pod);
+      if (health)
+        self->send(health, api_service::ready_atom::value, true);
       // Wait for the controller's shutdown, or for the group to fail.
       bool group_down = false;
       while (exit_future.wait_for(std::chrono::milliseconds{0})
@@ -353,6 +372,8 @@ int run_worker(service_options o) {
       }
     }
     self->send(supervisor, proto::stop_atom::value);
+    if (health)
+      self->send(health, proto::stop_atom::value);
     // Adopted or not (a failed group start), everything goes.
     for (auto h : {caf::actor_cast<caf::actor>(group),
                    caf::actor_cast<caf::actor>(timing),
@@ -480,6 +501,10 @@ void add_subcommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--api-port", o->api_port,
                   "Worker: port of the controller API (default "
                   "AIPERF_K8S_PORT_API)");
+  cmd->add_option("--health-port", o->health_port,
+                  "Worker: serve /healthz and /readyz here (0 = any free "
+                  "port; default AIPERF_K8S_PORT_HEALTH in a pod, none "
+                  "otherwise)");
   cmd->add_flag("--local-clock", o->local_clock,
                 "Worker: started by `profile --worker-pods` on the "
                 "controller's host (clock offset 0; SIGINT left to the "

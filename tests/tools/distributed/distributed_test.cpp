@@ -312,13 +312,21 @@ fs::path write_run_file(const fs::path& dir, const std::string& url,
 /// AIPERF_K8S_PORT_* for one controller on free loopback ports.
 std::vector<std::pair<std::string, std::string>> port_env() {
   std::vector<std::pair<std::string, std::string>> env;
-  for (auto name : {"API", "HEALTH", "CONTROL", "CREDIT", "CREDIT_RETURN",
-                    "RECORDS"})
+  // HEALTH is per pod (see pod_env).
+  for (auto name : {"API", "CONTROL", "CREDIT", "CREDIT_RETURN", "RECORDS"})
     env.emplace_back(std::string{"AIPERF_K8S_PORT_"} + name,
                      std::to_string(closed_port()));
   env.emplace_back("AIPERF_K8S_ZMQ_CONTROLLER_HOST", "127.0.0.1");
   env.emplace_back("AIPERF_JOB_ID", "itest");
   return env;
+}
+
+/// AIPERF_POD_INDEX and a health port of its own for pod `index`.
+std::vector<std::pair<std::string, std::string>>
+pod_env(int index, std::vector<std::pair<std::string, std::string>> more = {}) {
+  more.emplace_back("AIPERF_POD_INDEX", std::to_string(index));
+  more.emplace_back("AIPERF_K8S_PORT_HEALTH", std::to_string(closed_port()));
+  return more;
 }
 
 std::unique_ptr<child> start_service(const std::string& role,
@@ -340,13 +348,13 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
   std::unique_ptr<child> pod0, pod1;
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    scoped_env e{pod_env(0)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   constexpr std::int64_t skew = 5'000'000'000;
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "1"},
-                  {"AIPERF_TEST_CLOCK_SKEW_NS", std::to_string(skew)}}};
+    scoped_env e{
+      pod_env(1, {{"AIPERF_TEST_CLOCK_SKEW_NS", std::to_string(skew)}})};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
   auto code = controller->wait();
@@ -384,7 +392,7 @@ TEST(distributed, missing_pod_registration_timeout_names_it) {
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
   std::unique_ptr<child> pod0;
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    scoped_env e{pod_env(0)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   auto code = controller->wait();
@@ -422,11 +430,11 @@ TEST(distributed, lost_tcp_pod_is_detected_without_a_parent) {
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
   std::unique_ptr<child> pod0, pod1;
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    scoped_env e{pod_env(0)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "1"}}};
+    scoped_env e{pod_env(1)};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
   ASSERT_TRUE(poll_until([&] {
@@ -461,16 +469,22 @@ TEST(distributed, pods_exit_when_their_controller_is_gone) {
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
   std::unique_ptr<child> pod0, pod1;
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "0"}}};
+    scoped_env e{pod_env(0)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   {
-    scoped_env e{{{"AIPERF_POD_INDEX", "1"}}};
+    scoped_env e{pod_env(1)};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
   ASSERT_TRUE(poll_until([&] {
     return controller->err().find("2 pods registered") != std::string::npos;
   })) << controller->err();
+  // A registered pod answers its probes.
+  auto at = pod0->err().find("health probes on port ");
+  ASSERT_NE(at, std::string::npos) << pod0->err();
+  auto health = static_cast<std::uint16_t>(std::stoi(pod0->err().substr(at + 22)));
+  EXPECT_TRUE(poll_until([&] { return http_get(health, "/readyz").has_value(); }));
+  EXPECT_TRUE(http_get(health, "/healthz").has_value());
   controller->signal(SIGKILL);
   EXPECT_EQ(pod0->wait(), 1) << pod0->err();
   EXPECT_EQ(pod1->wait(), 1) << pod1->err();
