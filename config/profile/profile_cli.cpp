@@ -263,7 +263,7 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                              "CAF scheduler policy; default sharing")
       ->group(g);
   add_optional(cmd, "--scheduler-threads", cfg.scheduler_threads,
-               "CAF scheduler threads; default cores")
+               "CAF scheduler threads; default cores minus --io-threads (min 1)")
       ->group(g);
   cmd.add_option("--worker-pods", cfg.worker_pods,
                  "Worker pods (distributed runtime); default 1")

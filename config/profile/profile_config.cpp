@@ -941,8 +941,11 @@ void derive(profile_config& cfg, unsigned cores) {
     cfg.record_processors = std::max(1, *cfg.workers_per_pod / 4) * pods;
   if (!cfg.io_threads)
     cfg.io_threads = cores <= 2 ? 1 : static_cast<int>(cores / 2);
+  // The cores the I/O threads do not take: on 2 cores one CAF thread, which
+  // measured 10-15 % less CPU per request than two (fewer wake-ups).
   if (!cfg.scheduler_threads)
-    cfg.scheduler_threads = static_cast<int>(cores);
+    cfg.scheduler_threads
+      = std::max(1, static_cast<int>(cores) - *cfg.io_threads);
 }
 
 // Moves the raw --header/--extra-inputs/--goodput text into parsed fields.

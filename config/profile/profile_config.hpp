@@ -295,7 +295,8 @@ struct profile_config {
   std::optional<int> io_threads;
   /// `--scheduler-policy`; default sharing.
   config::scheduler_policy scheduler_policy = scheduler_policy::sharing;
-  /// `--scheduler-threads`: CAF worker threads. Derived: cores.
+  /// `--scheduler-threads`: CAF worker threads. Derived: cores minus I/O
+  /// threads, at least 1.
   std::optional<int> scheduler_threads;
   /// `--worker-pods` (distributed runtime); default 1 (everything local).
   int worker_pods = 1;

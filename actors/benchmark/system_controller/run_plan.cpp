@@ -130,8 +130,12 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   t.duration_ns = cfg.benchmark_duration
                     ? static_cast<std::int64_t>(*cfg.benchmark_duration * 1e9)
                     : 0;
+  // The grace period bounds duration runs only; a counted run waits for
+  // every request (each has --request-timeout-seconds).
   auto grace = cfg.benchmark_grace_period.value_or(30.0);
-  t.grace_ns = std::isinf(grace) ? -1 : static_cast<std::int64_t>(grace * 1e9);
+  t.grace_ns = !cfg.benchmark_duration || std::isinf(grace)
+                 ? -1
+                 : static_cast<std::int64_t>(grace * 1e9);
   t.num_users = static_cast<std::uint32_t>(cfg.num_users.value_or(0));
   t.user_centric_rate = cfg.user_centric_rate.value_or(0);
   t.num_urls = static_cast<std::uint32_t>(std::max<std::size_t>(1, cfg.urls.size()));

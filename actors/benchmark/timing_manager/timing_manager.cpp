@@ -407,9 +407,22 @@ void stop_sending(actor_ptr self) {
 
 void start_phase(actor_ptr self);
 
+/// Whether anything waits for the clock: scheduled first turns, parked
+/// turns, the duration deadline, or the grace/drain deadlines. A closed
+/// loop with a request count needs no tick (it would wake the CAF clock
+/// thread 1000 times a second for nothing).
+bool needs_tick(const timing_manager_state& st) {
+  if (!st.sending_done)
+    return st.cfg.mode != timing_mode::concurrency || !st.pending.empty()
+           || st.deadline_ns > 0;
+  if (st.in_flight.empty())
+    return false;
+  return st.cancelling || st.cfg.grace_ns >= 0;
+}
+
 void arm_tick(actor_ptr self) {
   auto& st = self->state;
-  if (st.tick_armed || !st.running)
+  if (st.tick_armed || !st.running || !needs_tick(st))
     return;
   st.tick_armed = true;
   self->delayed_send(self, std::chrono::nanoseconds{tick_ns},
@@ -634,6 +647,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       start_phase(self);
       flush(self);
       maybe_finish_phase(self);
+      arm_tick(self);
       return st.start_promise;
     },
     [=](credit_return_batch& batch) {
@@ -664,6 +678,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       }
       flush(self);
       maybe_finish_phase(self);
+      arm_tick(self);
     },
     [=](first_tok_atom, std::uint64_t credit_id) {
       auto& st = self->state;
@@ -685,6 +700,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       st.drain_deadline_ns = now_ns(self) + drain_timeout_ns;
       cancel_in_flight(self);
       maybe_finish_phase(self);
+      arm_tick(self);
     },
     [=](lost_atom, std::uint32_t worker) {
       auto& st = self->state;
@@ -713,6 +729,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
         end_session(self, num);
       flush(self);
       maybe_finish_phase(self);
+      arm_tick(self);
       return lost;
     },
     [=](progress_atom) {

@@ -98,10 +98,10 @@ TEST(profile_defaults, workers_follow_concurrency_and_cores) {
 TEST(profile_defaults, io_and_scheduler_threads_follow_cores) {
   auto small = parse_ok({"-m", "m"}, 2);
   EXPECT_EQ(small.io_threads, 1);
-  EXPECT_EQ(small.scheduler_threads, 2);
+  EXPECT_EQ(small.scheduler_threads, 1);
   auto big = parse_ok({"-m", "m"}, 8);
   EXPECT_EQ(big.io_threads, 4);
-  EXPECT_EQ(big.scheduler_threads, 8);
+  EXPECT_EQ(big.scheduler_threads, 4);
   EXPECT_EQ(parse_ok({"-m", "m", "--io-threads", "3"}, 8).io_threads, 3);
 }
 
