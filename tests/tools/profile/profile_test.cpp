@@ -91,6 +91,18 @@ std::size_t max_in_flight(const std::vector<json>& recs) {
   return static_cast<std::size_t>(best);
 }
 
+/// Checks that the export carries no warning about the run itself: only the
+/// self-check (a loaded test machine may slow the client) and, against a
+/// --url server, the note that its tokenizer is not known to be ours.
+void expect_only_benign_warnings(const json& s) {
+  for (auto& w : s["warnings"].GetArray()) {
+    std::string text = w.GetString();
+    EXPECT_TRUE(text.find("client-limited") != std::string::npos
+                || text.find("built-in tokenizer") != std::string::npos)
+      << text;
+  }
+}
+
 class profile_test : public testing::Test {
 protected:
   void SetUp() override {
@@ -187,10 +199,7 @@ TEST_F(profile_test, streaming_chat_counts_isl_osl_and_ids_are_exact) {
   EXPECT_FALSE(s["was_cancelled"].GetBool());
   EXPECT_TRUE(s["error_summary"].GetArray().Empty());
   // A credit whose record never arrived would be reported here.
-  // The only warning: a --url server's tokenizer is not known to be ours.
-  for (auto& w : s["warnings"].GetArray())
-    EXPECT_THAT(w.GetString(), HasSubstr("built-in tokenizer"))
-      << to_text(s["warnings"]);
+  expect_only_benign_warnings(s);
 
   // 8. Without --url the export names the embedded mock, not its port.
   auto& urls = s["input_config"]["endpoint"]["urls"];
@@ -350,7 +359,7 @@ TEST_F(profile_test, duration_run_records_every_request_it_sent) {
   EXPECT_EQ(served, static_cast<double>(recs.size()));
   auto s = summary();
   EXPECT_EQ(summary_avg(s, "request_count"), static_cast<double>(recs.size()));
-  EXPECT_TRUE(s["warnings"].GetArray().Empty()) << to_text(s["warnings"]);
+  expect_only_benign_warnings(s);
   EXPECT_LE(max_in_flight(recs), 2u);
 }
 
@@ -468,7 +477,7 @@ TEST_F(profile_test, multi_turn_isl_counts_the_whole_history) {
     EXPECT_EQ(metric(rec, "input_sequence_length"),
               metric(rec, "usage_prompt_tokens"));
   }
-  EXPECT_TRUE(summary()["warnings"].GetArray().Empty());
+  expect_only_benign_warnings(summary());
 }
 
 // --- 3. trace replay ---------------------------------------------------------
@@ -538,7 +547,7 @@ TEST_F(profile_test, trace_replay_with_concurrency_1_replays_every_line) {
   auto r = profile({"--input-file", trace.string(), "--concurrency", "1"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(jsonl().size(), 4u);
-  EXPECT_TRUE(summary()["warnings"].GetArray().Empty());
+  expect_only_benign_warnings(summary());
 }
 
 TEST_F(profile_test, single_turn_input_file_sends_its_texts_verbatim) {
