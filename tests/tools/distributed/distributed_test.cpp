@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 namespace aiperf::itest {
 namespace {
@@ -490,6 +491,114 @@ TEST(distributed, pods_exit_when_their_controller_is_gone) {
   EXPECT_EQ(pod1->wait(), 1) << pod1->err();
   EXPECT_NE(pod0->err().find("nothing from the controller"), std::string::npos)
     << pod0->err();
+}
+
+} // namespace
+} // namespace aiperf::itest
+
+namespace aiperf::itest {
+namespace {
+
+/// Runs a shell command; returns its exit status.
+int sh(const std::string& cmd) {
+  return std::system((cmd + " >/dev/null 2>&1").c_str());
+}
+
+/// Three network namespaces (controller + two pods) on one Linux bridge,
+/// 10.<n>.0.1-3/24, each with its own address. Root only; removed at the
+/// end.
+class netns_lab {
+public:
+  netns_lab() {
+    auto id = std::to_string(getpid() % 100000);
+    bridge_ = "aipb" + id;
+    if (getuid() != 0 || sh("ip link add " + bridge_ + " type bridge") != 0)
+      return;
+    ok_ = sh("ip link set " + bridge_ + " up") == 0;
+    for (int i = 0; i < 3 && ok_; ++i) {
+      auto ns = "aipn" + id + "-" + std::to_string(i);
+      auto veth = "aipv" + id + "-" + std::to_string(i);
+      names_.push_back(ns);
+      veths_.push_back(veth);
+      ok_ = sh("ip netns add " + ns) == 0
+            && sh("ip link add " + veth + " type veth peer name eth0 netns "
+                  + ns)
+                 == 0
+            && sh("ip link set " + veth + " master " + bridge_ + " up") == 0
+            && sh("ip netns exec " + ns + " ip addr add " + address(i)
+                  + "/24 dev eth0")
+                 == 0
+            && sh("ip netns exec " + ns + " ip link set eth0 up") == 0
+            && sh("ip netns exec " + ns + " ip link set lo up") == 0;
+    }
+  }
+  ~netns_lab() {
+    for (auto& v : veths_)
+      sh("ip link del " + v);
+    for (auto& ns : names_)
+      sh("ip netns del " + ns);
+    sh("ip link del " + bridge_);
+  }
+  [[nodiscard]] bool ok() const noexcept { return ok_; }
+  [[nodiscard]] static std::string address(int i) {
+    return "10.231.0." + std::to_string(i + 1);
+  }
+  /// argv prefix that runs a command in namespace `i`.
+  [[nodiscard]] std::vector<std::string> in(int i) const {
+    // The harness spawns without a PATH search.
+    std::string ip = fs::exists("/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip";
+    return {ip, "netns", "exec", names_.at(i)};
+  }
+
+private:
+  std::string bridge_;
+  std::vector<std::string> names_;
+  std::vector<std::string> veths_;
+  bool ok_ = false;
+};
+
+TEST(distributed, every_process_in_its_own_network_namespace) {
+  netns_lab lab;
+  if (!lab.ok())
+    GTEST_SKIP() << "needs root and `ip netns` (network namespaces)";
+  temp_dir tmp;
+  // The mock lives with the controller; pods reach both over the bridge.
+  auto argv = lab.in(0);
+  for (auto a : {node_bin(), std::string{"mock-server"}, std::string{"-p"},
+                 std::string{"18000"}, std::string{"--host"},
+                 std::string{"0.0.0.0"}, std::string{"--fast"}})
+    argv.push_back(a);
+  child mock{argv, tmp.path() / "mock"};
+  ASSERT_TRUE(mock.first_line().has_value()) << mock.err();
+  auto out = tmp.path() / "out";
+  auto run_file = write_run_file(
+    tmp.path(), "http://" + netns_lab::address(0) + ":18000", out, "2");
+  // Fresh namespaces: the default ports are free.
+  scoped_env env{{{"AIPERF_K8S_ZMQ_CONTROLLER_HOST", netns_lab::address(0)},
+                  {"AIPERF_JOB_ID", "netns"}}};
+  auto start = [&](int ns, const std::string& role, const std::string& log,
+                   std::vector<std::pair<std::string, std::string>> vars) {
+    scoped_env e{std::move(vars)};
+    auto args = lab.in(ns);
+    for (auto a : {node_bin(), std::string{"service"}, std::string{"--role"},
+                   role, std::string{"--run-config"}, run_file.string()})
+      args.push_back(a);
+    return std::make_unique<child>(args, tmp.path() / log);
+  };
+  auto controller = start(0, "controller", "ctl", {});
+  auto pod0 = start(1, "worker", "pod0", {{"AIPERF_POD_INDEX", "0"}});
+  auto pod1 = start(2, "worker", "pod1", {{"AIPERF_POD_INDEX", "1"}});
+  auto code = controller->wait();
+  ASSERT_TRUE(code.has_value());
+  ASSERT_EQ(*code, 0) << controller->err() << pod0->err() << pod1->err();
+  EXPECT_EQ(pod0->wait(), 0) << pod0->err();
+  EXPECT_EQ(pod1->wait(), 0) << pod1->err();
+  auto o = read_outcome(out);
+  EXPECT_EQ(o.records, 40u);
+  std::set<std::string> pods_seen;
+  for (auto& id : o.worker_ids)
+    pods_seen.insert(id.substr(0, id.find('/')));
+  EXPECT_EQ(pods_seen, (std::set<std::string>{"pod0", "pod1"}));
 }
 
 } // namespace
