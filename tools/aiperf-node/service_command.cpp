@@ -264,6 +264,11 @@ int run_worker(service_options o) {
     g.data = data;
     g.timing = timing;
     g.records = records;
+    auto record_offset = std::make_shared<std::atomic<std::int64_t>>(0);
+    g.wrap_record_sink = [record_offset](caf::actor_system& s,
+                                         proto::record_processor_actor p) {
+      return remote::spawn_offset_stamper(s, std::move(p), record_offset);
+    };
     auto group = worker_group_manager::spawn_worker_group_manager(sys, g);
     worker_group_manager::group_handles handles;
     self->request(group, caf::infinite, caf::get_atom::value)
@@ -287,6 +292,7 @@ int run_worker(service_options o) {
     icfg.api = api;
     icfg.clock = std::get<time::skewed_clock>(clock);
     icfg.local_clock = o.local_clock;
+    icfg.record_offset = record_offset;
     if (const char* v = std::getenv("AIPERF_CONTROLLER_TIMEOUT_MS"); v && *v)
       icfg.controller_timeout = std::chrono::milliseconds{std::atoll(v)};
     if (const char* v = std::getenv("AIPERF_TEST_RAW_UPLOAD_NAME"))

@@ -85,6 +85,19 @@ std::int64_t wall_now_ns() {
     .count();
 }
 
+caf::behavior offset_stamper(caf::stateful_actor<proxy_state>*,
+                             record_processor_actor processor,
+                             offset_slot slot) {
+  return {
+    [=](request_record_batch& b) {
+      auto offset = slot->load(std::memory_order_relaxed);
+      for (auto& rec : b.records)
+        rec.clock_offset_ns = offset;
+      caf::anon_send(processor, std::move(b));
+    },
+  };
+}
+
 struct inbox_state {
   static inline const char* name = "pod_inbox";
   pod_inbox_config cfg;
@@ -189,8 +202,13 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
       for (auto& c : b)
         st.tracker.add_one_way(now, c.issued_at_ns);
       // Credits carry controller clock times. Our workers run on the real
-      // monotonic clock, which is the skewed one minus the injected skew.
-      auto shift = st.tracker.offset_or_zero_ns() - st.cfg.clock.skew_ns();
+      // monotonic clock, which is the skewed one minus the injected skew:
+      // controller = skewed - estimate = real + skew - estimate.
+      auto shift = st.cfg.local_clock ? std::int64_t{0}
+                                      : st.tracker.offset_or_zero_ns()
+                                          - st.cfg.clock.skew_ns();
+      if (st.cfg.record_offset)
+        st.cfg.record_offset->store(-shift, std::memory_order_relaxed);
       if (shift != 0)
         for (auto& c : b) {
           c.issued_at_ns += shift;
@@ -279,6 +297,13 @@ spawn_remote_records(caf::actor_system& sys,
                      std::string pod) {
   return caf::actor_cast<records_manager_actor>(
     sys.spawn(remote_records, std::move(bridge), std::move(pod)));
+}
+
+record_sink_actor spawn_offset_stamper(caf::actor_system& sys,
+                                       record_processor_actor processor,
+                                       offset_slot slot) {
+  return caf::actor_cast<record_sink_actor>(
+    sys.spawn(offset_stamper, std::move(processor), std::move(slot)));
 }
 
 caf::actor spawn_pod_inbox(caf::actor_system& sys, pod_inbox_config cfg) {

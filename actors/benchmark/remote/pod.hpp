@@ -13,6 +13,7 @@
 #include <caf/actor.hpp>
 #include <caf/atom.hpp>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,6 +44,18 @@ spawn_remote_records(caf::actor_system& sys,
                      std::shared_ptr<zmq_bridge::bridge> bridge,
                      std::string pod);
 
+/// The current clock_offset_ns for records (the record contract: add it to
+/// worker epoch times to get the controller's clock). The pod inbox writes,
+/// the stampers read.
+using offset_slot = std::shared_ptr<std::atomic<std::int64_t>>;
+
+/// record stamper protocol (a record_sink_actor between a pod's workers and
+/// one of its processors): sets `clock_offset_ns` from `slot` on every
+/// record of a `request_record_batch` and forwards the batch.
+[[nodiscard]] proto::record_sink_actor
+spawn_offset_stamper(caf::actor_system& sys,
+                     proto::record_processor_actor processor, offset_slot slot);
+
 struct pod_inbox_config {
   std::shared_ptr<zmq_bridge::bridge> bridge;
   /// "pod1": the sender of the pod's control traffic.
@@ -59,8 +72,10 @@ struct pod_inbox_config {
   std::string raw_upload_name;
   /// Worker clock for cross-process stamps (AIPERF_TEST_CLOCK_SKEW_NS).
   time::skewed_clock clock;
-  /// Same host as the controller: offset pinned to 0.
+  /// Same host as the controller: offset pinned to 0 (and no skew).
   bool local_clock = true;
+  /// Updated after every credit batch; may be null.
+  offset_slot record_offset;
   std::chrono::milliseconds heartbeat_interval{1000};
   /// The controller heartbeats every second once every pod registered; a
   /// pod that hears nothing from it for this long exits with code 1 (its

@@ -62,6 +62,15 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
     self->link_to(proc);
     st.handles.processors.push_back(proc);
   }
+  std::vector<record_sink_actor> sinks;
+  for (auto& proc : st.handles.processors) {
+    if (!st.cfg.wrap_record_sink) {
+      sinks.push_back(caf::actor_cast<record_sink_actor>(proc));
+      continue;
+    }
+    sinks.push_back(st.cfg.wrap_record_sink(self->system(), proc));
+    self->link_to(sinks.back());
+  }
   for (std::uint32_t i = 0; i < st.cfg.num_workers; ++i) {
     auto wcfg = st.cfg.worker;
     wcfg.worker_index = st.cfg.worker_index_offset + i;
@@ -69,8 +78,7 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
     auto& slot = st.cfg.io[i % st.cfg.io.size()];
     worker::worker_deps deps{
       slot.io, slot.client, st.cfg.data, st.cfg.timing,
-      caf::actor_cast<record_sink_actor>(
-        st.handles.processors[i % st.handles.processors.size()])};
+      sinks[i % sinks.size()]};
     auto w = worker::spawn_worker(self->system(), wcfg, std::move(deps));
     self->monitor(w);
     st.worker_configs.push_back(std::move(wcfg));

@@ -13,6 +13,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct group_config {
   std::string raw_part_prefix;
   std::vector<io_slot> io;
   std::shared_ptr<const dataset::dataset> data;
+  /// Optional: what the workers send their records to instead of processor
+  /// i directly (a pod puts a clock-offset stamper in between). The
+  /// returned actor is linked to the manager.
+  std::function<proto::record_sink_actor(caf::actor_system&,
+                                         proto::record_processor_actor)>
+    wrap_record_sink;
   proto::timing_manager_actor timing;
   proto::records_manager_actor records;
 };

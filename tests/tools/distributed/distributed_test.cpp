@@ -379,6 +379,23 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   constexpr std::int64_t tolerance = 100'000'000;
   EXPECT_LT(std::llabs(*e0), tolerance);
   EXPECT_LT(std::llabs(*e1 - skew), tolerance);
+  // Records are stamped with the correction, and what it undoes is only the
+  // injected skew: epoch times of both pods land on one timeline (a sign
+  // error would put pod1 5 or 10 s away).
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> span;
+  for (auto& line : read_lines(run_dir(out) / "profile_export.jsonl")) {
+    auto rec = parse_json(line);
+    ASSERT_FALSE(rec.HasParseError());
+    std::string id = rec["metadata"]["worker_id"].GetString();
+    auto start = rec["metadata"]["request_start_ns"].GetInt64();
+    auto& s = span.try_emplace(id.substr(0, id.find('/')), start, start)
+                .first->second;
+    s.first = std::min(s.first, start);
+    s.second = std::max(s.second, start);
+  }
+  ASSERT_EQ(span.size(), 2u);
+  EXPECT_LT(std::llabs(span["pod1"].first - span["pod0"].first),
+            std::int64_t{1'000'000'000});
 }
 
 TEST(distributed, missing_pod_registration_timeout_names_it) {
