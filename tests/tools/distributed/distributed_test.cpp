@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -376,6 +377,10 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   auto e0 = estimate(pod0->err());
   auto e1 = estimate(pod1->err());
   ASSERT_TRUE(e0 && e1) << pod0->err() << pod1->err();
+  std::printf("clock offset estimates: pod0 %lld ns, pod1 %lld ns "
+              "(injected skew %lld ns)\n",
+              static_cast<long long>(*e0), static_cast<long long>(*e1),
+              static_cast<long long>(skew));
   constexpr std::int64_t tolerance = 100'000'000;
   EXPECT_LT(std::llabs(*e0), tolerance);
   EXPECT_LT(std::llabs(*e1 - skew), tolerance);
