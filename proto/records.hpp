@@ -100,7 +100,9 @@ struct request_record {
   std::int64_t request_ack_ns = 0;
   /// Monotonic ns at which the response ended (last byte or failure).
   std::int64_t request_end_ns = 0;
-  /// Add to worker epoch times to get the controller's clock.
+  /// The worker's clock offset: controller_time = worker_time -
+  /// clock_offset_ns (0 on one host). Corrects only times that span
+  /// processes, never per-request latencies.
   std::int64_t clock_offset_ns = 0;
 
   std::int32_t http_status = 0;

@@ -22,7 +22,7 @@ void fill_metadata(const proto::request_record& in, std::string_view processor,
   out.turn_index = in.turn_index;
   out.credit_issued_ns = in.credit_issued_ns;
   // Monotonic stamps become epoch via the start pair, then controller clock.
-  auto wall = in.request_start_wall_ns + in.clock_offset_ns;
+  auto wall = in.request_start_wall_ns - in.clock_offset_ns;
   auto to_wall = [&](std::int64_t mono) {
     return mono == 0 ? std::int64_t{0} : wall + (mono - in.request_start_ns);
   };

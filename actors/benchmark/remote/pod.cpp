@@ -208,7 +208,8 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
                                       : st.tracker.offset_or_zero_ns()
                                           - st.cfg.clock.skew_ns();
       if (st.cfg.record_offset)
-        st.cfg.record_offset->store(-shift, std::memory_order_relaxed);
+        // Record contract: controller_time = worker_time - clock_offset_ns.
+        st.cfg.record_offset->store(shift, std::memory_order_relaxed);
       if (shift != 0)
         for (auto& c : b) {
           c.issued_at_ns += shift;

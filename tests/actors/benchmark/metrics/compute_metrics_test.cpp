@@ -152,7 +152,7 @@ TEST(compute_metrics, invalid_records_become_error_records) {
 TEST(compute_metrics, metadata_uses_wall_clock_and_offset) {
   auto r = make_record(1000, {1100, 1300});
   r.request_start_wall_ns = 1'700'000'000'000'000'000;
-  r.clock_offset_ns = -50;
+  r.clock_offset_ns = 50; // controller_time = worker_time - offset
   r.request_ack_ns = 1050;
   r.request_end_ns = 1400;
   r.session_num = 45;
