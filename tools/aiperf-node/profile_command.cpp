@@ -201,6 +201,13 @@ int run(config::profile_config cfg) {
   if (mock)
     mock->stop();
 
+  print_result(result);
+  return result.exit_code;
+}
+
+} // namespace
+
+void print_result(const sc::run_result& result) {
   if (!result.console.empty())
     std::printf("%s\n", result.console.c_str());
   if (!result.files.empty()) {
@@ -216,10 +223,7 @@ int run(config::profile_config cfg) {
                                                           : "error",
                  result.message.c_str());
   std::fflush(stdout);
-  return result.exit_code;
 }
-
-} // namespace
 
 void add_subcommand(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(

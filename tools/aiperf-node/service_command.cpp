@@ -2,6 +2,8 @@
 
 #include "tools/aiperf-node/service_command.hpp"
 
+#include "tools/aiperf-node/profile_command.hpp"
+
 #include "actors/benchmark/api_service/api_service.hpp"
 #include "actors/benchmark/dataset/dataset_file.hpp"
 #include "actors/benchmark/remote/http_fetch.hpp"
@@ -395,24 +397,6 @@ int run_worker(service_options o) {
   return exit_code;
 }
 
-void print_result(const sc::run_result& result) {
-  if (!result.console.empty())
-    std::printf("%s\n", result.console.c_str());
-  if (!result.files.empty()) {
-    std::printf("Exports:\n");
-    for (auto& f : result.files)
-      std::printf("  %s\n", f.c_str());
-  }
-  for (auto& w : result.warnings)
-    std::fprintf(stderr, "warning: %s\n", w.c_str());
-  if (!result.message.empty())
-    std::fprintf(stderr, "%s: %s\n",
-                 result.exit_code == sc::exit_interrupted ? "interrupted"
-                                                          : "error",
-                 result.message.c_str());
-  std::fflush(stdout);
-}
-
 int run_controller(const service_options& o) {
   config::profile_config cfg;
   if (auto err = load_run_file(o.run_config, cfg)) {
@@ -471,7 +455,7 @@ int run_controller(const service_options& o) {
                                           handle = std::move(h);
                                         });
   }
-  print_result(result);
+  profile_command::print_result(result);
   return result.exit_code;
 }
 
