@@ -9,79 +9,21 @@
 #   env: RUNS (3), DURATION (5), CONNECTIONS (64)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-bin="${1:-$root/build-http/tools/bench/http_client_bench/http_client_bench}"
+source "$here/lib/common.sh"
+bench_need wrk python3 /usr/sbin/nginx
+bin="${1:-$bench_root/build/tools/bench/http_client_bench/http_client_bench}"
+[[ -x "$bin" ]] || { echo "http_client_bench not found: $bin (build target http_client_bench or pass its path)" >&2; exit 2; }
 runs="${RUNS:-3}"
 duration="${DURATION:-5}"
 conns="${CONNECTIONS:-64}"
-for tool in wrk python3 /usr/sbin/nginx; do
-  command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
-done
-[[ -x "$bin" ]] || { echo "http_client_bench not found: $bin (build target http_client_bench or pass its path)" >&2; exit 2; }
 
-work="$(mktemp -d)"
-nginx_pid=""
-cleanup() {
-  [[ -n "$nginx_pid" ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# -- the SSE body -----------------------------------------------------------------
-mkdir -p "$work/html/v1/chat" "$work/logs"
-python3 - "$work/html/v1/chat/completions" <<'PY'
-import json, sys
-words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-out = []
-for i in range(64):
-    chunk = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000,
-             "model": "mock-model",
-             "choices": [{"index": 0, "delta": {"content": " " + words[i % 8]}, "finish_reason": None}]}
-    out.append("data: " + json.dumps(chunk, separators=(",", ":")) + "\n\n")
-usage = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000,
-         "model": "mock-model", "choices": [],
-         "usage": {"prompt_tokens": 12, "completion_tokens": 64, "total_tokens": 76}}
-out.append("data: " + json.dumps(usage, separators=(",", ":")) + "\n\n")
-out.append("data: [DONE]\n\n")
-open(sys.argv[1], "w").write("".join(out))
-PY
+bench_init
+mkdir -p "$work/html/v1/chat"
+bench_sse_body "$work/html/v1/chat/completions" 64
 size=$(stat -c %s "$work/html/v1/chat/completions")
-
-# -- nginx --------------------------------------------------------------------------
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-user_line=""
-[[ $(id -u) -eq 0 ]] && user_line="user root;"
-cat >"$work/nginx.conf" <<CONF
-$user_line
-daemon off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  keepalive_requests 1000000;
-  client_body_temp_path $work/tmp_body;
-  proxy_temp_path $work/tmp_proxy;
-  fastcgi_temp_path $work/tmp_fcgi;
-  uwsgi_temp_path $work/tmp_uwsgi;
-  scgi_temp_path $work/tmp_scgi;
-  types { text/event-stream completions; }
-  server {
-    listen 127.0.0.1:$port;
-    root $work/html;
-    error_page 405 =200 \$uri;
-  }
-}
-CONF
-/usr/sbin/nginx -p "$work" -c "$work/nginx.conf" &
-nginx_pid=$!
+port=$(bench_free_port)
+bench_start_nginx "$work/html" "$port"
 url="http://127.0.0.1:$port/v1/chat/completions"
-for _ in $(seq 1 200); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1',$port))" 2>/dev/null && break
-  sleep 0.05
-done
 
 body='{"model":"mock-model","messages":[{"role":"user","content":"Tell me a story"}],"max_completion_tokens":64,"stream":true}'
 cat >"$work/post.lua" <<LUA
