@@ -8,78 +8,27 @@
 #   env: RUNS (5), DURATION (5s), CONNECTIONS (64)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
-bin="${1:-${AIPERF_NODE_BIN:-$root/build-mock/tools/aiperf-node/aiperf-node}}"
+source "$here/../lib/common.sh"
+bench_need wrk curl bc /usr/sbin/nginx
+bench_find_node "${1:-}"
 runs="${RUNS:-5}"
 duration="${DURATION:-5s}"
 conns="${CONNECTIONS:-64}"
-for tool in wrk curl /usr/sbin/nginx; do
-  command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
-done
-[[ -x "$bin" ]] || { echo "aiperf-node binary not found: $bin (build it or pass its path)" >&2; exit 2; }
+bench_init
 
-work="$(mktemp -d)"
-mock_pid=""
-nginx_pid=""
-cleanup() {
-  [[ -n "$mock_pid" ]] && kill "$mock_pid" 2>/dev/null && wait "$mock_pid" 2>/dev/null
-  [[ -n "$nginx_pid" ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# -- mock server --------------------------------------------------------------
-"$bin" mock-server --fast --workers 1 -p 0 --log-level warning >"$work/mock.out" 2>"$work/mock.err" &
-mock_pid=$!
-for _ in $(seq 1 200); do
-  grep -q 'listening on' "$work/mock.out" 2>/dev/null && break
-  sleep 0.05
-done
-mock_url="$(grep -o 'http://[^ ]*' "$work/mock.out")"
-mock_port="${mock_url##*:}"
+# -- mock server ----------------------------------------------------------------
+bench_start_mock mock_port --fast --workers 1
 
 # The exact body wrk's request gets from the mock becomes nginx's file.
 body="$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$here/post.lua")"
-mkdir -p "$work/html/v1/chat" "$work/logs" "$work/tmp"
+mkdir -p "$work/html/v1/chat"
 curl -sS -o "$work/html/v1/chat/completions" -H 'Content-Type: application/json' \
   -d "$body" "http://127.0.0.1:$mock_port/v1/chat/completions"
 size=$(stat -c %s "$work/html/v1/chat/completions")
 
 # -- nginx ----------------------------------------------------------------------
-nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-user_line=""
-[[ $(id -u) -eq 0 ]] && user_line="user root;"
-cat >"$work/nginx.conf" <<CONF
-$user_line
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  tcp_nodelay on;
-  keepalive_requests 100000000;
-  client_body_temp_path $work/tmp;
-  proxy_temp_path $work/tmp;
-  fastcgi_temp_path $work/tmp;
-  uwsgi_temp_path $work/tmp;
-  scgi_temp_path $work/tmp;
-  default_type text/event-stream;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    root $work/html;
-    location / { error_page 405 =200 \$uri; }
-  }
-}
-CONF
-/usr/sbin/nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' &
-nginx_pid=$!
-for _ in $(seq 1 200); do
-  curl -s -o /dev/null "http://127.0.0.1:$nginx_port/v1/chat/completions" && break
-  sleep 0.05
-done
+nginx_port=$(bench_free_port)
+bench_start_nginx "$work/html" "$nginx_port"
 nginx_size=$(curl -sS -X POST -H 'Content-Type: application/json' -d "$body" \
   "http://127.0.0.1:$nginx_port/v1/chat/completions" | wc -c)
 [[ "$nginx_size" -eq "$size" ]] || { echo "nginx serves $nginx_size bytes, mock $size" >&2; exit 1; }
