@@ -32,6 +32,32 @@ std::uint64_t log_linear_histogram::side::at(std::int64_t index) const {
   return counts[static_cast<std::size_t>(index - offset)];
 }
 
+void log_linear_histogram::record_all(std::span<const double> values) {
+  std::uint64_t added = 0;
+  double lo = min_;
+  double hi = max_;
+  for (auto v : values) {
+    if (!std::isfinite(v))
+      continue;
+    if (total_ + added == 0) {
+      lo = hi = v;
+    } else {
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    ++added;
+    if (v > 0)
+      positive_.add(index_of(v), 1);
+    else if (v < 0)
+      negative_.add(index_of(-v), 1);
+    else
+      ++zeros_;
+  }
+  min_ = lo;
+  max_ = hi;
+  total_ += added;
+}
+
 void log_linear_histogram::merge(const log_linear_histogram& other) {
   if (other.total_ == 0)
     return;

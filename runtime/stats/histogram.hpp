@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace aiperf::stats {
@@ -42,6 +43,10 @@ public:
     else
       zeros_ += n;
   }
+
+  /// Adds each finite value of `values` once; the same result as one
+  /// record() per value, with the bookkeeping done once per batch.
+  void record_all(std::span<const double> values);
 
   /// Adds every count of `other`; afterwards this equals a histogram that
   /// recorded both samples.

@@ -78,24 +78,33 @@ void sample_accumulator::add_all(std::span<const double> values) {
     return;
   }
   spill();
-  // Moments of the batch in two passes, then one Chan merge.
+  histogram_.record_all(values);
+  // Moments of the batch in two passes, then one Chan merge. The sum is
+  // the same Neumaier sum, written so that it compiles without branches.
   moments batch;
+  double sum = 0;
+  double comp = 0;
+  double lo = 0;
+  double hi = 0;
   for (auto v : values) {
     if (!std::isfinite(v))
       continue;
-    if (batch.n == 0) {
-      batch.min = batch.max = v;
-    } else {
-      batch.min = std::min(batch.min, v);
-      batch.max = std::max(batch.max, v);
-    }
+    lo = batch.n == 0 || v < lo ? v : lo;
+    hi = batch.n == 0 || v > hi ? v : hi;
     ++batch.n;
-    batch.sum.add(v);
-    histogram_.record(v);
+    auto t = sum + v;
+    auto big = std::abs(sum) >= std::abs(v) ? sum : v;
+    auto small = std::abs(sum) >= std::abs(v) ? v : sum;
+    comp += (big - t) + small;
+    sum = t;
   }
   if (batch.n == 0)
     return;
-  batch.mean = batch.sum.value() / static_cast<double>(batch.n);
+  batch.min = lo;
+  batch.max = hi;
+  batch.sum.add(sum);
+  batch.sum.add(comp);
+  batch.mean = (sum + comp) / static_cast<double>(batch.n);
   for (auto v : values)
     if (std::isfinite(v))
       batch.m2 += (v - batch.mean) * (v - batch.mean);
@@ -124,7 +133,13 @@ std::uint64_t sample_accumulator::count() const noexcept {
 }
 
 double sample_accumulator::sum() const {
-  return current_moments().sum.value();
+  if (!exact_)
+    return moments_.sum.value();
+  // Only the sum: the full moments would take two more passes.
+  compensated_sum sum;
+  for (auto v : samples_)
+    sum.add(v);
+  return sum.value();
 }
 
 double sample_accumulator::mean() const {

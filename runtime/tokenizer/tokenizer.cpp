@@ -1,6 +1,7 @@
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <array>
+#include <cstdint>
 
 namespace aiperf::tokenizer {
 
@@ -37,23 +38,25 @@ constexpr std::array<std::string_view, 128> vocabulary{
 } // namespace
 
 std::size_t count_tokens(std::string_view text) noexcept {
+  // One branch-free step per byte (this runs for every response of every
+  // record): `piece` is the position inside the current word piece, 0 on
+  // whitespace, and a token starts wherever it becomes 1.
+  static constexpr auto space_table = [] {
+    std::array<std::uint8_t, 256> t{};
+    for (int c = 0; c < 256; ++c)
+      t[static_cast<std::size_t>(c)] = is_space(static_cast<char>(c)) ? 1 : 0;
+    return t;
+  }();
   std::size_t tokens = 0;
-  std::size_t i = 0;
-  const std::size_t n = text.size();
-  while (i < n) {
-    while (i < n && is_space(text[i]))
-      ++i;
-    if (i == n) {
-      ++tokens; // trailing whitespace forms one token
-      break;
-    }
-    std::size_t piece = 0;
-    while (i < n && !is_space(text[i]) && piece < max_word_piece) {
-      ++i;
-      ++piece;
-    }
-    ++tokens;
+  std::size_t piece = 0;
+  for (unsigned char c : text) {
+    auto next = piece == max_word_piece ? std::size_t{1} : piece + 1;
+    piece = space_table[c] ? 0 : next;
+    tokens += piece == 1 ? 1 : 0;
   }
+  // Trailing whitespace forms one token.
+  if (!text.empty() && space_table[static_cast<unsigned char>(text.back())])
+    ++tokens;
   return tokens;
 }
 

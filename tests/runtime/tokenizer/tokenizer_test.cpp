@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 using namespace aiperf;
 
@@ -49,4 +51,48 @@ TEST(tokenizer, vocabulary_words_are_single_tokens) {
 TEST(tokenizer, hash_is_stable) {
   EXPECT_EQ(tokenizer::hash(""), 1469598103934665603ULL);
   EXPECT_NE(tokenizer::hash("a"), tokenizer::hash("b"));
+}
+
+namespace {
+
+// The plain word-by-word definition, to check the branch-free loop against.
+std::size_t reference_count(std::string_view text) {
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+           || c == '\v';
+  };
+  std::size_t tokens = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && space(text[i]))
+      ++i;
+    if (i == text.size()) {
+      ++tokens;
+      break;
+    }
+    for (std::size_t piece = 0;
+         i < text.size() && !space(text[i]) && piece < tokenizer::max_word_piece; ++piece)
+      ++i;
+    ++tokens;
+  }
+  return tokens;
+}
+
+} // namespace
+
+TEST(tokenizer, matches_the_word_by_word_definition_on_random_text) {
+  constexpr std::string_view alphabet = "ab \t\n\r\f\vxyz\xff";
+  std::uint64_t state = 42;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    auto len = (state >> 33) % 40;
+    for (std::uint64_t i = 0; i < len; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      // Mostly letters so that long words (> 8 bytes) occur too.
+      auto r = (state >> 33) % 100;
+      text.push_back(r < 70 ? 'a' : alphabet[r % alphabet.size()]);
+    }
+    ASSERT_EQ(tokenizer::count_tokens(text), reference_count(text)) << '"' << text << '"';
+  }
 }
