@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -1009,6 +1010,20 @@ request_id client::submit(request req, response_sink& sink) {
   return id;
 }
 
+void client::submit_here(request req, response_sink& sink,
+                         request_id& id_out) {
+  auto id = impl_->next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  id_out = id;
+  pending_request p{std::move(req), &sink, id};
+  if (impl_->ioc_.get_executor().running_in_this_thread()) {
+    impl_->on_submit(std::move(p));
+    return;
+  }
+  asio::post(impl_->ioc_, [impl = impl_, p = std::move(p)]() mutable {
+    impl->on_submit(std::move(p));
+  });
+}
+
 void client::cancel(request_id id) {
   asio::post(impl_->ioc_, [impl = impl_, id] { impl->on_cancel(id); });
 }
@@ -1047,6 +1062,11 @@ std::uint64_t client::read_buffers_allocated() const noexcept {
 
 // -- io_pool ------------------------------------------------------------------
 
+bool raise_thread_priority(int nice) noexcept {
+  // Linux: PRIO_PROCESS with a thread id sets that thread only.
+  return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) == 0;
+}
+
 struct io_pool::slot {
   asio::io_context ioc{1};
   asio::executor_work_guard<asio::io_context::executor_type> guard
@@ -1059,7 +1079,10 @@ io_pool::io_pool(std::size_t threads) {
   for (std::size_t i = 0; i < threads; ++i)
     contexts_.push_back(std::make_unique<slot>());
   for (auto& s : contexts_)
-    threads_.emplace_back([ctx = &s->ioc] { ctx->run(); });
+    threads_.emplace_back([ctx = &s->ioc] {
+      raise_thread_priority(io_thread_nice); // best effort, see the header
+      ctx->run();
+    });
 }
 
 io_pool::~io_pool() {

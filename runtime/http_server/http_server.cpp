@@ -17,7 +17,9 @@
 
 #include <charconv>
 #include <list>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <thread>
 
 namespace aiperf::http_server {
@@ -405,7 +407,11 @@ start_result server::start() {
   }
   for (auto& w : workers_) {
     asio::co_spawn(w->ioc, w->accept_loop(), asio::detached);
-    w->thread = std::thread{[raw = w.get()] { raw->ioc.run(); }};
+    w->thread = std::thread{[raw = w.get(), nice = opts_.thread_nice] {
+      if (nice != 0) // best effort: without the capability, keep priority
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice);
+      raw->ioc.run();
+    }};
   }
   started_ = true;
   port_ = port;

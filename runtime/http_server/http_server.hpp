@@ -121,6 +121,11 @@ struct options {
   std::uint64_t body_limit = 64ull << 20;
   /// How long stop() lets in-flight responses finish before cutting them.
   std::chrono::milliseconds stop_grace{2000};
+  /// Nice value the io threads ask for (0 = leave as is). A server that
+  /// times its writes (the mock's TTFT/ITL) on a shared host uses a negative
+  /// value so a busy neighbour does not delay its timers by a scheduler
+  /// slice; going below 0 needs CAP_SYS_NICE, otherwise it is ignored.
+  int thread_nice = 0;
 };
 
 /// Either the bound port, or why the server could not start.

@@ -11,10 +11,13 @@
 // last token would have been (start + TTFT + ITL*(n-1)); embeddings after
 // TTFT. --fast drops all waits and writes a whole stream with one write.
 //
-// --stamp-events: every SSE event (tokens, usage, [DONE]) starts with a
-// comment line `: t=<CLOCK_MONOTONIC ns>\n`, immediately before its `data:`
-// line in the same event block, taken after the event's deadline passed and
-// right before it is written. SSE clients ignore comment lines.
+// --stamp-events: a streamed response carries the header
+// `X-Mock-Received-Ns: <CLOCK_MONOTONIC ns>` (when the request was fully
+// read: the start of its TTFT), and every SSE event (tokens, usage, [DONE])
+// starts with a comment line `: t=<CLOCK_MONOTONIC ns>\n`, immediately
+// before its `data:` line in the same event block, taken after the event's
+// deadline passed and right before it is written. SSE clients ignore
+// comment lines.
 //
 // --error-rate P: each generation request (after validation) fails with 500
 // and an OpenAI `server_error` object with probability P%, drawn from a

@@ -303,8 +303,10 @@ void start_on_io(request_context* ctx, http::request req) {
   side.live.emplace(ctx->record.credit_id, ctx);
   auto now = http::now_ns();
   if (ctx->due_ns - now <= min_timer_wait_ns) {
+    // submit_here: written now, not after the rest of this thread's queue;
+    // ctx may already be completed (and handed back) when it returns.
     ctx->submitted = true;
-    ctx->id = side.client->submit(std::move(req), *ctx);
+    side.client->submit_here(std::move(req), *ctx, ctx->id);
     return;
   }
   ctx->timer.emplace(*side.io);
@@ -320,7 +322,8 @@ void start_on_io(request_context* ctx, http::request req) {
         return;
       }
       ctx->submitted = true;
-      ctx->id = ctx->io->client->submit(std::move(req), *ctx);
+      auto* client = ctx->io->client;
+      client->submit_here(std::move(req), *ctx, ctx->id);
     });
 }
 

@@ -4,11 +4,17 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 
 namespace aiperf::http {
@@ -412,6 +418,96 @@ TEST_F(client_fixture, submit_after_shutdown_is_cancelled) {
   c.submit(make_request(1), sink);
   ASSERT_TRUE(sink.wait());
   EXPECT_EQ(sink.err.category, error_category::cancelled);
+}
+
+// Verifies submit_here on the I/O thread writes the request at once on an
+// idle connection (on_send before it returns) and stores the id first.
+TEST_F(client_fixture, submit_here_on_io_thread_sends_before_returning) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{test_server::content_length_response("hi")}};
+  }};
+  client c{io.context(0)};
+  recording_sink warm;
+  c.submit(make_request(srv.port()), warm);
+  ASSERT_TRUE(warm.wait());
+  ASSERT_TRUE(warm.err.ok()) << warm.err.message;
+  recording_sink sink;
+  request_id id = 0;
+  std::promise<int> sends_at_return;
+  boost::asio::post(io.context(0), [&] {
+    c.submit_here(make_request(srv.port()), sink, id);
+    sends_at_return.set_value(sink.sends);
+  });
+  auto fut = sends_at_return.get_future();
+  ASSERT_EQ(fut.wait_for(wait_limit), std::future_status::ready);
+  EXPECT_EQ(fut.get(), 1);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_TRUE(sink.err.ok()) << sink.err.message;
+  EXPECT_EQ(sink.body, "hi");
+  EXPECT_NE(id, 0u);
+  EXPECT_EQ(c.connections_opened(), 1u); // reused the idle connection
+}
+
+/// Completes inside submit_here and checks the id was stored before.
+class id_checking_sink : public recording_sink {
+public:
+  explicit id_checking_sink(const request_id& id) : id_(id) {}
+  void on_complete(const error_info& e, std::int64_t ts) override {
+    id_at_complete = id_;
+    recording_sink::on_complete(e, ts);
+  }
+  request_id id_at_complete = 0;
+
+private:
+  const request_id& id_;
+};
+
+// Verifies a request that fails at once inside submit_here completes before
+// it returns, with its id already stored (callers must not touch the sink
+// afterwards), and that off the I/O thread it behaves like submit().
+TEST_F(client_fixture, submit_here_stores_the_id_before_any_callback) {
+  client c{io.context(0)};
+  request_id id = 0;
+  id_checking_sink sink{id};
+  std::promise<int> completions_at_return;
+  boost::asio::post(io.context(0), [&] {
+    auto req = make_request(1);
+    req.headers.emplace_back("X-Evil", "a\nb");
+    c.submit_here(std::move(req), sink, id);
+    completions_at_return.set_value(sink.completions);
+  });
+  auto fut = completions_at_return.get_future();
+  ASSERT_EQ(fut.wait_for(wait_limit), std::future_status::ready);
+  EXPECT_EQ(fut.get(), 1);
+  EXPECT_NE(id, 0u);
+  EXPECT_EQ(sink.id_at_complete, id);
+  EXPECT_EQ(sink.err.category, error_category::protocol);
+
+  request_id other = 0;
+  id_checking_sink off_thread{other};
+  auto req = make_request(1);
+  req.headers.emplace_back("X-Evil", "a\nb");
+  c.submit_here(std::move(req), off_thread, other);
+  ASSERT_TRUE(off_thread.wait());
+  EXPECT_EQ(off_thread.id_at_complete, other);
+  EXPECT_GT(other, id);
+}
+
+// Verifies io_pool threads ask for io_thread_nice: applied when the process
+// may raise priorities, left at 0 otherwise (never an error).
+TEST(io_pool_priority, threads_run_at_io_thread_nice_when_allowed) {
+  io_pool pool{1};
+  std::promise<int> nice_seen;
+  boost::asio::post(pool.context(0), [&] {
+    errno = 0;
+    nice_seen.set_value(::getpriority(PRIO_PROCESS,
+                                      static_cast<id_t>(::gettid())));
+  });
+  auto fut = nice_seen.get_future();
+  ASSERT_EQ(fut.wait_for(wait_limit), std::future_status::ready);
+  auto nice = fut.get();
+  // Which one depends on CAP_SYS_NICE; anything else would be a bug.
+  EXPECT_TRUE(nice == io_thread_nice || nice == 0) << nice;
 }
 
 } // namespace
