@@ -15,6 +15,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <list>
 #include <sys/resource.h>
@@ -159,15 +160,35 @@ void response_writer::append_chunk(std::string_view data) {
   out_.append("\r\n");
 }
 
+namespace {
+
+/// Running average (1/16) of how late this io thread wakes after a timer
+/// expires; one per thread because each thread has its own epoll loop.
+thread_local clock::duration wake_margin{};
+constexpr clock::duration max_wake_margin = std::chrono::microseconds{100};
+
+} // namespace
+
 asio::awaitable<void> response_writer::wait_until(clock::time_point deadline) {
   if (deadline <= clock::now() || failed_)
     co_return;
   co_await flush();
-  timer_.expires_at(deadline);
-  boost::system::error_code ec;
-  co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) // cancelled: the server is stopping
-    failed_ = true;
+  const auto armed = deadline - wake_margin;
+  if (armed > clock::now()) {
+    timer_.expires_at(armed);
+    boost::system::error_code ec;
+    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) { // cancelled: the server is stopping
+      failed_ = true;
+      co_return;
+    }
+    auto late = std::clamp<clock::duration>(clock::now() - armed,
+                                            clock::duration::zero(),
+                                            max_wake_margin);
+    wake_margin += (late - wake_margin) / 16;
+  }
+  while (clock::now() < deadline) // at most the margin armed with
+    ;
 }
 
 asio::awaitable<void> response_writer::flush() {
