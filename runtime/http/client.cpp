@@ -1073,14 +1073,15 @@ struct io_pool::slot {
     = asio::make_work_guard(ioc);
 };
 
-io_pool::io_pool(std::size_t threads) {
+io_pool::io_pool(std::size_t threads, bool raise_priority) {
   if (threads == 0)
     threads = 1;
   for (std::size_t i = 0; i < threads; ++i)
     contexts_.push_back(std::make_unique<slot>());
   for (auto& s : contexts_)
-    threads_.emplace_back([ctx = &s->ioc] {
-      raise_thread_priority(io_thread_nice); // best effort, see the header
+    threads_.emplace_back([ctx = &s->ioc, raise_priority] {
+      if (raise_priority)
+        raise_thread_priority(io_thread_nice); // best effort, see the header
       ctx->run();
     });
 }

@@ -130,7 +130,10 @@ int run(config::profile_config cfg) {
 
   // I/O threads and one HTTP client per thread. They outlive the actor
   // system (declared first, destroyed last).
-  http::io_pool io(static_cast<std::size_t>(cfg.io_threads.value_or(1)));
+  // Raised I/O priority only where a send schedule must be kept.
+  http::io_pool io(static_cast<std::size_t>(cfg.io_threads.value_or(1)),
+                   cfg.request_rate || cfg.fixed_schedule
+                     || cfg.user_centric_rate);
   http::client_options client_opts;
   client_opts.max_connections_per_endpoint
     = cfg.concurrency && *cfg.concurrency > 0

@@ -493,10 +493,10 @@ TEST_F(client_fixture, submit_here_stores_the_id_before_any_callback) {
   EXPECT_GT(other, id);
 }
 
-// Verifies io_pool threads ask for io_thread_nice: applied when the process
-// may raise priorities, left at 0 otherwise (never an error).
+// Verifies io_pool threads ask for io_thread_nice when told to: applied when
+// the process may raise priorities, left at 0 otherwise (never an error).
 TEST(io_pool_priority, threads_run_at_io_thread_nice_when_allowed) {
-  io_pool pool{1};
+  io_pool pool{1, true};
   std::promise<int> nice_seen;
   boost::asio::post(pool.context(0), [&] {
     errno = 0;
@@ -508,6 +508,19 @@ TEST(io_pool_priority, threads_run_at_io_thread_nice_when_allowed) {
   auto nice = fut.get();
   // Which one depends on CAP_SYS_NICE; anything else would be a bug.
   EXPECT_TRUE(nice == io_thread_nice || nice == 0) << nice;
+}
+
+// Verifies the default leaves the threads' priority alone.
+TEST(io_pool_priority, default_keeps_normal_priority) {
+  io_pool pool{1};
+  std::promise<int> nice_seen;
+  boost::asio::post(pool.context(0), [&] {
+    nice_seen.set_value(::getpriority(PRIO_PROCESS,
+                                      static_cast<id_t>(::gettid())));
+  });
+  auto fut = nice_seen.get_future();
+  ASSERT_EQ(fut.wait_for(wait_limit), std::future_status::ready);
+  EXPECT_EQ(fut.get(), ::getpriority(PRIO_PROCESS, 0));
 }
 
 } // namespace
