@@ -2,6 +2,7 @@
 
 #include "tools/aiperf-node/profile_command.hpp"
 
+#include "tools/aiperf-node/http_io.hpp"
 #include "tools/aiperf-node/self_check.hpp"
 #include "tools/aiperf-node/local_pods.hpp"
 
@@ -130,33 +131,12 @@ int run(config::profile_config cfg) {
 
   // I/O threads and one HTTP client per thread. They outlive the actor
   // system (declared first, destroyed last).
-  // Raised I/O priority only where a send schedule must be kept.
-  http::io_pool io(static_cast<std::size_t>(cfg.io_threads.value_or(1)),
-                   cfg.request_rate || cfg.fixed_schedule
-                     || cfg.user_centric_rate);
-  http::client_options client_opts;
-  client_opts.max_connections_per_endpoint
-    = cfg.concurrency && *cfg.concurrency > 0
-        ? static_cast<std::size_t>(*cfg.concurrency)
-        : 65536;
-  client_opts.tls.ca_file = cfg.ca_file.value_or("");
-  client_opts.tls.insecure = cfg.insecure;
-  std::vector<std::unique_ptr<http::client>> clients;
-  std::vector<worker_group_manager::io_slot> slots;
-  for (std::size_t i = 0; i < io.size(); ++i) {
-    clients.push_back(
-      std::make_unique<http::client>(io.context(i), client_opts));
-    slots.push_back({&io.context(i), clients.back().get()});
-  }
-  client_self_check self_check{io};
+  http_io io{cfg};
+  client_self_check self_check{io.pool()};
   plan.client_self_check = [&self_check] { return self_check.finish(); };
 
   caf::actor_system_config sys_cfg;
-  system::node_options node;
-  node.scheduler_policy = std::string{config::to_string(cfg.scheduler_policy)};
-  node.scheduler_threads
-    = static_cast<std::size_t>(cfg.scheduler_threads.value_or(0));
-  if (auto err = system::apply(sys_cfg, node)) {
+  if (auto err = apply_scheduler(sys_cfg, cfg)) {
     std::fprintf(stderr, "error: %s\n", err->c_str());
     return sc::exit_config;
   }
@@ -178,7 +158,7 @@ int run(config::profile_config cfg) {
             caf::anon_send(controller_handle, proto::cancel_atom::value);
         });
     } else {
-    auto controller = sc::spawn_system_controller(sys, std::move(plan), slots);
+    auto controller = sc::spawn_system_controller(sys, std::move(plan), io.slots());
     {
       std::lock_guard<std::mutex> guard{handle_mtx};
       controller_handle = caf::actor_cast<caf::actor>(controller);
@@ -198,8 +178,6 @@ int run(config::profile_config cfg) {
   }
   for (auto& dir : created_dirs)
     std::filesystem::remove(dir, ec); // only if still empty
-  for (auto& c : clients)
-    c->shutdown();
   io.stop();
   if (mock)
     mock->stop();

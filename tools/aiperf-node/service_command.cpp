@@ -2,6 +2,7 @@
 
 #include "tools/aiperf-node/service_command.hpp"
 
+#include "tools/aiperf-node/http_io.hpp"
 #include "tools/aiperf-node/profile_command.hpp"
 
 #include "actors/benchmark/api_service/api_service.hpp"
@@ -209,31 +210,10 @@ int run_worker(service_options o) {
   logger->debug("{}: dataset with {} conversations", pod,
                 data->conversations.size());
 
-  // Raised I/O priority only where a send schedule must be kept.
-  http::io_pool io(static_cast<std::size_t>(cfg.io_threads.value_or(1)),
-                   cfg.request_rate || cfg.fixed_schedule
-                     || cfg.user_centric_rate);
-  http::client_options client_opts;
-  client_opts.max_connections_per_endpoint
-    = cfg.concurrency && *cfg.concurrency > 0
-        ? static_cast<std::size_t>(*cfg.concurrency)
-        : 65536;
-  client_opts.tls.ca_file = cfg.ca_file.value_or("");
-  client_opts.tls.insecure = cfg.insecure;
-  std::vector<std::unique_ptr<http::client>> clients;
-  std::vector<worker_group_manager::io_slot> slots;
-  for (std::size_t i = 0; i < io.size(); ++i) {
-    clients.push_back(
-      std::make_unique<http::client>(io.context(i), client_opts));
-    slots.push_back({&io.context(i), clients.back().get()});
-  }
+  profile_command::http_io io{cfg};
 
   caf::actor_system_config sys_cfg;
-  system::node_options node;
-  node.scheduler_policy = std::string{config::to_string(cfg.scheduler_policy)};
-  node.scheduler_threads
-    = static_cast<std::size_t>(cfg.scheduler_threads.value_or(0));
-  if (auto err = system::apply(sys_cfg, node))
+  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg))
     return fail(sc::exit_config, *err);
 
   int exit_code = 0;
@@ -265,7 +245,7 @@ int run_worker(service_options o) {
     g.num_processors = layout.processors_per_pod;
     if (plan.worker.export_raw)
       g.raw_part_prefix = (scratch.p / "raw.part").string();
-    g.io = slots;
+    g.io = io.slots();
     g.data = data;
     g.timing = timing;
     g.records = records;
@@ -390,8 +370,7 @@ int run_worker(service_options o) {
                    caf::actor_cast<caf::actor>(timing),
                    caf::actor_cast<caf::actor>(records), inbox})
       self->send_exit(h, caf::exit_reason::user_shutdown);
-    for (auto& c : clients)
-      c->shutdown();
+    io.shutdown_clients();
     bridge->stop();
   }
   io.stop();
@@ -434,11 +413,7 @@ int run_controller(const service_options& o) {
     return sc::exit_config;
   }
   caf::actor_system_config sys_cfg;
-  system::node_options node;
-  node.scheduler_policy = std::string{config::to_string(cfg.scheduler_policy)};
-  node.scheduler_threads
-    = static_cast<std::size_t>(cfg.scheduler_threads.value_or(0));
-  if (auto err = system::apply(sys_cfg, node)) {
+  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg)) {
     std::fprintf(stderr, "error: %s\n", err->c_str());
     return sc::exit_config;
   }

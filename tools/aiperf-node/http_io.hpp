@@ -1,0 +1,49 @@
+// What `profile` and the worker role of `service` both set up from the run's
+// configuration: the HTTP I/O threads with one client each, and the CAF
+// scheduler settings.
+#pragma once
+
+#include "actors/benchmark/worker_group_manager/worker_group_manager.hpp"
+#include "config/profile/profile_config.hpp"
+#include "runtime/http/client.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aiperf::profile_command {
+
+/// The process's HTTP I/O threads and one client per thread. Declare it
+/// before the actor system: it must outlive the workers that use it.
+class http_io {
+public:
+  explicit http_io(const config::profile_config& cfg);
+
+  [[nodiscard]] http::io_pool& pool() noexcept { return pool_; }
+  /// One slot per I/O thread, for the worker group.
+  [[nodiscard]] const std::vector<worker_group_manager::io_slot>&
+  slots() const noexcept {
+    return slots_;
+  }
+
+  /// Cancels every request still in flight. Idempotent.
+  void shutdown_clients();
+  /// shutdown_clients(), then stops and joins the threads. Idempotent.
+  void stop();
+
+private:
+  http::io_pool pool_;
+  std::vector<std::unique_ptr<http::client>> clients_;
+  std::vector<worker_group_manager::io_slot> slots_;
+};
+
+/// Writes the run's scheduler policy and thread count into `cfg`; returns
+/// an error message naming the flag when they are invalid.
+[[nodiscard]] std::optional<std::string>
+apply_scheduler(caf::actor_system_config& cfg,
+                const config::profile_config& run);
+
+} // namespace aiperf::profile_command
