@@ -96,3 +96,52 @@ TEST(tokenizer, matches_the_word_by_word_definition_on_random_text) {
     ASSERT_EQ(tokenizer::count_tokens(text), reference_count(text)) << '"' << text << '"';
   }
 }
+
+// The 64-byte mask path: long texts, word runs crossing block edges, words
+// of every length around the 8-byte cut, every whitespace byte.
+TEST(tokenizer, block_path_matches_the_definition_on_long_text) {
+  constexpr std::string_view spaces = " \t\n\r\f\v";
+  std::uint64_t state = 7;
+  auto next = [&state](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    auto len = next(400);
+    // Some rounds have only short words (the mask path), others long ones.
+    auto max_word = round % 3 == 0 ? 20 : 8;
+    while (text.size() < len) {
+      auto gap = next(3);
+      for (std::uint64_t g = 0; g < gap; ++g)
+        text.push_back(spaces[next(spaces.size())]);
+      auto word = 1 + next(static_cast<std::uint64_t>(max_word));
+      for (std::uint64_t w = 0; w < word; ++w)
+        text.push_back(next(10) == 0 ? '\xc3' : static_cast<char>('a' + next(26)));
+    }
+    ASSERT_EQ(tokenizer::count_tokens(text), reference_count(text)) << '"' << text << '"';
+  }
+}
+
+TEST(tokenizer, block_edges) {
+  // A word piece ending or continuing exactly at byte 64, 128.
+  for (std::size_t pad = 50; pad < 70; ++pad)
+    for (std::size_t word = 1; word <= 20; ++word) {
+      std::string text(pad, 'x');
+      text[0] = ' ';
+      for (std::size_t k = 8; k < pad; k += 9)
+        text[k] = ' ';
+      text += ' ';
+      text.append(word, 'y');
+      text.append(70, ' ');
+      text += "tail words here and more words to cross the next block edge ok";
+      ASSERT_EQ(tokenizer::count_tokens(text), reference_count(text)) << '"' << text << '"';
+    }
+  EXPECT_EQ(tokenizer::count_tokens(std::string(64, 'a')), 8u);
+  EXPECT_EQ(tokenizer::count_tokens(std::string(65, 'a')), 9u);
+  EXPECT_EQ(tokenizer::count_tokens(std::string(128, ' ')), 1u);
+  std::string words;
+  for (int i = 0; i < 64; ++i)
+    words += " token";
+  EXPECT_EQ(tokenizer::count_tokens(words), 64u);
+}
