@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace aiperf::metrics {
@@ -153,10 +154,10 @@ proto::metric_record compute_without_ids(const proto::request_record& in,
       out.set(record_metric::time_to_second_token,
               static_cast<double>(r[1] - r[0]));
     // TTFO only means something when the model reasoned first.
-    if (!in.response_is_reasoning.empty()
-        && std::find(in.response_is_reasoning.begin(),
-                     in.response_is_reasoning.end(), 1)
-               != in.response_is_reasoning.end()) {
+    const auto& reasoning_flags = in.response_is_reasoning;
+    if (!reasoning_flags.empty()
+        && std::memchr(reasoning_flags.data(), 1, reasoning_flags.size())
+               != nullptr) {
       for (std::size_t i = 0;
            i < r.size() && i < in.response_is_reasoning.size(); ++i) {
         if (in.response_is_reasoning[i] == 0) {
@@ -168,13 +169,18 @@ proto::metric_record compute_without_ids(const proto::request_record& in,
       }
     }
     if (r.size() >= 2) {
-      out.inter_chunk_latency.reserve(r.size() - 1);
-      for (std::size_t i = 1; i < r.size(); ++i) {
-        if (r[i] < r[i - 1]) { // out of order: no trustworthy gaps
-          out.inter_chunk_latency.clear();
-          break;
-        }
-        out.inter_chunk_latency.push_back(static_cast<double>(r[i] - r[i - 1]));
+      // Out of order stamps have no trustworthy gaps: then none at all.
+      // Checked first so that the fill below is a plain loop over locals.
+      const auto* ts = r.data();
+      const auto n = r.size();
+      bool ordered = true;
+      for (std::size_t i = 1; i < n; ++i)
+        ordered &= ts[i] >= ts[i - 1];
+      if (ordered) {
+        out.inter_chunk_latency.resize(n - 1);
+        auto* gaps = out.inter_chunk_latency.data();
+        for (std::size_t i = 1; i < n; ++i)
+          gaps[i - 1] = static_cast<double>(ts[i] - ts[i - 1]);
       }
     }
     if (ttft && latency && osl && *osl >= 2) {
