@@ -340,18 +340,7 @@ public:
         cur_.deadline = std::chrono::steady_clock::now()
                         + std::chrono::milliseconds(cur_.req.timeout_ms);
       }
-      timer_.expires_at(cur_.deadline);
-      timer_.async_wait([self = shared_from_this(), seq = seq_](error_code ec) {
-        if (ec || seq != self->seq_)
-          return;
-        self->finish(make_error(error_category::timeout, 0,
-                                "request to " + describe(self->pool_.ep)
-                                  + " timed out after "
-                                  + std::to_string(self->cur_.req.timeout_ms)
-                                  + " ms; raise the request timeout if the "
-                                    "server is just slow"),
-                     now_ns());
-      });
+      arm_deadline(cur_.deadline);
     }
     if (open_)
       send();
@@ -366,8 +355,8 @@ public:
     auto self = shared_from_this(); // close() may drop the pool's reference
     busy_ = false;
     ++seq_;
-    if (cur_.has_deadline)
-      timer_.cancel();
+    // The deadline timer stays armed: it re-arms itself for whatever request
+    // is running when it fires (see arm_deadline).
     auto* sink = cur_.sink;
     cur_.sink = nullptr;
     drop_buffer();
@@ -398,6 +387,43 @@ public:
   }
 
 private:
+  /// Makes the deadline timer fire no later than `at`. A keep-alive
+  /// connection runs request after request with ever later deadlines, so
+  /// instead of a cancel and a re-arm per request (a timer-queue insert and
+  /// removal, a handler allocation and an aborted completion each) the
+  /// timer stays armed for an earlier deadline and, when it fires, re-arms
+  /// for the running request's (on_deadline); it is moved only when a
+  /// request's deadline comes before the armed one.
+  void arm_deadline(std::chrono::steady_clock::time_point at) {
+    if (timer_armed_ && timer_at_ <= at)
+      return;
+    timer_armed_ = true;
+    timer_at_ = at;
+    timer_.expires_at(at); // a superseded wait completes aborted: ignored
+    timer_.async_wait([self = shared_from_this(),
+                       gen = ++timer_gen_](error_code ec) {
+      self->on_deadline(ec, gen);
+    });
+  }
+
+  void on_deadline(const error_code& ec, std::uint64_t gen) {
+    if (gen != timer_gen_)
+      return; // superseded by a re-arm for an earlier deadline
+    timer_armed_ = false;
+    if (ec || closed_ || !busy_ || !cur_.has_deadline)
+      return; // idle: the next request arms it
+    if (std::chrono::steady_clock::now() < cur_.deadline) {
+      arm_deadline(cur_.deadline); // armed for an earlier request
+      return;
+    }
+    finish(make_error(error_category::timeout, 0,
+                      "request to " + describe(pool_.ep) + " timed out after "
+                        + std::to_string(cur_.req.timeout_ms)
+                        + " ms; raise the request timeout if the server is "
+                          "just slow"),
+           now_ns());
+  }
+
   void connect() {
     if (pool_.ep.tls && !tls_) {
       finish(make_error(error_category::tls, 0, owner_.ssl_ctx_error_), now_ns());
@@ -769,6 +795,11 @@ private:
   std::optional<ssl::stream<tcp::socket&>> tls_;
   std::optional<tcp::resolver> resolver_; // only while resolving
   asio::steady_timer timer_;
+  // The deadline the pending timer wait is for, when one is pending, and
+  // the number of that wait (older completions are ignored).
+  std::chrono::steady_clock::time_point timer_at_;
+  bool timer_armed_ = false;
+  std::uint64_t timer_gen_ = 0;
   std::unique_ptr<char[]> buf_; // borrowed from owner_ while reading
   std::string spill_;           // unparsed bytes while holding no buffer
   std::size_t begin_ = 0;

@@ -254,6 +254,87 @@ TEST_F(client_fixture, stalling_server_times_out) {
   EXPECT_EQ(sink.completions, 1);
 }
 
+// Verifies a keep-alive connection's deadline timer, still armed for the
+// first request's (short) deadline, does not expire the second request,
+// whose own deadline is far away: it re-arms instead.
+TEST_F(client_fixture, earlier_requests_deadline_does_not_expire_a_later_one) {
+  std::atomic<int> seen{0};
+  std::atomic<std::int64_t> release_at{0}; // steady ns since epoch
+  test_server srv{[&](const received_request&) {
+    if (seen.fetch_add(1) > 0) {
+      // Answer only once the first request's deadline has passed (bounded).
+      poll_until([&] {
+        return std::chrono::steady_clock::now().time_since_epoch().count()
+               >= release_at.load();
+      });
+    }
+    return scripted_reply{{test_server::content_length_response("hello")}};
+  }};
+  client c{io.context(0)};
+  recording_sink first;
+  auto r1 = make_request(srv.port());
+  r1.timeout_ms = 100;
+  auto first_deadline = std::chrono::steady_clock::now() + 100ms;
+  c.submit(std::move(r1), first);
+  ASSERT_TRUE(first.wait());
+  ASSERT_TRUE(first.err.ok()) << first.err.message;
+  release_at = (first_deadline + 100ms).time_since_epoch().count();
+  recording_sink second;
+  auto r2 = make_request(srv.port());
+  r2.timeout_ms = 60'000;
+  c.submit(std::move(r2), second);
+  ASSERT_TRUE(second.wait());
+  EXPECT_TRUE(second.err.ok()) << second.err.message;
+  EXPECT_EQ(second.body, "hello");
+  EXPECT_EQ(c.connections_opened(), 1u);
+}
+
+// Verifies a short deadline on a connection whose timer is armed for a
+// previous request's long deadline still fires (the timer moves earlier).
+TEST_F(client_fixture, short_deadline_after_a_long_one_times_out) {
+  std::atomic<int> seen{0};
+  test_server srv{[&](const received_request&) {
+    if (seen.fetch_add(1) > 0)
+      return scripted_reply{{}, false, true};
+    return scripted_reply{{test_server::content_length_response("hello")}};
+  }};
+  client c{io.context(0)};
+  recording_sink first;
+  auto r1 = make_request(srv.port());
+  r1.timeout_ms = 600'000;
+  c.submit(std::move(r1), first);
+  ASSERT_TRUE(first.wait());
+  ASSERT_TRUE(first.err.ok()) << first.err.message;
+  recording_sink second;
+  auto r2 = make_request(srv.port());
+  r2.timeout_ms = 200;
+  c.submit(std::move(r2), second);
+  ASSERT_TRUE(second.wait());
+  EXPECT_EQ(second.err.category, error_category::timeout)
+    << second.err.message;
+  EXPECT_EQ(second.completions, 1);
+  EXPECT_EQ(c.connections_opened(), 1u);
+}
+
+// Verifies many sequential requests with deadlines on one connection all
+// succeed and leave no stray timeout behind.
+TEST_F(client_fixture, many_requests_with_deadlines_reuse_the_timer) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{test_server::content_length_response("ok")}};
+  }};
+  client c{io.context(0)};
+  for (int i = 0; i < 50; ++i) {
+    recording_sink sink;
+    auto r = make_request(srv.port());
+    r.timeout_ms = 30'000 + i; // later every time, like a closed loop
+    c.submit(std::move(r), sink);
+    ASSERT_TRUE(sink.wait());
+    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+    EXPECT_EQ(sink.completions, 1);
+  }
+  EXPECT_EQ(c.connections_opened(), 1u);
+}
+
 // Verifies connecting to a closed port reports a connect error.
 TEST_F(client_fixture, refused_connection_is_a_connect_error) {
   std::uint16_t port = 0;
