@@ -259,6 +259,12 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   add_optional(cmd, "--io-threads", cfg.io_threads,
                "HTTP I/O threads; default 1 on ≤ 2 cores, else cores/2")
       ->group(g);
+  add_enum<io_priority>(cmd, "--io-priority", cfg.io_priority,
+                        "HTTP I/O thread priority: high = nice -10 (needs "
+                        "CAP_SYS_NICE), so timestamps are taken on time on a "
+                        "busy host; default auto (high only for rate, fixed-"
+                        "schedule and user-centric runs)")
+      ->group(g);
   add_enum<scheduler_policy>(cmd, "--scheduler-policy", cfg.scheduler_policy,
                              "CAF scheduler policy; default sharing")
       ->group(g);

@@ -144,6 +144,11 @@ template <> struct enum_names<scheduler_policy> {
                                                           "stealing"};
 };
 
+template <> struct enum_names<io_priority> {
+  static constexpr std::array<std::string_view, 3> values{"auto", "normal",
+                                                          "high"};
+};
+
 template <class Enum> std::string_view name_of(Enum x) noexcept {
   const auto& names = enum_names<Enum>::values;
   auto i = static_cast<std::size_t>(x);
@@ -171,6 +176,9 @@ std::string_view to_string(ui_type x) noexcept {
   return name_of(x);
 }
 std::string_view to_string(scheduler_policy x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(io_priority x) noexcept {
   return name_of(x);
 }
 
@@ -203,6 +211,7 @@ AIPERF_CONFIG_INSTANTIATE(custom_dataset_type)
 AIPERF_CONFIG_INSTANTIATE(export_level)
 AIPERF_CONFIG_INSTANTIATE(ui_type)
 AIPERF_CONFIG_INSTANTIATE(scheduler_policy)
+AIPERF_CONFIG_INSTANTIATE(io_priority)
 #undef AIPERF_CONFIG_INSTANTIATE
 
 // -- parsers ------------------------------------------------------------------

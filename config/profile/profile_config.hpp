@@ -85,6 +85,12 @@ enum class ui_type : std::uint8_t { simple, none };
 /// CAF scheduler policy (caf-0.17-guide §5).
 enum class scheduler_policy : std::uint8_t { sharing, stealing };
 
+/// Scheduling priority of the HTTP I/O threads, which take every timestamp.
+/// `automatic` ("auto") raises it for runs that keep a send schedule (request
+/// rate, fixed schedule, user-centric) and leaves it for closed loops, where a
+/// raised client would take CPU from a server on the same host.
+enum class io_priority : std::uint8_t { automatic, normal, high };
+
 /// Returns the flag spelling of `x` ("chat", "mooncake_trace", ...).
 [[nodiscard]] std::string_view to_string(endpoint_type x) noexcept;
 [[nodiscard]] std::string_view to_string(model_selection_strategy x) noexcept;
@@ -93,6 +99,7 @@ enum class scheduler_policy : std::uint8_t { sharing, stealing };
 [[nodiscard]] std::string_view to_string(export_level x) noexcept;
 [[nodiscard]] std::string_view to_string(ui_type x) noexcept;
 [[nodiscard]] std::string_view to_string(scheduler_policy x) noexcept;
+[[nodiscard]] std::string_view to_string(io_priority x) noexcept;
 
 /// Parses the flag spelling of an enum; std::nullopt for anything else.
 template <class Enum>
@@ -293,6 +300,8 @@ struct profile_config {
   std::optional<int> record_processors;
   /// `--io-threads`: HTTP I/O threads. Derived 1 on ≤ 2 cores, else cores/2.
   std::optional<int> io_threads;
+  /// `--io-priority` (auto|normal|high); see io_priority.
+  config::io_priority io_priority = io_priority::automatic;
   /// `--scheduler-policy`; default sharing.
   config::scheduler_policy scheduler_policy = scheduler_policy::sharing;
   /// `--scheduler-threads`: CAF worker threads. Derived: cores minus I/O

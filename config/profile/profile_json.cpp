@@ -72,6 +72,7 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("runtime", "workers_max", c.workers_max);
   v("runtime", "record_processors", c.record_processors);
   v("runtime", "io_threads", c.io_threads);
+  v("runtime", "io_priority", c.io_priority);
   v("runtime", "scheduler_policy", c.scheduler_policy);
   v("runtime", "scheduler_threads", c.scheduler_threads);
   v("runtime", "worker_pods", c.worker_pods);

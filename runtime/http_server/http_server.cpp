@@ -3,6 +3,7 @@
 #include "runtime/log/log.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -17,9 +18,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <list>
+#include <cerrno>
+#include <ctime>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <thread>
 
@@ -64,6 +69,126 @@ std::string plain_error_json(std::string_view message, std::string_view type) {
   out.append(R"(","param":null,"code":null}})");
   return out;
 }
+
+/// The read side of a connection for Beast, through recvmsg so that each read
+/// also returns the kernel's receive timestamp of the bytes (SO_TIMESTAMPNS).
+/// A request's arrival is then the time its last bytes reached the socket,
+/// not the later moment this loop got round to reading them: a server busy
+/// with other connections does not add its own queueing to what it reports.
+class stamped_reader {
+public:
+  using executor_type = tcp::socket::executor_type;
+
+  explicit stamped_reader(tcp::socket& socket) : socket_(socket) {
+    int on = 1;
+    stamped_ = ::setsockopt(socket_.native_handle(), SOL_SOCKET,
+                            SO_TIMESTAMPNS, &on, sizeof(on))
+               == 0;
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);
+  }
+
+  executor_type get_executor() { return socket_.get_executor(); }
+
+  /// CLOCK_MONOTONIC time at which the kernel received the bytes of the
+  /// last read; now() when the kernel gave no stamp.
+  [[nodiscard]] clock::time_point last_received() const noexcept {
+    return last_received_;
+  }
+
+  /// AsyncReadStream: a speculative recvmsg, then wait for readability.
+  template <class MutableBuffers, class Token>
+  auto async_read_some(const MutableBuffers& buffers, Token&& token) {
+    return asio::async_initiate<Token,
+                                void(boost::system::error_code, std::size_t)>(
+        [this](auto handler, const MutableBuffers& bufs) {
+          boost::system::error_code ec;
+          std::size_t n = 0;
+          if (try_read(bufs, ec, n)) {
+            // Done now, but a handler must not run inside its initiation.
+            asio::post(socket_.get_executor(),
+                       [h = std::move(handler), ec, n]() mutable { h(ec, n); });
+            return;
+          }
+          wait_then_read(std::move(handler), bufs);
+        },
+        token, buffers);
+  }
+
+private:
+  template <class Handler, class MutableBuffers>
+  void wait_then_read(Handler handler, const MutableBuffers& bufs) {
+    socket_.async_wait(
+        tcp::socket::wait_read,
+        [this, h = std::move(handler), bufs](boost::system::error_code ec) mutable {
+          std::size_t n = 0;
+          if (!ec && !try_read(bufs, ec, n)) {
+            wait_then_read(std::move(h), bufs); // woken without data
+            return;
+          }
+          h(ec, n);
+        });
+  }
+
+  /// False when nothing can be read yet (EAGAIN); otherwise sets `ec`/`n`.
+  template <class MutableBuffers>
+  bool try_read(const MutableBuffers& bufs, boost::system::error_code& ec,
+                std::size_t& n) {
+    iovec iov[8];
+    int count = 0;
+    for (auto it = asio::buffer_sequence_begin(bufs);
+         it != asio::buffer_sequence_end(bufs) && count < 8; ++it) {
+      asio::mutable_buffer b = *it;
+      iov[count++] = iovec{b.data(), b.size()};
+    }
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<std::size_t>(count);
+    msg.msg_control = stamped_ ? control : nullptr;
+    msg.msg_controllen = stamped_ ? sizeof(control) : 0;
+    ssize_t got;
+    do
+      got = ::recvmsg(socket_.native_handle(), &msg, 0);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return false;
+      ec = boost::system::error_code{errno, boost::system::system_category()};
+      return true;
+    }
+    if (got == 0) {
+      ec = asio::error::eof;
+      return true;
+    }
+    n = static_cast<std::size_t>(got);
+    last_received_ = receive_time(msg);
+    return true;
+  }
+
+  static clock::time_point receive_time(msghdr& msg) {
+    const auto mono_now = clock::now();
+    for (auto* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+        continue;
+      timespec stamp;
+      std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+      timespec real_now;
+      ::clock_gettime(CLOCK_REALTIME, &real_now);
+      // The stamp is wall-clock time; its age converts it to monotonic.
+      auto age = std::chrono::seconds{real_now.tv_sec - stamp.tv_sec}
+                 + std::chrono::nanoseconds{real_now.tv_nsec - stamp.tv_nsec};
+      if (age < clock::duration::zero() || age > std::chrono::seconds{10})
+        return mono_now; // the wall clock was stepped: no usable stamp
+      return mono_now - age;
+    }
+    return mono_now;
+  }
+
+  tcp::socket& socket_;
+  bool stamped_ = false;
+  clock::time_point last_received_{};
+};
 
 } // namespace
 
@@ -111,8 +236,10 @@ std::string_view reason_phrase(unsigned status) noexcept {
 // -- response_writer ----------------------------------------------------------
 
 response_writer::response_writer(tcp::socket& socket, asio::steady_timer& timer,
-                                 std::string& buffer, bool keep_alive)
-    : socket_(socket), timer_(timer), out_(buffer), keep_alive_(keep_alive) {
+                                 std::string& buffer, bool keep_alive,
+                                 clock::time_point received)
+    : socket_(socket), timer_(timer), out_(buffer), keep_alive_(keep_alive),
+      received_(received == clock::time_point{} ? clock::now() : received) {
   out_.clear();
 }
 
@@ -286,6 +413,7 @@ struct server::worker {
 
   asio::awaitable<void> session(std::list<connection>::iterator it) {
     tcp::socket& socket = it->socket;
+    stamped_reader reader{socket};
     beast::flat_buffer buffer;
     buffer.reserve(read_buffer_size);
     asio::steady_timer timer{ioc};
@@ -298,7 +426,7 @@ struct server::worker {
       parser.body_limit(opts.body_limit);
       boost::system::error_code ec;
       co_await http::async_read_header(
-          socket, buffer, parser,
+          reader, buffer, parser,
           asio::redirect_error(asio::use_awaitable, ec));
       if (!ec && !parser.is_done()) {
         // curl sends `Expect: 100-continue` for bodies over 1 KiB and waits
@@ -313,7 +441,7 @@ struct server::worker {
         }
         if (!ec)
           co_await http::async_read(
-              socket, buffer, parser,
+              reader, buffer, parser,
               asio::redirect_error(asio::use_awaitable, ec));
       }
       if (ec) {
@@ -332,7 +460,8 @@ struct server::worker {
       }
       it->idle = false;
       request req = parser.release();
-      response_writer w{socket, timer, out, req.keep_alive() && !stopping};
+      response_writer w{socket, timer, out, req.keep_alive() && !stopping,
+                        reader.last_received()};
       bool handler_failed = false;
       try {
         co_await on_request(req, w);

@@ -50,9 +50,20 @@ public:
   /// `buffer` is the connection's reusable output buffer (kept across
   /// requests so that steady-state responses allocate nothing); it must be
   /// empty and outlive the writer.
+  /// `received` is when the request's last bytes reached the socket (the
+  /// default: now).
   response_writer(boost::asio::ip::tcp::socket& socket,
                   boost::asio::steady_timer& timer, std::string& buffer,
-                  bool keep_alive);
+                  bool keep_alive, clock::time_point received = {});
+
+  /// When the kernel received the request's last bytes (SO_TIMESTAMPNS),
+  /// or when the server read it if the kernel gave no stamp. A handler that
+  /// promises latencies (the mock's TTFT) counts from here, so the time the
+  /// request waited in the socket while this thread served others is part
+  /// of the promised latency, as on a server whose NIC stamps arrivals.
+  [[nodiscard]] clock::time_point received_at() const noexcept {
+    return received_;
+  }
 
   /// Sends a complete response (`Content-Length`) with one write.
   /// `extra_headers` are preformatted lines, each ending in "\r\n".
@@ -101,6 +112,7 @@ private:
   boost::asio::steady_timer& timer_;
   std::string& out_;
   bool keep_alive_;
+  clock::time_point received_;
   bool failed_ = false;
   bool done_ = false;
 };

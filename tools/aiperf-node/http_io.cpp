@@ -4,6 +4,10 @@
 
 #include "runtime/system/node.hpp"
 
+#include <cerrno>
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace aiperf::profile_command {
 
 namespace {
@@ -19,12 +23,44 @@ http::client_options client_options_of(const config::profile_config& cfg) {
   return opts;
 }
 
+bool wants_high_priority(const config::profile_config& cfg) {
+  switch (cfg.io_priority) {
+  case config::io_priority::high:
+    return true;
+  case config::io_priority::normal:
+    return false;
+  case config::io_priority::automatic:
+    break;
+  }
+  return cfg.request_rate || cfg.fixed_schedule || cfg.user_centric_rate;
+}
+
+/// Whether this process may lower its nice value to io_thread_nice: tried
+/// on the calling thread and undone (raising it back is always allowed).
+bool may_raise_priority() {
+  errno = 0;
+  const int before = ::getpriority(PRIO_PROCESS, 0);
+  if (before == -1 && errno != 0)
+    return false;
+  if (before <= http::io_thread_nice)
+    return true;
+  if (!http::raise_thread_priority(http::io_thread_nice))
+    return false;
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), before);
+  return true;
+}
+
 } // namespace
 
 http_io::http_io(const config::profile_config& cfg)
-  // Raised I/O priority only where a send schedule must be kept.
   : pool_(static_cast<std::size_t>(cfg.io_threads.value_or(1)),
-          cfg.request_rate || cfg.fixed_schedule || cfg.user_centric_rate) {
+          wants_high_priority(cfg)) {
+  if (cfg.io_priority == config::io_priority::high && !may_raise_priority())
+    priority_warning_
+      = "--io-priority high: this process may not lower its nice value to "
+        + std::to_string(http::io_thread_nice)
+        + " (needs CAP_SYS_NICE or RLIMIT_NICE); the I/O threads run at normal "
+          "priority";
   auto opts = client_options_of(cfg);
   for (std::size_t i = 0; i < pool_.size(); ++i) {
     clients_.push_back(std::make_unique<http::client>(pool_.context(i), opts));

@@ -29,6 +29,12 @@ public:
     return slots_;
   }
 
+  /// Set when `--io-priority high` was asked for but is not allowed here.
+  [[nodiscard]] const std::optional<std::string>&
+  priority_warning() const noexcept {
+    return priority_warning_;
+  }
+
   /// Cancels every request still in flight. Idempotent.
   void shutdown_clients();
   /// shutdown_clients(), then stops and joins the threads. Idempotent.
@@ -38,6 +44,7 @@ private:
   http::io_pool pool_;
   std::vector<std::unique_ptr<http::client>> clients_;
   std::vector<worker_group_manager::io_slot> slots_;
+  std::optional<std::string> priority_warning_;
 };
 
 /// Writes the run's scheduler policy and thread count into `cfg`; returns

@@ -132,6 +132,8 @@ int run(config::profile_config cfg) {
   // I/O threads and one HTTP client per thread. They outlive the actor
   // system (declared first, destroyed last).
   http_io io{cfg};
+  if (io.priority_warning())
+    std::fprintf(stderr, "warning: %s\n", io.priority_warning()->c_str());
   client_self_check self_check{io.pool()};
   plan.client_self_check = [&self_check] { return self_check.finish(); };
 

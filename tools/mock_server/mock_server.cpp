@@ -153,8 +153,10 @@ boost::asio::awaitable<void> state::generate(endpoint kind,
   }
   count_response(200);
   if (opts.stamp_events) {
-    // When the request was fully read: splits a client's TTFT overhead into
-    // request path (client send -> here) and this server's timer lateness.
+    // When the request's last bytes reached the socket (the kernel's stamp,
+    // which every TTFT/ITL deadline counts from): splits a client's TTFT
+    // overhead into request path (client send -> arrival) and this server's
+    // write lateness.
     std::string extra = "Cache-Control: no-cache\r\nX-Mock-Received-Ns: ";
     extra += std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 start.time_since_epoch())
@@ -203,7 +205,7 @@ boost::asio::awaitable<void> state::generate(endpoint kind,
 
 boost::asio::awaitable<void> state::handle(http_server::request& req,
                                            http_server::response_writer& w) {
-  const auto start = clock::now();
+  const auto start = w.received_at();
   in_flight.fetch_add(1, std::memory_order_relaxed);
   struct leave {
     std::atomic<std::int64_t>& n;

@@ -275,6 +275,11 @@ TEST(profile_aliases, output_and_runtime_spellings) {
                       "--scheduler-threads", "3"})
                 .scheduler_policy,
             scheduler_policy::stealing);
+  EXPECT_EQ(parse_ok({"-m", "m"}).io_priority, io_priority::automatic);
+  EXPECT_EQ(parse_ok({"-m", "m", "--io-priority", "high"}).io_priority,
+            io_priority::high);
+  EXPECT_EQ(parse_ok({"-m", "m", "--io-priority", "normal"}).io_priority,
+            io_priority::normal);
   EXPECT_EQ(*parse_ok({"-m", "m", "--custom-endpoint", "/x"}).custom_endpoint,
             "/x");
   EXPECT_EQ(parse_ok({"-m", "m", "--tokenizer", "builtin"}).tokenizer,
@@ -848,7 +853,8 @@ INSTANTIATE_TEST_SUITE_P(
                       enum_case{"dataset_type", "--custom-dataset-type"},
                       enum_case{"export_level", "--export-level"},
                       enum_case{"ui", "--ui"},
-                      enum_case{"scheduler_policy", "--scheduler-policy"}),
+                      enum_case{"scheduler_policy", "--scheduler-policy"},
+                      enum_case{"io_priority", "--io-priority"}),
     [](const auto& info) { return std::string{info.param.name}; });
 
 // Verifies a negative seed is refused rather than wrapped to 2^64 − 1.

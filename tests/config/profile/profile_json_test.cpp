@@ -103,6 +103,8 @@ profile_config full_config() {
                     "4",
                     "--record-processors",
                     "2",
+                    "--io-priority",
+                    "high",
                     "--insecure"},
                    8);
   EXPECT_TRUE(cfg) << format_error(cfg.error());

@@ -4,6 +4,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <string>
 #include <thread>
 
 using namespace aiperf;
@@ -217,4 +219,69 @@ TEST_F(http_server_fixture, answers_expect_100_continue_before_the_body) {
   auto r = c.read();
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "POST /e hello");
+}
+
+namespace {
+
+// /hold blocks the io thread until `release` is set; every other request
+// answers with its received_at() and the time it was handled, in ns.
+struct arrival_probe {
+  std::atomic<bool> holding{false};
+  std::atomic<bool> release{false};
+
+  http_server::handler handler() {
+    return [this](http_server::request& req, http_server::response_writer& w)
+               -> boost::asio::awaitable<void> {
+      auto handled = http_server::clock::now();
+      if (req.target() == "/hold") {
+        holding = true;
+        while (!release) // keeps the single io thread busy on purpose
+          std::this_thread::yield();
+        co_await w.send(200, "text/plain", "held");
+        co_return;
+      }
+      auto ns = [](http_server::clock::time_point t) {
+        return std::to_string(t.time_since_epoch().count());
+      };
+      co_await w.send(200, "text/plain",
+                      ns(w.received_at()) + " " + ns(handled));
+    };
+  }
+};
+
+} // namespace
+
+// A request that waits in the socket while the server's thread is busy is
+// stamped with its arrival (the kernel's receive time), not with the moment
+// the server got round to it: latencies a handler promises from
+// received_at() do not grow with the server's own queue.
+TEST(http_server, received_at_is_the_arrival_not_the_handling) {
+  arrival_probe probe;
+  http_server::options o; // one io thread
+  http_server::server srv{o, probe.handler()};
+  auto r = srv.start();
+  ASSERT_TRUE(r.ok()) << r.error;
+  test::http_test_client busy{r.port};
+  busy.write_raw("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!probe.holding && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  ASSERT_TRUE(probe.holding);
+
+  test::http_test_client waiting{r.port};
+  auto before_send = http_server::clock::now();
+  waiting.write_raw("GET /when HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto after_send = http_server::clock::now();
+  probe.release = true;
+  EXPECT_EQ(busy.read().body, "held");
+  auto reply = waiting.read();
+  ASSERT_EQ(reply.status, 200u);
+  auto space = reply.body.find(' ');
+  ASSERT_NE(space, std::string::npos) << reply.body;
+  auto received = std::stoll(reply.body.substr(0, space));
+  auto handled = std::stoll(reply.body.substr(space + 1));
+  EXPECT_GE(received, before_send.time_since_epoch().count());
+  EXPECT_LE(received, after_send.time_since_epoch().count())
+      << "stamped when handled, not when the bytes arrived";
+  EXPECT_GT(handled, after_send.time_since_epoch().count());
 }

@@ -19,8 +19,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 using namespace aiperf::itest;
 using testing::HasSubstr;
+using testing::Not;
 
 namespace {
 
@@ -821,6 +824,38 @@ TEST_F(profile_test, warmup_records_are_marked_and_left_out_of_the_summary) {
   EXPECT_EQ(summary_avg(s, "request_count"), 5);
   EXPECT_EQ(s["time_to_first_token"]["count"].GetInt(), 5);
   EXPECT_EQ(summary_avg(s, "total_osl"), 5 * 4);
+}
+
+// --- I/O thread priority ----------------------------------------------------
+
+// Asked-for high priority that the process may not take is said, not
+// silently ignored; the run itself goes on at normal priority.
+TEST_F(profile_test, io_priority_high_without_cap_sys_nice_warns_and_runs) {
+  if (::access("/usr/bin/setpriv", X_OK) != 0)
+    GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  std::vector<std::string> argv{"/usr/bin/setpriv", "--bounding-set=-sys_nice",
+                                "--inh-caps=-sys_nice", node_bin(), "profile",
+                                "--model", "m", "--ui", "none",
+                                "--output-artifact-dir", artifacts().string(),
+                                "--io-priority", "high", "--request-count",
+                                "3"};
+  child run{argv, tmp_.path() / "nocap"};
+  auto code = run.wait();
+  ASSERT_TRUE(code) << "did not finish";
+  ASSERT_EQ(*code, 0) << run.err();
+  EXPECT_THAT(run.err(), HasSubstr("--io-priority high: this process may not "
+                                   "lower its nice value"));
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 3);
+}
+
+TEST_F(profile_test, io_priority_high_with_cap_sys_nice_has_no_warning) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs CAP_SYS_NICE (root)";
+  auto r = profile({"--io-priority", "high", "--request-count", "3"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, Not(HasSubstr("--io-priority")));
+  EXPECT_STREQ(summary()["input_config"]["runtime"]["io_priority"].GetString(),
+               "high");
 }
 
 // --- 7. export levels ----------------------------------------------------------
