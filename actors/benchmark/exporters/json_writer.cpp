@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace aiperf::exporters::detail {
 
@@ -41,66 +42,87 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void append_json_double(std::string& out, double v) {
+char* write_json_double(char* p, double v) noexcept {
   if (!std::isfinite(v)) {
-    out += "null";
-    return;
+    std::memcpy(p, "null", 4);
+    return p + 4;
   }
-  char buf[32];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, ptr);
+  return std::to_chars(p, p + max_number_chars, v).ptr;
 }
 
-void append_json_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, ptr);
+char* write_json_int(char* p, std::int64_t v) noexcept {
+  return std::to_chars(p, p + max_number_chars, v).ptr;
 }
 
-void append_json_scaled(std::string& out, double base,
-                        double base_per_display) {
+char* write_json_scaled(char* p, double base, double base_per_display) noexcept {
   int shift = base_per_display == 1.0   ? 0
               : base_per_display == 1e6 ? 6
               : base_per_display == 1e9 ? 9
                                         : -1;
   constexpr double exact_limit = 9.0e15; // below 2^53: integers exact
-  if (shift < 0 || base != std::trunc(base) || std::abs(base) >= exact_limit) {
-    append_json_double(out, base / base_per_display);
-    return;
-  }
+  if (shift < 0 || base != std::trunc(base) || std::abs(base) >= exact_limit)
+    return write_json_double(p, base / base_per_display);
   auto v = static_cast<std::int64_t>(base);
   if (v == 0) {
-    out += shift == 0 ? "0" : "0.0";
-    return;
+    if (shift == 0) {
+      *p = '0';
+      return p + 1;
+    }
+    std::memcpy(p, "0.0", 3);
+    return p + 3;
   }
   if (v < 0) {
-    out.push_back('-');
+    *p++ = '-';
     v = -v;
   }
   char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
+  auto end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
   auto len = static_cast<int>(end - digits);
+  auto copy = [&p](const char* from, const char* to) {
+    auto n = static_cast<std::size_t>(to - from);
+    std::memcpy(p, from, n);
+    p += n;
+  };
   if (shift == 0) {
-    out.append(digits, end);
-    return;
+    copy(digits, end);
+    return p;
   }
   // Integer part, then the fraction without trailing zeros ("4.0" at least).
   if (len <= shift) {
-    out += "0.";
-    out.append(static_cast<std::size_t>(shift - len), '0');
+    *p++ = '0';
+    *p++ = '.';
+    for (int i = len; i < shift; ++i)
+      *p++ = '0';
     auto last = end;
     while (last > digits && last[-1] == '0')
       --last;
-    out.append(digits, last);
-    return;
+    copy(digits, last);
+    return p;
   }
-  out.append(digits, digits + (len - shift));
-  out.push_back('.');
+  copy(digits, digits + (len - shift));
+  *p++ = '.';
   auto frac = digits + (len - shift);
   auto last = end;
   while (last > frac + 1 && last[-1] == '0')
     --last;
-  out.append(frac, last);
+  copy(frac, last);
+  return p;
+}
+
+void append_json_double(std::string& out, double v) {
+  char buf[max_number_chars];
+  out.append(buf, write_json_double(buf, v));
+}
+
+void append_json_int(std::string& out, std::int64_t v) {
+  char buf[max_number_chars];
+  out.append(buf, write_json_int(buf, v));
+}
+
+void append_json_scaled(std::string& out, double base,
+                        double base_per_display) {
+  char buf[max_number_chars];
+  out.append(buf, write_json_scaled(buf, base, base_per_display));
 }
 
 void append_fixed(std::string& out, double v, int decimals) {

@@ -24,6 +24,16 @@ void append_json_int(std::string& out, std::int64_t v);
 /// and much cheaper than a shortest-float conversion.
 void append_json_scaled(std::string& out, double base, double base_per_display);
 
+/// The longest text the `write_json_*` number writers produce.
+inline constexpr std::size_t max_number_chars = 32;
+
+/// Raw-buffer forms of the appenders above for hot loops: each writes the
+/// same text at `p` (which must have `max_number_chars` of room) and
+/// returns the end.
+char* write_json_double(char* p, double v) noexcept;
+char* write_json_int(char* p, std::int64_t v) noexcept;
+char* write_json_scaled(char* p, double base, double base_per_display) noexcept;
+
 /// Appends `v` with `decimals` fixed decimals (CSV and console).
 void append_fixed(std::string& out, double v, int decimals);
 

@@ -1,11 +1,16 @@
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/exporters/json_writer.hpp"
 #include "actors/benchmark/metrics/compute_metrics.hpp"
+#include "actors/benchmark/metrics/metric_registry.hpp"
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <charconv>
+
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -223,4 +228,276 @@ TEST(json_writer, scaled_values_are_exact_decimals) {
   std::string s;
   exporters::detail::append_json_string(s, std::string_view{"a\x01\"", 3});
   EXPECT_EQ(s, "\"a\\u0001\\\"\"");
+}
+
+// The jsonl writer and number formatting as they were before the
+// raw-buffer rewrite, verbatim: the new code must produce the same bytes.
+namespace reference {
+
+using exporters::detail::append_json_string;
+
+void ref_json_double(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, ptr);
+}
+
+void ref_json_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, ptr);
+}
+
+void ref_json_scaled(std::string& out, double base,
+                        double base_per_display) {
+  int shift = base_per_display == 1.0   ? 0
+              : base_per_display == 1e6 ? 6
+              : base_per_display == 1e9 ? 9
+                                        : -1;
+  constexpr double exact_limit = 9.0e15; // below 2^53: integers exact
+  if (shift < 0 || base != std::trunc(base) || std::abs(base) >= exact_limit) {
+    ref_json_double(out, base / base_per_display);
+    return;
+  }
+  auto v = static_cast<std::int64_t>(base);
+  if (v == 0) {
+    out += shift == 0 ? "0" : "0.0";
+    return;
+  }
+  if (v < 0) {
+    out.push_back('-');
+    v = -v;
+  }
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), v);
+  auto len = static_cast<int>(end - digits);
+  if (shift == 0) {
+    out.append(digits, end);
+    return;
+  }
+  // Integer part, then the fraction without trailing zeros ("4.0" at least).
+  if (len <= shift) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(shift - len), '0');
+    auto last = end;
+    while (last > digits && last[-1] == '0')
+      --last;
+    out.append(digits, last);
+    return;
+  }
+  out.append(digits, digits + (len - shift));
+  out.push_back('.');
+  auto frac = digits + (len - shift);
+  auto last = end;
+  while (last > frac + 1 && last[-1] == '0')
+    --last;
+  out.append(frac, last);
+}
+
+
+struct jsonl_slot {
+  const metrics::metric_info* info;
+  int record_index; // -1: inter_chunk_latency
+};
+
+const std::vector<jsonl_slot>& slots() {
+  static const auto table = [] {
+    std::vector<jsonl_slot> t;
+    for (const auto& m : metrics::all_metrics()) {
+      if (m.kind != metrics::metric_kind::record)
+        continue;
+      auto rm = metrics::find_record_metric(m.tag);
+      t.push_back({&m, rm ? static_cast<int>(*rm) : -1});
+    }
+    return t;
+  }();
+  return table;
+}
+
+void append_nullable_ns(std::string& out, std::int64_t v) {
+  if (v == 0)
+    out += "null";
+  else
+    ref_json_int(out, v);
+}
+
+void append_unit(std::string& out, std::string_view unit) {
+  out += ",\"unit\":";
+  append_json_string(out, unit);
+  out += '}';
+}
+
+void ref_jsonl_line(std::string& out, const proto::metric_record& r) {
+  out += "{\"metadata\":{\"session_num\":";
+  ref_json_int(out, r.session_num);
+  out += ",\"x_request_id\":";
+  append_json_string(out, r.x_request_id);
+  out += ",\"x_correlation_id\":";
+  append_json_string(out, r.x_correlation_id);
+  out += ",\"conversation_id\":";
+  append_json_string(out, r.conversation_id);
+  out += ",\"turn_index\":";
+  ref_json_int(out, r.turn_index);
+  out += ",\"credit_issued_ns\":";
+  ref_json_int(out, r.credit_issued_ns);
+  out += ",\"request_start_ns\":";
+  ref_json_int(out, r.request_start_ns);
+  out += ",\"request_ack_ns\":";
+  append_nullable_ns(out, r.request_ack_ns);
+  out += ",\"request_end_ns\":";
+  ref_json_int(out, r.request_end_ns);
+  out += ",\"worker_id\":";
+  append_json_string(out, r.worker_id);
+  out += ",\"record_processor_id\":";
+  append_json_string(out, r.record_processor_id);
+  out += ",\"benchmark_phase\":\"";
+  out += proto::to_string(r.phase);
+  out += "\",\"was_cancelled\":";
+  out += r.was_cancelled ? "true" : "false";
+  out += ",\"cancellation_time_ns\":";
+  append_nullable_ns(out, r.cancellation_time_ns);
+  out += "},\"metrics\":{";
+  bool first = true;
+  for (const auto& slot : slots()) {
+    const auto& m = *slot.info;
+    if (slot.record_index < 0) {
+      if (r.inter_chunk_latency.empty())
+        continue;
+      out += first ? "\"" : ",\"";
+      out += m.tag;
+      out += "\":{\"value\":[";
+      for (std::size_t i = 0; i < r.inter_chunk_latency.size(); ++i) {
+        if (i > 0)
+          out += ',';
+        ref_json_scaled(out, r.inter_chunk_latency[i], m.base_per_display);
+      }
+      out += ']';
+    } else {
+      auto i = static_cast<std::size_t>(slot.record_index);
+      if (!r.has(i))
+        continue;
+      auto v = r.values[i];
+      out += first ? "\"" : ",\"";
+      out += m.tag;
+      out += "\":{\"value\":";
+      ref_json_scaled(out, v, m.base_per_display);
+    }
+    append_unit(out, m.unit);
+    first = false;
+  }
+  out += "},\"error\":";
+  if (r.has_error) {
+    out += "{\"code\":";
+    ref_json_int(out, r.error.code);
+    out += ",\"type\":";
+    append_json_string(out, r.error.type);
+    out += ",\"message\":";
+    append_json_string(out, r.error.message);
+    out += '}';
+  } else {
+    out += "null";
+  }
+  out += "}\n";
+}
+
+} // namespace reference
+
+namespace {
+
+std::uint64_t next_random(std::uint64_t& state) {
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  return state >> 11;
+}
+
+// Values of every shape the exporters see: whole ns (the fast path), whole
+// ns beyond 2^53, fractional, tiny, huge, negative, zero, non-finite.
+double random_value(std::uint64_t& state) {
+  auto r = next_random(state);
+  auto mag = static_cast<double>(r % 10'000'000'000ull);
+  switch (r % 11) {
+  case 0: return mag;
+  case 1: return std::trunc(mag / static_cast<double>(1 + r % 1000));
+  case 2: return -mag;
+  case 3: return static_cast<double>(r % 10);
+  case 4: return mag * 1e6 + static_cast<double>(r % 7);
+  case 5: return mag / 7.0;
+  case 6: return std::ldexp(static_cast<double>(r), -static_cast<int>(r % 80));
+  case 7: return std::ldexp(static_cast<double>(r), static_cast<int>(r % 900));
+  case 8: return r % 3 == 0 ? 0.0 : (r % 3 == 1 ? -0.0 : 1e-300);
+  case 9: return r % 2 == 0 ? std::nan("") : -std::numeric_limits<double>::infinity();
+  default: return static_cast<double>(r % 100'000) * 1000.0;
+  }
+}
+
+} // namespace
+
+TEST(json_writer, raw_number_writers_match_the_previous_output) {
+  std::uint64_t state = 1;
+  const double scales[] = {1.0, 1e3, 1e6, 1e9, 100.0, 0.001};
+  for (int i = 0; i < 200'000; ++i) {
+    auto v = random_value(state);
+    for (auto per : scales) {
+      std::string got;
+      std::string want;
+      exporters::detail::append_json_scaled(got, v, per);
+      reference::ref_json_scaled(want, v, per);
+      ASSERT_EQ(got, want) << v << " / " << per;
+    }
+    std::string got;
+    std::string want;
+    exporters::detail::append_json_double(got, v);
+    reference::ref_json_double(want, v);
+    ASSERT_EQ(got, want) << v;
+    auto n = static_cast<std::int64_t>(next_random(state)) - (std::int64_t{1} << 52);
+    got.clear();
+    want.clear();
+    exporters::detail::append_json_int(got, n);
+    reference::ref_json_int(want, n);
+    ASSERT_EQ(got, want) << n;
+  }
+}
+
+TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
+  std::uint64_t state = 3;
+  std::string got;
+  std::string want;
+  for (int i = 0; i < 3000; ++i) {
+    proto::metric_record m;
+    m.session_num = static_cast<std::uint32_t>(next_random(state));
+    m.x_request_id = i % 7 == 0 ? "id \"quoted\"\n\x01" : "8c7e5a2e-3f5b-4a51-9d7c-0d6d2f1c9a11";
+    m.x_correlation_id = std::string(next_random(state) % 3000, 'c');
+    m.conversation_id = "session_" + std::to_string(i);
+    m.turn_index = static_cast<std::uint32_t>(i % 5);
+    m.credit_issued_ns = static_cast<std::int64_t>(next_random(state));
+    m.request_start_ns = static_cast<std::int64_t>(next_random(state));
+    m.request_ack_ns = i % 2 == 0 ? 0 : m.request_start_ns + 5;
+    m.request_end_ns = m.request_start_ns + 1000;
+    m.worker_id = "worker_" + std::to_string(i % 3);
+    m.record_processor_id = "record_processor_0";
+    m.phase = i % 4 == 0 ? proto::benchmark_phase::warmup
+                         : proto::benchmark_phase::profiling;
+    m.was_cancelled = i % 9 == 0;
+    m.cancellation_time_ns = m.was_cancelled ? m.request_end_ns : 0;
+    for (std::size_t k = 0; k < proto::record_metric_count; ++k)
+      if (next_random(state) % 3 != 0)
+        m.set(static_cast<proto::record_metric>(k), random_value(state));
+    auto icl = next_random(state) % 300;
+    for (std::uint64_t k = 0; k < icl; ++k)
+      m.inter_chunk_latency.push_back(random_value(state));
+    m.has_error = i % 5 == 0;
+    if (m.has_error)
+      m.error = {500, "HTTPError", i % 10 == 0 ? "tab\there" : "HTTP status 500"};
+    // Appends to a non-empty string, like the records_manager's buffer.
+    exporters::append_jsonl_line(got, m);
+    reference::ref_jsonl_line(want, m);
+    ASSERT_EQ(got, want) << "record " << i;
+    if (got.size() > (1u << 20)) {
+      got.clear();
+      want.clear();
+    }
+  }
 }
