@@ -1,6 +1,7 @@
 #include "runtime/http_server/http_server.hpp"
 
 #include "runtime/log/log.hpp"
+#include "runtime/time/receive_stamp.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/async_result.hpp>
@@ -17,14 +18,11 @@
 #include <boost/beast/http/read.hpp>
 
 #include <algorithm>
-#include <charconv>
-#include <cstring>
-#include <list>
 #include <cerrno>
-#include <ctime>
+#include <charconv>
+#include <list>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include <thread>
 
@@ -80,10 +78,7 @@ public:
   using executor_type = tcp::socket::executor_type;
 
   explicit stamped_reader(tcp::socket& socket) : socket_(socket) {
-    int on = 1;
-    stamped_ = ::setsockopt(socket_.native_handle(), SOL_SOCKET,
-                            SO_TIMESTAMPNS, &on, sizeof(on))
-               == 0;
+    time::enable_receive_stamps(socket_.native_handle());
     boost::system::error_code ignored;
     socket_.non_blocking(true, ignored);
   }
@@ -141,52 +136,26 @@ private:
       asio::mutable_buffer b = *it;
       iov[count++] = iovec{b.data(), b.size()};
     }
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<std::size_t>(count);
-    msg.msg_control = stamped_ ? control : nullptr;
-    msg.msg_controllen = stamped_ ? sizeof(control) : 0;
-    ssize_t got;
-    do
-      got = ::recvmsg(socket_.native_handle(), &msg, 0);
-    while (got < 0 && errno == EINTR);
-    if (got < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
+    auto r = time::read_stamped(socket_.native_handle(), iov, count);
+    if (r.bytes < 0) {
+      if (r.error == EAGAIN || r.error == EWOULDBLOCK)
         return false;
-      ec = boost::system::error_code{errno, boost::system::system_category()};
+      ec = boost::system::error_code{r.error, boost::system::system_category()};
       return true;
     }
-    if (got == 0) {
+    if (r.bytes == 0) {
       ec = asio::error::eof;
       return true;
     }
-    n = static_cast<std::size_t>(got);
-    last_received_ = receive_time(msg);
+    n = static_cast<std::size_t>(r.bytes);
+    last_received_
+        = r.received_ns != 0
+              ? clock::time_point{std::chrono::nanoseconds{r.received_ns}}
+              : clock::now();
     return true;
   }
 
-  static clock::time_point receive_time(msghdr& msg) {
-    const auto mono_now = clock::now();
-    for (auto* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
-        continue;
-      timespec stamp;
-      std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
-      timespec real_now;
-      ::clock_gettime(CLOCK_REALTIME, &real_now);
-      // The stamp is wall-clock time; its age converts it to monotonic.
-      auto age = std::chrono::seconds{real_now.tv_sec - stamp.tv_sec}
-                 + std::chrono::nanoseconds{real_now.tv_nsec - stamp.tv_nsec};
-      if (age < clock::duration::zero() || age > std::chrono::seconds{10})
-        return mono_now; // the wall clock was stepped: no usable stamp
-      return mono_now - age;
-    }
-    return mono_now;
-  }
-
   tcp::socket& socket_;
-  bool stamped_ = false;
   clock::time_point last_received_{};
 };
 

@@ -1,0 +1,117 @@
+#include "runtime/time/receive_stamp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <ctime>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace aiperf;
+
+namespace {
+
+std::int64_t clock_ns(clockid_t id) {
+  timespec ts;
+  ::clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// A connected loopback TCP pair: `writer` -> `reader`.
+struct tcp_pair {
+  int reader = -1;
+  int writer = -1;
+  tcp_pair() {
+    int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0
+        || ::listen(listener, 1) != 0
+        || ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len)
+             != 0)
+      return;
+    writer = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (::connect(writer, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
+        == 0)
+      reader = ::accept(listener, nullptr, nullptr);
+    ::close(listener);
+  }
+  ~tcp_pair() {
+    if (reader >= 0)
+      ::close(reader);
+    if (writer >= 0)
+      ::close(writer);
+  }
+};
+
+} // namespace
+
+// The stamp is taken when the bytes arrive (inside the sender's write on
+// loopback), so it lies between the moments around the write, however late
+// the reader reads.
+TEST(receive_stamp, stamps_the_arrival_of_the_bytes_read) {
+  tcp_pair p;
+  ASSERT_GE(p.reader, 0);
+  ASSERT_TRUE(time::enable_receive_stamps(p.reader));
+  auto before = clock_ns(CLOCK_MONOTONIC);
+  ASSERT_EQ(::write(p.writer, "hello", 5), 5);
+  auto after = clock_ns(CLOCK_MONOTONIC);
+  char buf[16];
+  iovec iov{buf, sizeof(buf)};
+  auto r = time::read_stamped(p.reader, &iov, 1);
+  ASSERT_EQ(r.bytes, 5);
+  EXPECT_EQ(std::string(buf, 5), "hello");
+  EXPECT_GE(r.received_ns, before);
+  EXPECT_LE(r.received_ns, after);
+}
+
+TEST(receive_stamp, without_stamps_enabled_a_read_has_no_stamp) {
+  tcp_pair p;
+  ASSERT_GE(p.reader, 0);
+  ASSERT_EQ(::write(p.writer, "x", 1), 1);
+  char buf[4];
+  iovec iov{buf, sizeof(buf)};
+  auto r = time::read_stamped(p.reader, &iov, 1);
+  ASSERT_EQ(r.bytes, 1);
+  EXPECT_EQ(r.received_ns, 0);
+}
+
+TEST(receive_stamp, reports_eagain_and_end_of_stream) {
+  tcp_pair p;
+  ASSERT_GE(p.reader, 0);
+  ASSERT_TRUE(time::enable_receive_stamps(p.reader));
+  ::fcntl(p.reader, F_SETFL, ::fcntl(p.reader, F_GETFL) | O_NONBLOCK);
+  char buf[4];
+  iovec iov{buf, sizeof(buf)};
+  auto empty = time::read_stamped(p.reader, &iov, 1);
+  EXPECT_EQ(empty.bytes, -1);
+  EXPECT_EQ(empty.error, EAGAIN);
+  ::shutdown(p.writer, SHUT_WR);
+  auto eof = time::read_stamped(p.reader, &iov, 1);
+  EXPECT_EQ(eof.bytes, 0);
+  auto bad = time::read_stamped(-1, &iov, 1);
+  EXPECT_EQ(bad.bytes, -1);
+  EXPECT_EQ(bad.error, EBADF);
+}
+
+TEST(receive_stamp, converts_realtime_to_monotonic_and_refuses_steps) {
+  auto mono_before = clock_ns(CLOCK_MONOTONIC);
+  auto real = clock_ns(CLOCK_REALTIME) - 1'000'000; // 1 ms ago
+  auto mono = time::realtime_to_monotonic_ns(real);
+  auto mono_after = clock_ns(CLOCK_MONOTONIC);
+  EXPECT_GE(mono, mono_before - 1'000'000 - 1'000'000);
+  EXPECT_LE(mono, mono_after - 1'000'000);
+  EXPECT_EQ(time::realtime_to_monotonic_ns(clock_ns(CLOCK_REALTIME)
+                                           + 60'000'000'000),
+            0)
+      << "a stamp in the future means the wall clock was stepped back";
+  EXPECT_EQ(time::realtime_to_monotonic_ns(clock_ns(CLOCK_REALTIME)
+                                           - 60'000'000'000),
+            0);
+}
