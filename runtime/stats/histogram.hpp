@@ -12,6 +12,8 @@
 
 namespace aiperf::stats {
 
+class sample_accumulator;
+
 /// Log-linear histogram of finite doubles (positive, zero and negative).
 /// Memory is proportional to the range of magnitudes seen: about 8 KiB per
 /// power of two actually used. Not thread-safe.
@@ -69,6 +71,32 @@ public:
                          const log_linear_histogram&);
 
 private:
+  // sample_accumulator::add_all counts buckets inside its own moments loop.
+  friend class sample_accumulator;
+
+  // The bucket part of record() for a finite `value`; `note_counted` then
+  // adds the batch's count, min and max (same result as record() each).
+  void count_finite(double value) {
+    if (value > 0)
+      positive_.add(index_of(value), 1);
+    else if (value < 0)
+      negative_.add(index_of(-value), 1);
+    else
+      ++zeros_;
+  }
+  void note_counted(std::uint64_t n, double lo, double hi) {
+    if (n == 0)
+      return;
+    if (total_ == 0) {
+      min_ = lo;
+      max_ = hi;
+    } else {
+      min_ = lo < min_ ? lo : min_;
+      max_ = hi > max_ ? hi : max_;
+    }
+    total_ += n;
+  }
+
   // Counts per bucket index over the contiguous range that has been seen.
   struct side {
     std::int64_t offset = 0;

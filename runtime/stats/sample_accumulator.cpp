@@ -78,9 +78,10 @@ void sample_accumulator::add_all(std::span<const double> values) {
     return;
   }
   spill();
-  histogram_.record_all(values);
   // Moments of the batch in two passes, then one Chan merge. The sum is
-  // the same Neumaier sum, written so that it compiles without branches.
+  // the same Neumaier sum, written so that it compiles without branches;
+  // the histogram buckets are counted in the same pass, in the shadow of
+  // the sum's dependency chain.
   moments batch;
   double sum = 0;
   double comp = 0;
@@ -92,12 +93,14 @@ void sample_accumulator::add_all(std::span<const double> values) {
     lo = batch.n == 0 || v < lo ? v : lo;
     hi = batch.n == 0 || v > hi ? v : hi;
     ++batch.n;
+    histogram_.count_finite(v);
     auto t = sum + v;
     auto big = std::abs(sum) >= std::abs(v) ? sum : v;
     auto small = std::abs(sum) >= std::abs(v) ? v : sum;
     comp += (big - t) + small;
     sum = t;
   }
+  histogram_.note_counted(batch.n, lo, hi);
   if (batch.n == 0)
     return;
   batch.min = lo;
