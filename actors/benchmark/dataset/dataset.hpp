@@ -20,6 +20,10 @@ struct turn {
   std::int64_t timestamp_ms = -1;
   /// Think time before this turn in ms; -1 = none.
   std::int64_t delay_ms = -1;
+  /// The "model" this turn is sent to; "" = payload_options::model. Set by
+  /// assign_models (several --model names) or an input file's `model` field;
+  /// left empty with one model so bodies stay as before.
+  std::string model;
 
   friend bool operator==(const turn&, const turn&) = default;
 };

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 namespace aiperf::dataset {
 
@@ -24,8 +25,10 @@ constexpr std::uint32_t flag_has_timestamps = 1;
 // Smallest record: session id length + turn count, both empty.
 constexpr std::size_t min_record_size = 8;
 // Per turn besides the text: length, input_tokens, max_output_tokens,
-// timestamp_ms, delay_ms.
-constexpr std::size_t turn_fixed_size = 4 + 4 + 4 + 8 + 8;
+// timestamp_ms, delay_ms, model index.
+constexpr std::size_t turn_fixed_size = 4 + 4 + 4 + 8 + 8 + 4;
+// Model index of a turn without a model of its own.
+constexpr std::uint32_t no_model = 0xFFFF'FFFF;
 
 dataset_file_error make_error(dataset_file_errc code, std::string msg) {
   return dataset_file_error{code, std::move(msg)};
@@ -79,11 +82,13 @@ private:
   std::size_t pos_ = 0;
 };
 
-// Parses one record; `out` may be null to validate only. Returns the turn
-// count, or nullopt with `why` set if the record is malformed.
-std::optional<std::uint32_t> parse_record(std::string_view bytes,
-                                          conversation* out,
-                                          std::string& why) {
+// Parses one record; `out` may be null to validate only. `models` is the
+// file's model table. Returns the turn count, or nullopt with `why` set if
+// the record is malformed.
+std::optional<std::uint32_t>
+parse_record(std::string_view bytes,
+             const std::vector<std::string_view>& models, conversation* out,
+             std::string& why) {
   reader r{bytes};
   std::string_view session;
   std::uint32_t turns = 0;
@@ -108,14 +113,22 @@ std::optional<std::uint32_t> parse_record(std::string_view bytes,
     std::int32_t max_output = 0;
     std::int64_t timestamp = 0;
     std::int64_t delay = 0;
+    std::uint32_t model = 0;
     if (!r.read_string(text) || !r.read(input_tokens) || !r.read(max_output)
-        || !r.read(timestamp) || !r.read(delay)) {
+        || !r.read(timestamp) || !r.read(delay) || !r.read(model)) {
       why = "turn " + std::to_string(t) + " runs past the record's span";
       return std::nullopt;
     }
+    if (model != no_model && model >= models.size()) {
+      why = "turn " + std::to_string(t) + " names model "
+            + std::to_string(model) + " but the model table has "
+            + std::to_string(models.size());
+      return std::nullopt;
+    }
     if (out != nullptr) {
-      out->turns.push_back(turn{std::string{text}, input_tokens, max_output,
-                                timestamp, delay});
+      out->turns.push_back(
+        turn{std::string{text}, input_tokens, max_output, timestamp, delay,
+             model == no_model ? std::string{} : std::string{models[model]}});
     }
   }
   if (r.remaining() != 0) {
@@ -192,6 +205,29 @@ dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
   out.data.append(data_magic);
   put<std::uint32_t>(out.data, dataset_file_version);
   put<std::uint32_t>(out.data, 0);
+  // Model table: each distinct turn model once, so a turn costs 4 bytes
+  // however long the name.
+  std::vector<std::string_view> models;
+  std::unordered_map<std::string_view, std::uint32_t> model_index;
+  for (const auto& conv : ds.conversations) {
+    for (const auto& tu : conv.turns) {
+      if (tu.model.empty() || model_index.count(tu.model) != 0)
+        continue;
+      if (models.size() >= no_model || tu.model.size() > max_u32) {
+        return make_error(dataset_file_errc::too_large,
+                          "model table: too many distinct turn models or a "
+                          "model name over 4 GiB - 1 bytes; use fewer "
+                          "--model names");
+      }
+      model_index.emplace(tu.model, static_cast<std::uint32_t>(models.size()));
+      models.push_back(tu.model);
+    }
+  }
+  put<std::uint32_t>(out.data, static_cast<std::uint32_t>(models.size()));
+  for (auto name : models) {
+    put<std::uint32_t>(out.data, static_cast<std::uint32_t>(name.size()));
+    out.data.append(name);
+  }
   std::uint64_t total_turns = 0;
   for (std::size_t c = 0; c < ds.conversations.size(); ++c) {
     const auto& conv = ds.conversations[c];
@@ -220,6 +256,8 @@ dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
       put<std::int32_t>(out.data, tu.max_output_tokens);
       put<std::int64_t>(out.data, tu.timestamp_ms);
       put<std::int64_t>(out.data, tu.delay_ms);
+      put<std::uint32_t>(out.data, tu.model.empty() ? no_model
+                                                    : model_index[tu.model]);
     }
     total_turns += conv.turns.size();
   }
@@ -346,14 +384,35 @@ mapped_dataset::from_bytes(std::string_view data, std::string_view index,
                   + " (damaged, or files from different exports)"
                   + std::string{reexport});
 
-  // Offsets and records.
+  // Model table.
   mapped_dataset out;
+  std::size_t records_begin = data_header_size;
+  {
+    reader r{data.substr(data_header_size)};
+    std::uint32_t models = 0;
+    // Each name needs at least its length field: bounds reserve().
+    if (!r.read(models) || models > r.remaining() / 4)
+      return fail(errc::corrupt, data_name,
+                  "model table runs past the file" + std::string{reexport});
+    out.models_.reserve(models);
+    for (std::uint32_t m = 0; m < models; ++m) {
+      std::string_view name;
+      if (!r.read_string(name))
+        return fail(errc::corrupt, data_name,
+                    "model " + std::to_string(m) + " runs past the file"
+                      + std::string{reexport});
+      out.models_.push_back(name);
+    }
+    records_begin = data.size() - r.remaining();
+  }
+
+  // Offsets and records.
   out.data_ = data;
   out.timestamps_ = (flags & flag_has_timestamps) != 0;
   out.offsets_.resize(count + 1);
   std::memcpy(out.offsets_.data(), index.data() + index_header_size,
               (count + 1) * 8);
-  if (out.offsets_.front() != data_header_size
+  if (out.offsets_.front() != records_begin
       || out.offsets_.back() != data.size()) {
     return fail(errc::corrupt, index_name,
                 "offset table does not span " + std::string{data_name}
@@ -369,7 +428,8 @@ mapped_dataset::from_bytes(std::string_view data, std::string_view index,
                   "offsets of conversation " + std::to_string(i)
                     + " are out of order" + std::string{reexport});
     }
-    auto turns = parse_record(data.substr(begin, end - begin), nullptr, why);
+    auto turns = parse_record(data.substr(begin, end - begin), out.models_,
+                              nullptr, why);
     if (!turns)
       return fail(errc::corrupt, data_name,
                   "conversation " + std::to_string(i) + ": " + why
@@ -413,7 +473,7 @@ conversation mapped_dataset::conversation_at(std::size_t i) const {
   conversation out;
   std::string why;
   // Validated in from_bytes, so this cannot fail.
-  [[maybe_unused]] auto turns = parse_record(record(i), &out, why);
+  [[maybe_unused]] auto turns = parse_record(record(i), models_, &out, why);
   return out;
 }
 

@@ -4,17 +4,25 @@
 // Two files in one directory (all integers little-endian):
 //
 // dataset.dat  header: magic "AIPFDATA", u32 version, u32 reserved (0);
-//              then one record per conversation, back to back:
+//              then the model table: u32 model count, per model u32 length
+//              and name bytes (distinct turn models, first-appearance
+//              order); then one record per conversation, back to back:
 //                u32 session_id length, session_id bytes, u32 turn count,
 //                per turn: u32 text length, text bytes, u32 input_tokens,
-//                i32 max_output_tokens, i64 timestamp_ms, i64 delay_ms.
+//                i32 max_output_tokens, i64 timestamp_ms, i64 delay_ms,
+//                u32 model (index into the model table; 0xFFFFFFFF = none,
+//                i.e. the run's --model).
 // index.dat    header (56 bytes): magic "AIPFINDX", u32 version, u32 flags
 //              (bit 0 = has_timestamps, others 0), u64 conversation count,
 //              u64 total turns, u64 dataset.dat size, u64 checksum of
 //              dataset.dat, u64 checksum of index.dat (header bytes before
 //              this field, then the offset table);
 //              then (count + 1) u64 offsets into dataset.dat: record i spans
-//              [offset[i], offset[i+1]); offset[count] = dataset.dat size.
+//              [offset[i], offset[i+1]); offset[0] = end of the model table,
+//              offset[count] = dataset.dat size.
+//
+// Version history: 1 = no model table, no per-turn model; 2 = both. Only the
+// current version is read: a pod running another build must not guess.
 //
 // The fixed-width offset table lets a worker find conversation i without
 // scanning. Reading validates everything (magics, versions, sizes, both
@@ -51,7 +59,7 @@ inline constexpr std::string_view data_zst_file_name = "dataset.dat.zst";
 inline constexpr std::string_view index_zst_file_name = "index.dat.zst";
 
 /// Format version written by this build, and the only one it reads.
-inline constexpr std::uint32_t dataset_file_version = 1;
+inline constexpr std::uint32_t dataset_file_version = 2;
 
 /// What went wrong reading or writing dataset files.
 enum class dataset_file_errc : std::uint8_t {
@@ -107,8 +115,9 @@ struct encoded_dataset {
   std::string index;
 };
 
-/// Encodes `ds`; fails only if a string exceeds 4 GiB - 1 bytes or a
-/// conversation has more than 2^32 - 1 turns.
+/// Encodes `ds`; fails only if a string exceeds 4 GiB - 1 bytes, a
+/// conversation has more than 2^32 - 1 turns or there are 2^32 - 1 or more
+/// distinct turn models.
 [[nodiscard]] dataset_file_result<encoded_dataset>
 encode_dataset(const dataset& ds);
 
@@ -144,6 +153,11 @@ public:
   /// Returns the dataset's has_timestamps flag.
   [[nodiscard]] bool has_timestamps() const noexcept { return timestamps_; }
 
+  /// Returns the model table (views into the mapped bytes).
+  [[nodiscard]] const std::vector<std::string_view>& models() const noexcept {
+    return models_;
+  }
+
   /// Decodes conversation `i`; requires i < size().
   [[nodiscard]] conversation conversation_at(std::size_t i) const;
 
@@ -158,6 +172,7 @@ private:
   io::mmap_file index_file_;
   std::string_view data_;
   std::vector<std::uint64_t> offsets_;
+  std::vector<std::string_view> models_;
   std::uint64_t total_turns_ = 0;
   bool timestamps_ = false;
 };

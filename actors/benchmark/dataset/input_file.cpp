@@ -173,6 +173,15 @@ std::optional<turn> parse_single_turn(line_context& ctx, const json& obj,
   t.delay_ms = read_ms(ctx, obj, prefix, "delay");
   if (auto osl = read_length(ctx, obj, prefix, "output_length", 1))
     t.max_output_tokens = static_cast<std::int32_t>(*osl);
+  // A per-turn model wins over --model-selection-strategy (as in AIPerf).
+  if (const json* model = find(obj, "model")) {
+    if (!model->IsString() || model->GetStringLength() == 0)
+      ctx.fail(join_path(prefix, "model"),
+               "must be a non-empty string naming the model; quote it or "
+               "remove the field to use --model");
+    else
+      t.model.assign(model->GetString(), model->GetStringLength());
+  }
   finish_turn_tokens(t);
   return t;
 }

@@ -3,7 +3,7 @@
 // Formats (one JSON object per line; blank lines are skipped):
 // - single_turn: `text` (string) | `texts` (array of strings, joined with
 //   " "), optional `timestamp` (ms), `delay` (ms), `session_id`,
-//   `output_length`. Lines sharing a `session_id` become the turns of one
+//   `output_length`, `model` (this turn's "model", overriding --model). Lines sharing a `session_id` become the turns of one
 //   conversation, in file order (as AIPerf does); lines without one are
 //   conversations of their own.
 // - multi_turn: `{session_id?, turns: [single_turn objects]}`.

@@ -114,7 +114,7 @@ payload_builder::build(const conversation& conv, std::size_t turn_index,
   w.StartObject();
   if (!overridden("model")) {
     w.Key("model");
-    write_string(w, opts_.model);
+    write_string(w, current.model.empty() ? opts_.model : current.model);
   }
   switch (opts_.endpoint) {
   case endpoint_type::chat:

@@ -29,7 +29,8 @@ parse_endpoint_type(std::string_view name);
 /// How to format a request; the caller maps its config here.
 struct payload_options {
   endpoint_type endpoint = endpoint_type::chat;
-  /// `--model` (the name sent in "model").
+  /// `--model` (the name sent in "model" for turns whose turn::model is
+  /// empty).
   std::string model;
   /// `--streaming`: "stream": true.
   bool streaming = false;

@@ -140,7 +140,8 @@ TEST_F(dataset_file_test, empty_dataset_round_trips) {
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(*back, ds);
   auto e = encoded(ds);
-  EXPECT_EQ(e.data.size(), 16u);
+  // Header and an empty model table.
+  EXPECT_EQ(e.data.size(), 16u + 4u);
   EXPECT_EQ(e.index.size(), 56u + 8u);
 }
 
@@ -236,13 +237,17 @@ TEST_F(dataset_file_test, wrong_magic_and_version_are_named) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, dataset_file_errc::bad_magic);
 
-  auto v2 = e.index;
-  poke<std::uint32_t>(v2, 8, 2);
-  r = decode_dataset(e.data, v2);
+  // A version-1 pair (no per-turn models) from an older build.
+  auto v1 = e.index;
+  poke<std::uint32_t>(v1, 8, 1);
+  r = decode_dataset(e.data, v1);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, dataset_file_errc::version);
-  EXPECT_NE(r.error().message.find("version 2"), std::string::npos)
+  EXPECT_NE(r.error().message.find("format version 1, this build reads only "
+                                   "version 2"),
+            std::string::npos)
     << r.error().message;
+  EXPECT_NE(r.error().message.find("index.dat"), std::string::npos);
 
   auto d2 = e.data;
   poke<std::uint32_t>(d2, 8, 7);
@@ -292,7 +297,9 @@ TEST_F(dataset_file_test, structural_corruption_behind_valid_checksums) {
   }
   {
     auto e = base; // conversation 0's turn count made huge
-    poke<std::uint32_t>(e.data, 16 + 4 + 9, 0x7fffffff);
+    // After the header, the empty model table, the session id length and
+    // "session-0".
+    poke<std::uint32_t>(e.data, 16 + 4 + 4 + 9, 0x7fffffff);
     expect_corrupt(e, "turn count");
   }
   {
@@ -350,4 +357,83 @@ TEST(dataset_checksum, differs_on_any_change_and_length) {
   }
   EXPECT_NE(dataset_checksum(std::string(1000, '\0')),
             dataset_checksum(std::string(1001, '\0')));
+}
+
+namespace {
+
+// Turns sent to two models (long names: the table stores each once) and
+// turns without a model (the run's --model).
+dataset model_dataset() {
+  auto ds = synthetic_dataset();
+  const std::string a(40, 'a');
+  const std::string b = "org/model-b";
+  std::size_t k = 0;
+  for (auto& conv : ds.conversations)
+    for (auto& t : conv.turns) {
+      if (k % 5 != 4)
+        t.model = (k % 2 == 0) ? a : b;
+      ++k;
+    }
+  return ds;
+}
+
+} // namespace
+
+TEST_F(dataset_file_test, per_turn_models_round_trip_as_table_indices) {
+  auto ds = model_dataset();
+  ASSERT_FALSE(write_dataset_files(ds, dir_));
+  auto mapped = mapped_dataset::open(dir_);
+  ASSERT_TRUE(mapped) << mapped.error().message;
+  // First-appearance order: turn 0 is model a.
+  ASSERT_EQ(mapped->models().size(), 2u);
+  EXPECT_EQ(mapped->models()[0], std::string(40, 'a'));
+  EXPECT_EQ(mapped->models()[1], "org/model-b");
+  for (std::size_t i = 0; i < ds.conversations.size(); ++i)
+    ASSERT_EQ(mapped->conversation_at(i), ds.conversations[i]) << i;
+  auto back = read_dataset_files(dir_);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, ds);
+  // Byte-exact re-encoding.
+  EXPECT_EQ(encoded(*back).data, encoded(ds).data);
+
+  // A model costs a table entry, not its name per turn: the file is as large
+  // as without models plus only the table.
+  auto plain = synthetic_dataset();
+  const auto table = 4 + 40 + 4 + std::string{"org/model-b"}.size();
+  EXPECT_EQ(encoded(ds).data.size(), encoded(plain).data.size() + table);
+}
+
+TEST_F(dataset_file_test, model_table_damage_is_detected) {
+  auto e = encoded(model_dataset());
+  for (std::size_t cut = 16; cut < 120; ++cut) {
+    auto r = decode_dataset(std::string_view{e.data}.substr(0, cut), e.index);
+    ASSERT_FALSE(r) << "data cut at " << cut;
+  }
+  for (std::size_t pos = 16; pos < 80; ++pos) {
+    auto bad = e.data;
+    bad[pos] = static_cast<char>(bad[pos] ^ 0x04);
+    EXPECT_FALSE(decode_dataset(bad, e.index)) << "data flip at " << pos;
+  }
+}
+
+TEST_F(dataset_file_test, out_of_range_model_index_is_corrupt) {
+  dataset ds;
+  ds.conversations.push_back({"s", {turn{"hi", 1, -1, -1, -1, "m"}}});
+  auto e = encoded(ds);
+  // The turn's model index is the record's last field, the file's last 4
+  // bytes; the table holds one model, so index 1 is out of range.
+  ASSERT_EQ(e.data.substr(e.data.size() - 4), std::string(4, '\0'));
+  poke<std::uint32_t>(e.data, e.data.size() - 4, 1);
+  reseal(e);
+  auto r = decode_dataset(e.data, e.index);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, dataset_file_errc::corrupt);
+  EXPECT_NE(r.error().message.find("model 1"), std::string::npos)
+    << r.error().message;
+  // 0xFFFFFFFF means "no model": the run's --model.
+  poke<std::uint32_t>(e.data, e.data.size() - 4, 0xFFFFFFFFu);
+  reseal(e);
+  auto none = decode_dataset(e.data, e.index);
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->conversations[0].turns[0].model, "");
 }
