@@ -1,5 +1,7 @@
 #include "runtime/http/client.hpp"
 
+#include "runtime/http/fast_head.hpp"
+
 #include <utility> // before Boost.Asio: 1.74 headers use std::exchange
 
 #include <boost/asio/connect.hpp>
@@ -27,6 +29,7 @@
 #include <ctime>
 #include <deque>
 #include <future>
+#include <list>
 #include <optional>
 
 namespace aiperf::http {
@@ -165,6 +168,25 @@ public:
   response_sink* sink = nullptr;
   std::int64_t ts = 0; // stamp of the read being parsed
 
+  /// Copies the field views taken so far out of the read buffer. Beast may
+  /// report fields from a put() that then asks for more bytes (a head cut
+  /// just before its last LF), and that buffer is recycled before the head
+  /// completes; call this before giving it back.
+  void own_fields() {
+    for (; owned_ < count_; ++owned_) {
+      auto& f = fields_[owned_];
+      auto& s = store_.emplace_back();
+      s.reserve(f.name.size() + f.value.size());
+      s.append(f.name).append(f.value);
+      f = header_view{{s.data(), f.name.size()},
+                      {s.data() + f.name.size(), f.value.size()}};
+    }
+    if (!type_owned_) {
+      type_owned_ = true;
+      head_.content_type = store_.emplace_back(head_.content_type);
+    }
+  }
+
 private:
   void on_request_impl(bhttp::verb, boost::beast::string_view,
                        boost::beast::string_view, int, error_code&) override {
@@ -179,8 +201,10 @@ private:
   void on_field_impl(bhttp::field name, boost::beast::string_view name_str,
                      boost::beast::string_view value, error_code&) override {
     std::string_view v{value.data(), value.size()};
-    if (name == bhttp::field::content_type)
+    if (name == bhttp::field::content_type) {
       head_.content_type = v;
+      type_owned_ = false;
+    }
     if (count_ < fields_.size())
       fields_[count_++] = header_view{{name_str.data(), name_str.size()}, v};
   }
@@ -221,6 +245,11 @@ private:
   response_head head_;
   std::array<header_view, max_header_fields> fields_;
   std::size_t count_ = 0;
+  std::size_t owned_ = 0;  // fields_[0, owned_) point into store_
+  bool type_owned_ = true; // head_.content_type is in store_ (or empty)
+  // Stable addresses, even for short strings; empty costs no allocation
+  // (a deque allocates when made, and a parser is made per request).
+  std::list<std::string> store_;
 };
 
 struct pool {
@@ -298,6 +327,9 @@ public:
   std::vector<asio::ip::address> sources_;
   std::string sources_error_;
   std::vector<std::unique_ptr<char[]>> free_buffers_;
+  /// Field views of the head being reported (the fast path's scratch; only
+  /// valid during on_headers, like every head view).
+  std::array<header_view, max_header_fields> head_fields_{};
   /// The last shared header block that passed validation (I/O thread only).
   std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
     valid_shared_headers_;
@@ -626,6 +658,9 @@ private:
     parser_->sink = cur_.sink;
     if (cur_.req.method == "HEAD")
       parser_->skip(true);
+    fresh_ = cur_.req.method != "HEAD";
+    fast_ = false;
+    fast_left_ = 0;
     drop_buffer();
     cur_.sink->on_send(now_ns());
     std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
@@ -735,6 +770,45 @@ private:
     got_bytes_ = true;
     end_ += n;
     parser_->ts = ts;
+    if (fresh_) {
+      // The first read of a response: try the fast head path (fast_head.hpp)
+      // once; any other shape, or a head split across reads, goes to Beast.
+      fresh_ = false;
+      if (auto h = parse_fast_head({buf_.get() + begin_, end_ - begin_},
+                                   owner_.head_fields_)) {
+        begin_ += h->size;
+        fast_ = true;
+        fast_left_ = h->content_length;
+        response_head head;
+        head.status = h->status;
+        head.content_type = h->content_type;
+        head.fields = {owner_.head_fields_.data(), h->field_count};
+        cur_.sink->on_headers(head, ts);
+        if (!busy_)
+          return; // the sink finished the request
+      }
+    }
+    if (fast_) {
+      // Content-Length body: exactly as Beast's eager parser delivers it,
+      // one on_body per read.
+      auto n = static_cast<std::size_t>(
+        std::min<std::uint64_t>(fast_left_, end_ - begin_));
+      if (n > 0) {
+        cur_.sink->on_body({buf_.get() + begin_, n}, ts);
+        if (!busy_)
+          return;
+        begin_ += n;
+        fast_left_ -= n;
+      }
+      if (fast_left_ == 0) {
+        // Leftover bytes would be pipelining: drop the connection (as below).
+        finish({}, ts, begin_ == end_);
+        return;
+      }
+      give_back_buffer();
+      read();
+      return;
+    }
     while (begin_ < end_ && !parser_->is_done()) {
       error_code pec;
       auto used = parser_->put(asio::buffer(buf_.get() + begin_, end_ - begin_),
@@ -766,6 +840,8 @@ private:
              ts);
       return;
     }
+    if (!parser_->is_header_done())
+      parser_->own_fields(); // the views must outlive this buffer
     give_back_buffer();
     read();
   }
@@ -813,6 +889,11 @@ private:
   bool closed_ = false;
   bool reused_ = false;
   bool got_bytes_ = false;
+  // The fast head path (fast_head.hpp): not tried yet for this response;
+  // taken (then Beast is idle and fast_left_ body bytes remain).
+  bool fresh_ = false;
+  bool fast_ = false;
+  std::uint64_t fast_left_ = 0;
 };
 
 // -- client_impl --------------------------------------------------------------

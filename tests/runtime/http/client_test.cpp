@@ -335,6 +335,72 @@ TEST_F(client_fixture, many_requests_with_deadlines_reuse_the_timer) {
   EXPECT_EQ(c.connections_opened(), 1u);
 }
 
+// Verifies Content-Length responses read the same whichever head path
+// (fast path or Beast) a read split sends them down: head split mid-field,
+// head and body split, body in pieces.
+TEST_F(client_fixture, content_length_responses_split_anywhere_read_intact) {
+  const std::string body = pattern_body(3000);
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"
+                           "\r\nX-Custom: yes\r\nContent-Length: 3000\r\n\r\n";
+  const std::string whole = head + body;
+  for (std::size_t cut : {std::size_t{5}, std::size_t{30}, head.size() - 1,
+                          head.size(), head.size() + 1, head.size() + 1500}) {
+    test_server srv{[&](const received_request&) {
+      return scripted_reply{{whole.substr(0, cut), whole.substr(cut)}};
+    }};
+    client c{io.context(0)};
+    for (int i = 0; i < 2; ++i) {
+      recording_sink sink;
+      c.submit(make_request(srv.port()), sink);
+      ASSERT_TRUE(sink.wait());
+      ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+      EXPECT_EQ(sink.status, 200);
+      EXPECT_EQ(sink.content_type, "text/event-stream") << "cut at " << cut;
+      EXPECT_EQ(sink.custom, "yes") << "cut at " << cut;
+      EXPECT_EQ(sink.body, body) << "cut at " << cut;
+    }
+    EXPECT_EQ(c.connections_opened(), 1u) << "cut at " << cut;
+  }
+}
+
+// Verifies "Connection: close" (left to Beast) is honoured: the next
+// request opens a new connection.
+TEST_F(client_fixture, connection_close_response_is_not_reused) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{
+      {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"},
+      true};
+  }};
+  client c{io.context(0)};
+  for (int i = 0; i < 2; ++i) {
+    recording_sink sink;
+    c.submit(make_request(srv.port()), sink);
+    ASSERT_TRUE(sink.wait());
+    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+    EXPECT_EQ(sink.body, "ok");
+  }
+  EXPECT_EQ(c.connections_opened(), 2u);
+}
+
+// Verifies bytes after a complete Content-Length response (never asked
+// for: we do not pipeline) drop the connection instead of being read as
+// the next response.
+TEST_F(client_fixture, bytes_after_a_content_length_body_drop_the_connection) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{
+      {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n"}};
+  }};
+  client c{io.context(0)};
+  for (int i = 0; i < 2; ++i) {
+    recording_sink sink;
+    c.submit(make_request(srv.port()), sink);
+    ASSERT_TRUE(sink.wait());
+    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+    EXPECT_EQ(sink.body, "ok");
+  }
+  EXPECT_EQ(c.connections_opened(), 2u);
+}
+
 // Verifies connecting to a closed port reports a connect error.
 TEST_F(client_fixture, refused_connection_is_a_connect_error) {
   std::uint16_t port = 0;
