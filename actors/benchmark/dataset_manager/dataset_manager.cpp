@@ -72,6 +72,9 @@ std::variant<dataset_ready, std::string> build(const dataset_config& cfg) {
   } else {
     sessions = plans_of(data);
   }
+  if (auto err = dataset::validate(cfg.models))
+    return *err;
+  dataset::assign_models(data, cfg.models);
   if (!cfg.inputs_json_path.empty())
     if (auto err = dataset::write_inputs_json(cfg.inputs_json_path,
                                               cfg.payload, data))

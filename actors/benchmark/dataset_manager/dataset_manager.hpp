@@ -5,6 +5,7 @@
 
 #include "actors/benchmark/dataset/dataset.hpp"
 #include "actors/benchmark/dataset/input_file.hpp"
+#include "actors/benchmark/dataset/models.hpp"
 #include "actors/benchmark/dataset/payload.hpp"
 #include "actors/benchmark/dataset/synthetic.hpp"
 #include "actors/benchmark/timing/fixed_schedule.hpp"
@@ -35,6 +36,10 @@ struct dataset_config {
   /// default sampling); traces keep file order.
   std::uint64_t sampling_seed = 0;
   dataset::payload_options payload;
+  /// Per-turn models (several --model names), assigned over the final
+  /// session order, so round_robin alternates in inputs.json and in the
+  /// order sessions are issued.
+  dataset::model_options models;
   /// Where inputs.json goes ("" = not written).
   std::string inputs_json_path;
 };

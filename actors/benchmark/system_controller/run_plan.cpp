@@ -101,6 +101,12 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   ds.payload.endpoint = static_cast<dataset::endpoint_type>(
     kind_of(cfg.endpoint_type));
   ds.payload.model = cfg.model_names.empty() ? "" : cfg.model_names.front();
+  ds.models.names = cfg.model_names;
+  ds.models.strategy
+    = cfg.model_selection_strategy == config::model_selection_strategy::random
+        ? dataset::model_selection::random
+        : dataset::model_selection::round_robin;
+  ds.models.seed = seed;
   ds.payload.streaming = cfg.streaming;
   ds.payload.use_legacy_max_tokens = cfg.use_legacy_max_tokens;
   ds.payload.include_usage = cfg.include_usage;
