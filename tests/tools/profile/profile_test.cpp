@@ -957,3 +957,34 @@ TEST_F(profile_test, garbage_responses_become_error_records) {
   auto s = summary();
   EXPECT_EQ(s["error_request_count"]["avg"].GetDouble(), 4.0);
 }
+
+// Verifies several --model names with round_robin give every turn its model
+// in dataset order: inputs.json alternates a/b, and so do the requests sent
+// (concurrency 1 sends sessions in dataset order), all of them successful.
+TEST_F(profile_test, round_robin_models_alternate_in_inputs_and_requests) {
+  auto r = run_node({"profile", "--model", "a,b", "--model-selection-strategy",
+                     "round_robin", "--request-count", "6", "--isl", "8",
+                     "--osl", "2", "--ui", "none", "--export-level", "raw",
+                     "--output-artifact-dir", artifacts().string()},
+                    tmp_.path() / "models");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto inputs = parse_json(read_file(dir() / "inputs.json"));
+  ASSERT_FALSE(inputs.HasParseError());
+  std::size_t k = 0;
+  for (auto& conv : inputs["data"].GetArray())
+    for (auto& body : conv["payloads"].GetArray())
+      ASSERT_STREQ(body["model"].GetString(), k++ % 2 == 0 ? "a" : "b") << k;
+  ASSERT_GE(k, 6u);
+  auto raw = jsonl("profile_export_raw.jsonl");
+  ASSERT_EQ(raw.size(), 6u);
+  std::vector<std::string> sent;
+  for (auto& line : raw) {
+    EXPECT_EQ(line["status"].GetInt(), 200) << to_text(line);
+    sent.emplace_back(line["payload"]["model"].GetString());
+  }
+  EXPECT_EQ(sent, (std::vector<std::string>{"a", "b", "a", "b", "a", "b"}));
+  auto s = summary();
+  EXPECT_EQ(summary_avg(s, "request_count"), 6);
+  EXPECT_FALSE(s.HasMember("error_request_count")
+               && s["error_request_count"]["avg"].GetDouble() > 0);
+}
