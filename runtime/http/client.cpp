@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -18,6 +19,7 @@
 #include <openssl/x509v3.h>
 
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@
 #include <future>
 #include <list>
 #include <optional>
+#include <unordered_map>
 
 namespace aiperf::http {
 
@@ -320,6 +323,31 @@ public:
 
   asio::io_context& ioc_;
   client_options opts_;
+  // -- readiness of plain connections -------------------------------------
+  // Asio's async_wait re-arms its epoll registration (an epoll_ctl) on
+  // every wait, i.e. once per request. Instead every plain connection is
+  // registered once, edge-triggered, in this client's own epoll instance;
+  // Asio waits on that one descriptor (one re-arm per wake-up, shared by
+  // every connection that became readable meanwhile) and on_ready() reads
+  // the connections it reports.
+
+  /// Registers `c`'s socket; false when the client cannot (the connection
+  /// then waits through Asio, as before).
+  bool watch(connection& c);
+  /// Forgets `c` (its socket is being closed: the kernel drops it from
+  /// the epoll set with the last descriptor).
+  void unwatch(std::uint64_t serial) { watched_.erase(serial); }
+  /// Makes sure Asio reports the next readiness of the epoll instance.
+  void ensure_watching();
+  void on_ready(const error_code& ec);
+
+  int ready_fd_ = -1; // owned by ready_desc_ once made
+  std::optional<asio::posix::stream_descriptor> ready_desc_;
+  bool ready_failed_ = false;
+  bool watching_ = false;
+  std::uint64_t next_serial_ = 0;
+  std::unordered_map<std::uint64_t, connection*> watched_;
+
   /// The TLS context, made on first use (I/O thread only).
   ssl::context* tls_context();
   std::optional<ssl::context> ssl_ctx_;
@@ -359,6 +387,7 @@ public:
   }
 
   bool busy() const noexcept { return busy_; }
+  int native_handle() noexcept { return plain_.native_handle(); }
   request_id current_id() const noexcept { return cur_.id; }
 
   void start(pending_request&& p) {
@@ -386,6 +415,7 @@ public:
       return;
     auto self = shared_from_this(); // close() may drop the pool's reference
     busy_ = false;
+    want_read_ = false;
     ++seq_;
     // The deadline timer stays armed: it re-arms itself for whatever request
     // is running when it fires (see arm_deadline).
@@ -409,6 +439,12 @@ public:
       return;
     closed_ = true;
     open_ = false;
+    want_read_ = false;
+    maybe_readable_ = false;
+    if (serial_ != 0) {
+      owner_.unwatch(serial_);
+      serial_ = 0;
+    }
     error_code ec;
     if (resolver_)
       resolver_->cancel();
@@ -543,10 +579,12 @@ private:
         self->plain_.set_option(tcp::no_delay{true}, ignore);
         // Reads after a readiness wait must never block the I/O thread.
         self->plain_.non_blocking(true, ignore);
-        if (self->tls_)
+        if (self->tls_) {
           self->handshake();
-        else
+        } else {
+          self->owner_.watch(*self);
           self->on_open();
+        }
       });
   }
 
@@ -695,6 +733,17 @@ private:
         std::move(on_read));
       return;
     }
+    if (serial_ != 0) {
+      // The client's epoll instance reports readability (see watch()).
+      if (maybe_readable_ || peer_closed_) {
+        maybe_readable_ = false;
+        read_now();
+        return;
+      }
+      want_read_ = true;
+      owner_.ensure_watching();
+      return;
+    }
     // Wait holding no buffer; borrow one only once there are bytes to read.
     plain_.async_wait(
       tcp::socket::wait_read,
@@ -719,6 +768,45 @@ private:
         }
         self->on_read(rec, n);
       });
+  }
+
+public:
+  /// The client's epoll instance reported the socket readable (or closed).
+  void on_readable(std::uint32_t events) {
+    // A close or error seen with the bytes before it announces nothing
+    // after they are read: read on every wait from now on.
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+      peer_closed_ = true;
+    if (!want_read_) {
+      // Not waiting (the response came before read(), or the server closed
+      // an idle connection): the edge is spent, so remember it.
+      maybe_readable_ = true;
+      return;
+    }
+    want_read_ = false;
+    read_now();
+  }
+
+  /// Registration in the client's epoll instance (0 = not registered).
+  std::uint64_t serial_ = 0;
+
+private:
+  /// One non-blocking read (holding a buffer only for it), then parse.
+  void read_now() {
+    take_buffer();
+    error_code rec;
+    auto space = read_buffer_size - end_;
+    auto n = plain_.read_some(asio::buffer(buf_.get() + end_, space), rec);
+    if (rec == asio::error::would_block || rec == asio::error::try_again) {
+      give_back_buffer(); // spurious: wait for the next edge
+      want_read_ = true;
+      owner_.ensure_watching();
+      return;
+    }
+    // A full buffer may have left bytes behind that no new edge announces.
+    if (!rec && n == space)
+      maybe_readable_ = true;
+    on_read(rec, n);
   }
 
   /// Borrows a pooled buffer, restoring bytes set aside by give_back_buffer.
@@ -889,6 +977,11 @@ private:
   bool closed_ = false;
   bool reused_ = false;
   bool got_bytes_ = false;
+  // Registered connections: waiting for the client's epoll to report the
+  // socket; reported while not waiting (read at once next time).
+  bool want_read_ = false;
+  bool maybe_readable_ = false;
+  bool peer_closed_ = false;
   // The fast head path (fast_head.hpp): not tried yet for this response;
   // taken (then Beast is idle and fast_left_ body bytes remain).
   bool fresh_ = false;
@@ -940,6 +1033,64 @@ ssl::context* client_impl::tls_context() {
     }
   }
   return ssl_ctx_ ? &*ssl_ctx_ : nullptr;
+}
+
+bool client_impl::watch(connection& c) {
+  if (ready_failed_ || shut_)
+    return false;
+  if (!ready_desc_) {
+    ready_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (ready_fd_ < 0) {
+      ready_failed_ = true;
+      return false;
+    }
+    error_code ec;
+    ready_desc_.emplace(ioc_);
+    ready_desc_->assign(ready_fd_, ec);
+    if (ec) {
+      ::close(ready_fd_);
+      ready_desc_.reset();
+      ready_failed_ = true;
+      return false;
+    }
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+  ev.data.u64 = ++next_serial_;
+  if (::epoll_ctl(ready_fd_, EPOLL_CTL_ADD, c.native_handle(), &ev) != 0)
+    return false;
+  c.serial_ = ev.data.u64;
+  watched_.emplace(c.serial_, &c);
+  return true;
+}
+
+void client_impl::ensure_watching() {
+  if (watching_ || !ready_desc_)
+    return;
+  watching_ = true;
+  ready_desc_->async_wait(
+    asio::posix::stream_descriptor::wait_read,
+    [self = shared_from_this()](error_code ec) { self->on_ready(ec); });
+}
+
+void client_impl::on_ready(const error_code& ec) {
+  watching_ = false;
+  if (ec || shut_)
+    return;
+  std::array<epoll_event, 64> events;
+  auto n = ::epoll_wait(ready_fd_, events.data(),
+                        static_cast<int>(events.size()), 0);
+  for (int i = 0; i < n; ++i) {
+    // Looked up one by one: reading one connection may close another.
+    auto it = watched_.find(events[static_cast<std::size_t>(i)].data.u64);
+    if (it == watched_.end())
+      continue;
+    auto keep = it->second->shared_from_this(); // finish() may drop it
+    keep->on_readable(events[static_cast<std::size_t>(i)].events);
+  }
+  // Keep watching: more events than fit, or connections still waiting. A
+  // wait with nothing to report costs nothing until a socket has bytes.
+  ensure_watching();
 }
 
 void client_impl::on_submit(pending_request&& p) {
@@ -1075,6 +1226,10 @@ void client_impl::on_cancel(request_id id) {
 
 void client_impl::shutdown_all() {
   shut_ = true;
+  if (ready_desc_) {
+    error_code ec;
+    ready_desc_->close(ec); // completes a pending wait (aborted)
+  }
   auto err = make_error(error_category::cancelled, 0,
                         "client shut down before the request completed");
   for (auto& pl : pools_) {
