@@ -39,8 +39,8 @@ void assign_models(dataset& data, const model_options& opts) {
       if (!t.model.empty())
         continue;
       const auto pick = opts.strategy == model_selection::round_robin
-                          ? k++ % n
-                          : uniform_index(gen, n);
+                            ? k++ % n
+                            : uniform_index(gen, n);
       t.model = opts.names[pick];
     }
   }

@@ -1,7 +1,6 @@
-#include "actors/benchmark/dataset/models.hpp"
-
 #include "actors/benchmark/dataset/dataset_file.hpp"
 #include "actors/benchmark/dataset/input_file.hpp"
+#include "actors/benchmark/dataset/models.hpp"
 #include "actors/benchmark/dataset/payload.hpp"
 #include "actors/benchmark/dataset/synthetic.hpp"
 
@@ -18,7 +17,8 @@ namespace {
 dataset uneven_dataset() {
   dataset ds;
   ds.conversations.push_back({"c0", {turn{"a", 1}}});
-  ds.conversations.push_back({"c1", {turn{"b", 1}, turn{"c", 1}, turn{"d", 1}}});
+  ds.conversations.push_back(
+      {"c1", {turn{"b", 1}, turn{"c", 1}, turn{"d", 1}}});
   ds.conversations.push_back({"c2", {turn{"e", 1}, turn{"f", 1}}});
   return ds;
 }
@@ -133,8 +133,7 @@ TEST(models, bodies_and_inputs_json_carry_each_turns_model) {
   for (auto pos = json.find("\"model\""); pos != std::string::npos;
        pos = json.find("\"model\"", pos + 1))
     seen.push_back(json.substr(pos + 9, 1)); // after `"model":"`
-  EXPECT_EQ(seen,
-            (std::vector<std::string>{"a", "b", "a", "b", "a", "b"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "a", "b", "a", "b"}));
 }
 
 TEST(models, single_model_output_is_byte_identical_to_no_assignment) {
@@ -164,8 +163,9 @@ TEST(models, input_file_model_field_is_parsed_and_validated) {
   EXPECT_EQ(models_in_order(ds), (std::vector<std::string>{"file-m", "a"}));
 
   auto multi = parse_input_file(
-    R"({"turns": [{"text": "x", "model": "m1"}, {"text": "y"}]})" "\n",
-    input_file_type::multi_turn);
+      R"({"turns": [{"text": "x", "model": "m1"}, {"text": "y"}]})"
+      "\n",
+      input_file_type::multi_turn);
   ASSERT_TRUE(multi.data);
   EXPECT_EQ(multi.data->conversations[0].turns[0].model, "m1");
 
@@ -176,8 +176,9 @@ TEST(models, input_file_model_field_is_parsed_and_validated) {
   EXPECT_EQ(bad.errors[0].line, 2u);
   EXPECT_EQ(bad.errors[0].field, "model");
   auto bad_multi = parse_input_file(
-    R"({"turns": [{"text": "x"}, {"text": "y", "model": ""}]})" "\n",
-    input_file_type::multi_turn);
+      R"({"turns": [{"text": "x"}, {"text": "y", "model": ""}]})"
+      "\n",
+      input_file_type::multi_turn);
   ASSERT_EQ(bad_multi.errors.size(), 1u);
   EXPECT_EQ(bad_multi.errors[0].field, "turns[1].model");
   EXPECT_NE(bad_multi.errors[0].to_string().find("line 1: turns[1].model"),

@@ -37,7 +37,7 @@ std::vector<std::string> turn_models(const dataset::dataset& ds) {
 
 const dataset_ready& ready(const std::variant<dataset_ready, std::string>& v) {
   EXPECT_TRUE(std::holds_alternative<dataset_ready>(v))
-    << std::get<std::string>(v);
+      << std::get<std::string>(v);
   return std::get<dataset_ready>(v);
 }
 
@@ -52,8 +52,8 @@ class scratch_dir {
 public:
   scratch_dir() {
     path_ = fs::temp_directory_path()
-            / ("aiperf_dataset_manager_test." + std::to_string(::getpid())
-               + "." + std::to_string(std::random_device{}()));
+            / ("aiperf_dataset_manager_test." + std::to_string(::getpid()) + "."
+               + std::to_string(std::random_device{}()));
     fs::create_directories(path_);
   }
   ~scratch_dir() {
