@@ -218,7 +218,9 @@ struct metric_record {
   /// Bit i set = values[i] holds a value.
   std::uint32_t present = 0;
   /// Inter-chunk latencies (ns), one per gap between content responses.
-  std::vector<double> inter_chunk_latency;
+  /// Integers (differences of stamps): the record processor turns the
+  /// request's stamp array into them in place, without an allocation.
+  std::vector<std::int64_t> inter_chunk_latency;
   /// Some usage_*_diff_pct exceeds 10 %.
   bool usage_discrepancy = false;
   /// OSL differs from the requested output tokens beyond the threshold.

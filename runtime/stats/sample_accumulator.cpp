@@ -70,10 +70,11 @@ void sample_accumulator::spill() {
   std::vector<double>{}.swap(samples_); // actually release the memory
 }
 
-void sample_accumulator::add_all(std::span<const double> values) {
+template <class T>
+void sample_accumulator::add_batch(std::span<const T> values) {
   if (exact_ && samples_.size() + values.size() <= budget_) {
-    for (auto v : values)
-      if (std::isfinite(v))
+    for (auto x : values)
+      if (auto v = static_cast<double>(x); std::isfinite(v))
         samples_.push_back(v);
     return;
   }
@@ -87,7 +88,8 @@ void sample_accumulator::add_all(std::span<const double> values) {
   double comp = 0;
   double lo = 0;
   double hi = 0;
-  for (auto v : values) {
+  for (auto x : values) {
+    auto v = static_cast<double>(x);
     if (!std::isfinite(v))
       continue;
     lo = batch.n == 0 || v < lo ? v : lo;
@@ -108,10 +110,18 @@ void sample_accumulator::add_all(std::span<const double> values) {
   batch.sum.add(sum);
   batch.sum.add(comp);
   batch.mean = (sum + comp) / static_cast<double>(batch.n);
-  for (auto v : values)
-    if (std::isfinite(v))
+  for (auto x : values)
+    if (auto v = static_cast<double>(x); std::isfinite(v))
       batch.m2 += (v - batch.mean) * (v - batch.mean);
   moments_.merge(batch);
+}
+
+void sample_accumulator::add_all(std::span<const double> values) {
+  add_batch(values);
+}
+
+void sample_accumulator::add_all(std::span<const std::int64_t> values) {
+  add_batch(values);
 }
 
 void sample_accumulator::merge(const sample_accumulator& other) {

@@ -42,6 +42,8 @@ public:
   /// Adds every finite value of `values`; cheaper than one add() per value
   /// once spilled (one division per batch for the moments).
   void add_all(std::span<const double> values);
+  /// Same for integer values (e.g. ns), each converted to double.
+  void add_all(std::span<const std::int64_t> values);
 
   /// Adds everything `other` has seen, as if it had been added here. The
   /// result is exact only if both are exact and the union fits the budget.
@@ -77,6 +79,8 @@ private:
     void merge(const moments& other) noexcept;
   };
 
+  template <class T>
+  void add_batch(std::span<const T> values);
   [[nodiscard]] moments current_moments() const;
   void spill();
   void add_spilled(double value) {

@@ -59,7 +59,8 @@ metric_record sample_metric_record() {
   m.set(record_metric::time_to_first_token, 0.25);
   m.values[static_cast<std::size_t>(record_metric::send_lag)]
     = std::numeric_limits<double>::quiet_NaN();
-  m.inter_chunk_latency = {1.0, -0.0, 3.25};
+  m.set(record_metric::stream_setup_latency, -0.0);
+  m.inter_chunk_latency = {1, 0, -3};
   m.osl_mismatch = true;
   return m;
 }
@@ -131,7 +132,10 @@ TEST(codec, record_batches_round_trip) {
   // Raw IEEE bits: NaN and −0.0 survive, unlike CAF 0.17's float packing.
   EXPECT_TRUE(std::isnan(
     mb.records[0].values[static_cast<std::size_t>(record_metric::send_lag)]));
-  EXPECT_TRUE(std::signbit(mb.records[0].inter_chunk_latency[1]));
+  EXPECT_TRUE(std::signbit(
+    *mb.records[0].get(record_metric::stream_setup_latency)));
+  EXPECT_EQ(mb.records[0].inter_chunk_latency,
+            (std::vector<std::int64_t>{1, 0, -3}));
 }
 
 TEST(codec, timing_types_round_trip) {

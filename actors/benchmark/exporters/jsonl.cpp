@@ -145,7 +145,7 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
         if (!first_value)
           *p++ = ',';
         first_value = false;
-        w.advance(write_json_scaled(p, v, m.base_per_display));
+        w.advance(write_json_scaled(p, static_cast<double>(v), m.base_per_display));
       }
       w.put(']');
     } else {

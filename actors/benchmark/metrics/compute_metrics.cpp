@@ -81,10 +81,19 @@ void set_diff(proto::metric_record& out, record_metric m, std::int64_t usage,
     out.usage_discrepancy = true;
 }
 
-// All but the id strings.
+// Turns stamps into the gaps between them, in place (one element fewer).
+void stamps_to_gaps(std::vector<std::int64_t>& v) {
+  for (std::size_t i = 1; i < v.size(); ++i)
+    v[i - 1] = v[i] - v[i - 1];
+  v.pop_back();
+}
+
+// All but the id strings and the inter-chunk latencies; `has_gaps` says
+// whether the latter are the gaps of `in.response_ts_ns`.
 proto::metric_record compute_without_ids(const proto::request_record& in,
                                          const metric_options& opt,
-                                         std::string_view processor_id) {
+                                         std::string_view processor_id,
+                                         bool& has_gaps) {
   proto::metric_record out;
   fill_metadata(in, processor_id, out);
   auto isl = opt.produces_tokens ? client_isl(in, opt) : std::nullopt;
@@ -168,20 +177,13 @@ proto::metric_record compute_without_ids(const proto::request_record& in,
         }
       }
     }
+    // Out of order stamps have no trustworthy gaps: then none at all. The
+    // callers fill them (from a copy or in place).
     if (r.size() >= 2) {
-      // Out of order stamps have no trustworthy gaps: then none at all.
-      // Checked first so that the fill below is a plain loop over locals.
-      const auto* ts = r.data();
-      const auto n = r.size();
       bool ordered = true;
-      for (std::size_t i = 1; i < n; ++i)
-        ordered &= ts[i] >= ts[i - 1];
-      if (ordered) {
-        out.inter_chunk_latency.resize(n - 1);
-        auto* gaps = out.inter_chunk_latency.data();
-        for (std::size_t i = 1; i < n; ++i)
-          gaps[i - 1] = static_cast<double>(ts[i] - ts[i - 1]);
-      }
+      for (std::size_t i = 1; i < r.size(); ++i)
+        ordered &= r[i] >= r[i - 1];
+      has_gaps = ordered;
     }
     if (ttft && latency && osl && *osl >= 2) {
       auto itl = (*latency - *ttft) / (*osl - 1);
@@ -251,7 +253,12 @@ proto::metric_record compute_without_ids(const proto::request_record& in,
 proto::metric_record compute_metrics(const proto::request_record& in,
                                      const metric_options& opt,
                                      std::string_view processor_id) {
-  auto out = compute_without_ids(in, opt, processor_id);
+  bool has_gaps = false;
+  auto out = compute_without_ids(in, opt, processor_id, has_gaps);
+  if (has_gaps) {
+    out.inter_chunk_latency = in.response_ts_ns;
+    stamps_to_gaps(out.inter_chunk_latency);
+  }
   out.x_request_id = in.x_request_id;
   out.x_correlation_id = in.x_correlation_id;
   out.conversation_id = in.conversation_id;
@@ -262,7 +269,13 @@ proto::metric_record compute_metrics(const proto::request_record& in,
 proto::metric_record compute_metrics(proto::request_record&& in,
                                      const metric_options& opt,
                                      std::string_view processor_id) {
-  auto out = compute_without_ids(in, opt, processor_id);
+  bool has_gaps = false;
+  auto out = compute_without_ids(in, opt, processor_id, has_gaps);
+  if (has_gaps) {
+    // The stamps are not needed any more: their array becomes the gaps.
+    out.inter_chunk_latency = std::move(in.response_ts_ns);
+    stamps_to_gaps(out.inter_chunk_latency);
+  }
   out.x_request_id = std::move(in.x_request_id);
   out.x_correlation_id = std::move(in.x_correlation_id);
   out.conversation_id = std::move(in.conversation_id);

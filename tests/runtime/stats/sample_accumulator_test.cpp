@@ -143,3 +143,31 @@ TEST(sample_accumulator, spilled_add_all_is_bit_stable) {
     mix(v);
   EXPECT_EQ(fingerprint, 10504881336359565898ull) << s->count;
 }
+
+// Integer batches (ns gaps) accumulate exactly like the same values as
+// doubles, exact and spilled.
+TEST(sample_accumulator, integer_batches_equal_double_batches) {
+  for (std::size_t budget : {100000u, 50u}) {
+    stats::sample_accumulator ints(budget);
+    stats::sample_accumulator doubles(budget);
+    std::uint64_t state = 5;
+    for (int round = 0; round < 500; ++round) {
+      std::vector<std::int64_t> batch;
+      for (int i = 0; i < round % 64; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        batch.push_back(static_cast<std::int64_t>(state >> 40) - 1000);
+      }
+      ints.add_all(batch);
+      std::vector<double> as_double(batch.begin(), batch.end());
+      doubles.add_all(as_double);
+    }
+    EXPECT_EQ(ints.exact(), budget == 100000u);
+    auto a = ints.summarize();
+    auto b = doubles.summarize();
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->count, b->count);
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(a->sum), std::bit_cast<std::uint64_t>(b->sum));
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(a->std), std::bit_cast<std::uint64_t>(b->std));
+    EXPECT_EQ(a->pct, b->pct);
+  }
+}

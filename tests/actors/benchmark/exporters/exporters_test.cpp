@@ -487,7 +487,9 @@ TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
         m.set(static_cast<proto::record_metric>(k), random_value(state));
     auto icl = next_random(state) % 300;
     for (std::uint64_t k = 0; k < icl; ++k)
-      m.inter_chunk_latency.push_back(random_value(state));
+      m.inter_chunk_latency.push_back(
+          static_cast<std::int64_t>(next_random(state) % 20'000'000'000ull)
+          - 1'000'000);
     m.has_error = i % 5 == 0;
     if (m.has_error)
       m.error = {500, "HTTPError", i % 10 == 0 ? "tab\there" : "HTTP status 500"};

@@ -66,9 +66,18 @@ TEST(compute_metrics, inter_token_latency) {
 // Reference §8 item 4.
 TEST(compute_metrics, inter_chunk_latency) {
   EXPECT_EQ(compute(make_record(100, {110, 120, 135})).inter_chunk_latency,
-            (std::vector<double>{10, 15}));
+            (std::vector<std::int64_t>{10, 15}));
   EXPECT_EQ(compute(make_record(100, {110, 125})).inter_chunk_latency,
-            (std::vector<double>{15}));
+            (std::vector<std::int64_t>{15}));
+  // The moving overload turns the stamp array itself into the gaps.
+  auto r = make_record(100, {110, 120, 135, 135});
+  auto moved = metrics::compute_metrics(std::move(r), streaming(), "rp");
+  EXPECT_EQ(moved.inter_chunk_latency, (std::vector<std::int64_t>{10, 15, 0}));
+  // Out of order: no gaps at all, from either overload.
+  EXPECT_TRUE(compute(make_record(100, {110, 130, 120})).inter_chunk_latency.empty());
+  EXPECT_TRUE(metrics::compute_metrics(make_record(100, {110, 130, 120}),
+                                       streaming(), "rp")
+                  .inter_chunk_latency.empty());
   EXPECT_TRUE(compute(make_record(100, {110})).inter_chunk_latency.empty());
 }
 

@@ -76,5 +76,5 @@ TEST(records, batches_round_trip_through_caf_serialization) {
   EXPECT_EQ(mback.records[0].get(proto::record_metric::request_latency), 25.0);
   EXPECT_FALSE(mback.records[0].has(proto::record_metric::time_to_first_token));
   EXPECT_EQ(mback.records[0].inter_chunk_latency,
-            (std::vector<double>{10, 15}));
+            (std::vector<std::int64_t>{10, 15}));
 }
