@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -86,4 +87,39 @@ TEST(summary, compensated_sum_keeps_small_terms) {
     s.add(1.0);
   s.add(-1e16);
   EXPECT_DOUBLE_EQ(s.value(), 1000.0);
+}
+
+// Large samples take the bucket passes: the same order statistics as a full
+// sort, bit for bit, for spread, bunched, duplicated, negative and
+// outlier-heavy samples (the last ones fall back to plain selection).
+TEST(summary, bucket_selection_matches_sorted_reference) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> lognormal(15, 1);
+  std::uniform_real_distribution<double> uniform(-5e6, 5e6);
+  std::uniform_int_distribution<int> small(0, 40);
+  std::vector<std::function<double(std::size_t)>> shapes{
+    [&](std::size_t) { return lognormal(rng); },
+    [&](std::size_t) { return uniform(rng); },
+    [&](std::size_t) { return static_cast<double>(small(rng)); },
+    [&](std::size_t i) { return i % 1000 == 0 ? 1e12 : uniform(rng); },
+    [&](std::size_t i) { return i == 7 ? -1e300 : 20e6 + small(rng); },
+  };
+  for (std::size_t n : {131072u, 131073u, 400000u}) {
+    for (std::size_t shape = 0; shape < shapes.size(); ++shape) {
+      std::vector<double> v(n);
+      for (std::size_t i = 0; i < n; ++i)
+        v[i] = shapes[shape](i);
+      auto sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      auto s = stats::summarize(v);
+      ASSERT_TRUE(s);
+      for (std::size_t i = 0; i < stats::percentile_levels.size(); ++i)
+        EXPECT_EQ(s->pct[i], stats::percentile_sorted(
+                                 sorted, stats::percentile_levels[i]))
+            << "n=" << n << " shape " << shape << " level "
+            << stats::percentile_levels[i];
+      EXPECT_EQ(s->min, sorted.front());
+      EXPECT_EQ(s->max, sorted.back());
+    }
+  }
 }
