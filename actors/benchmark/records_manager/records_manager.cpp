@@ -39,6 +39,13 @@ struct records_state {
 
 using actor_ptr = records_manager_impl::stateful_pointer<records_state>;
 
+template <class T>
+void prefetch(const std::vector<T>& v) {
+  const auto* p = reinterpret_cast<const char*>(v.data());
+  for (std::size_t off = 0; off < v.size() * sizeof(T); off += 64)
+    __builtin_prefetch(p + off);
+}
+
 std::vector<std::string> phase_warnings(const run_info& info) {
   std::vector<std::string> out;
   for (auto& p : info.phases) {
@@ -164,7 +171,13 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
   return {
     [=](metric_record_batch& batch) {
       auto& st = self->state;
-      for (auto& rec : batch.records) {
+      auto& recs = batch.records;
+      for (std::size_t i = 0; i < recs.size(); ++i) {
+        auto& rec = recs[i];
+        // The gaps were written on the processor's core (or long ago):
+        // start loading the next record's while this one is added.
+        if (i + 1 < recs.size())
+          prefetch(recs[i + 1].inter_chunk_latency);
         ++st.progress.received;
         st.aggregator->add(rec);
         if (rec.phase == benchmark_phase::profiling)
