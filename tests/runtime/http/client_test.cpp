@@ -518,6 +518,37 @@ TEST_F(client_fixture, header_with_line_break_is_rejected) {
   EXPECT_NE(sink.err.message.find("X-Evil"), std::string::npos);
 }
 
+// Verifies a CR or LF anywhere in a long value (inside a 16-byte block or
+// in the tail) is found, and that clean long values pass.
+TEST_F(client_fixture, line_break_anywhere_in_a_long_value_is_rejected) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{test_server::content_length_response("ok")}};
+  }};
+  client c{io.context(0)};
+  for (std::size_t len : {std::size_t{15}, std::size_t{16}, std::size_t{37}}) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (char brk : {'\r', '\n'}) {
+        std::string value(len, 'v');
+        value[at] = brk;
+        recording_sink sink;
+        auto req = make_request(srv.port());
+        req.headers.emplace_back("X-Long", value);
+        c.submit(std::move(req), sink);
+        ASSERT_TRUE(sink.wait());
+        EXPECT_EQ(sink.err.category, error_category::protocol)
+          << "len " << len << " at " << at;
+      }
+    }
+    recording_sink clean;
+    auto req = make_request(srv.port());
+    req.headers.emplace_back("X-Long", std::string(len, 'v'));
+    c.submit(std::move(req), clean);
+    ASSERT_TRUE(clean.wait());
+    EXPECT_TRUE(clean.err.ok()) << clean.err.message;
+  }
+  EXPECT_EQ(srv.requests(), 3);
+}
+
 // Verifies shared header fields are sent before the request's own fields,
 // and are validated like them.
 TEST_F(client_fixture, shared_headers_are_sent_and_validated) {
