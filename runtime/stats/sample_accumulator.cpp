@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace aiperf::stats {
 
@@ -72,9 +73,13 @@ void sample_accumulator::spill() {
 
 template <class T>
 void sample_accumulator::add_batch(std::span<const T> values) {
+  // Integers are always finite: no per-value check for them.
+  constexpr auto finite = [](double v) {
+    return !std::is_floating_point_v<T> || std::isfinite(v);
+  };
   if (exact_ && samples_.size() + values.size() <= budget_) {
     for (auto x : values)
-      if (auto v = static_cast<double>(x); std::isfinite(v))
+      if (auto v = static_cast<double>(x); finite(v))
         samples_.push_back(v);
     return;
   }
@@ -90,7 +95,7 @@ void sample_accumulator::add_batch(std::span<const T> values) {
   double hi = 0;
   for (auto x : values) {
     auto v = static_cast<double>(x);
-    if (!std::isfinite(v))
+    if (!finite(v))
       continue;
     lo = batch.n == 0 || v < lo ? v : lo;
     hi = batch.n == 0 || v > hi ? v : hi;
@@ -111,7 +116,7 @@ void sample_accumulator::add_batch(std::span<const T> values) {
   batch.sum.add(comp);
   batch.mean = (sum + comp) / static_cast<double>(batch.n);
   for (auto x : values)
-    if (auto v = static_cast<double>(x); std::isfinite(v))
+    if (auto v = static_cast<double>(x); finite(v))
       batch.m2 += (v - batch.mean) * (v - batch.mean);
   moments_.merge(batch);
 }
