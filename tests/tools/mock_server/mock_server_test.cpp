@@ -232,9 +232,14 @@ TEST_F(mock_fixture, embeddings_health_models_and_metrics) {
             1);
   EXPECT_EQ(metric(text, "aiperf_mock_output_tokens_total"), 15);
   EXPECT_EQ(metric(text, "aiperf_mock_in_flight"), 1); // this request
-  EXPECT_EQ(srv->metrics_text().find("aiperf_mock_in_flight 0")
-                != std::string::npos,
-            true);
+  // The /metrics handler leaves after its response is written, so the client
+  // can hold the response a moment before the gauge drops: wait, bounded.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (srv->metrics_text().find("aiperf_mock_in_flight 0") == std::string::npos
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_NE(srv->metrics_text().find("aiperf_mock_in_flight 0"),
+            std::string::npos);
 }
 
 TEST_F(mock_fixture, error_rate_100_fails_every_generation_request) {
