@@ -1,6 +1,7 @@
 #include "runtime/http/client.hpp"
 
 #include "runtime/http/fast_head.hpp"
+#include "runtime/time/receive_stamp.hpp"
 
 #include <utility> // before Boost.Asio: 1.74 headers use std::exchange
 
@@ -582,6 +583,8 @@ private:
         if (self->tls_) {
           self->handshake();
         } else {
+          // Plain reads carry the kernel's receive stamp (read_plain).
+          time::enable_receive_stamps(self->plain_.native_handle());
           self->owner_.watch(*self);
           self->on_open();
         }
@@ -757,16 +760,14 @@ private:
         }
         self->take_buffer();
         error_code rec;
-        auto n = self->plain_.read_some(
-          asio::buffer(self->buf_.get() + self->end_,
-                       read_buffer_size - self->end_),
-          rec);
+        std::int64_t ts = 0;
+        auto n = self->read_plain(read_buffer_size - self->end_, rec, ts);
         if (rec == asio::error::would_block || rec == asio::error::try_again) {
           self->give_back_buffer(); // spurious wake-up
           self->read();
           return;
         }
-        self->on_read(rec, n);
+        self->on_read(rec, n, ts);
       });
   }
 
@@ -795,8 +796,9 @@ private:
   void read_now() {
     take_buffer();
     error_code rec;
+    std::int64_t ts = 0;
     auto space = read_buffer_size - end_;
-    auto n = plain_.read_some(asio::buffer(buf_.get() + end_, space), rec);
+    auto n = read_plain(space, rec, ts);
     if (rec == asio::error::would_block || rec == asio::error::try_again) {
       give_back_buffer(); // spurious: wait for the next edge
       want_read_ = true;
@@ -806,7 +808,26 @@ private:
     // A full buffer may have left bytes behind that no new edge announces.
     if (!rec && n == space)
       maybe_readable_ = true;
-    on_read(rec, n);
+    on_read(rec, n, ts);
+  }
+
+  /// One non-blocking read of up to `space` bytes into the buffer. `ts` is
+  /// when the kernel received them (SO_TIMESTAMPNS), so a response is
+  /// stamped with its arrival even when this thread comes to it late; 0
+  /// when the read carried no stamp.
+  std::size_t read_plain(std::size_t space, error_code& ec, std::int64_t& ts) {
+    iovec iov{buf_.get() + end_, space};
+    auto r = time::read_stamped(plain_.native_handle(), &iov, 1);
+    if (r.bytes < 0) {
+      ec = error_code{r.error, boost::system::system_category()};
+      return 0;
+    }
+    if (r.bytes == 0) {
+      ec = asio::error::eof;
+      return 0;
+    }
+    ts = r.received_ns;
+    return static_cast<std::size_t>(r.bytes);
   }
 
   /// Borrows a pooled buffer, restoring bytes set aside by give_back_buffer.
@@ -839,8 +860,9 @@ private:
       owner_.release_buffer(std::move(buf_));
   }
 
-  void on_read(const error_code& ec, std::size_t n) {
-    auto ts = now_ns();
+  /// `stamp`: the bytes' kernel receive time, or 0 to stamp them now.
+  void on_read(const error_code& ec, std::size_t n, std::int64_t stamp = 0) {
+    auto ts = stamp != 0 ? stamp : now_ns();
     if (ec) {
       bool eof = ec == asio::error::eof || ec == ssl::error::stream_truncated;
       if (eof && parser_->is_header_done() && parser_->need_eof()) {

@@ -5,12 +5,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -129,6 +131,44 @@ TEST_F(client_fixture, content_length_body_is_delivered_byte_for_byte) {
   EXPECT_EQ(sink.completions, 1);
   EXPECT_LE(sink.send_ts, sink.headers_ts);
   EXPECT_LE(sink.headers_ts, sink.complete_ts);
+}
+
+// A response is stamped when its bytes reached the socket (the kernel's
+// receive stamp), not when the client's I/O thread got round to reading it:
+// here the I/O thread is held busy while the server writes.
+TEST_F(client_fixture, responses_are_stamped_at_arrival_not_at_read) {
+  boost::asio::io_context acceptor_ctx;
+  boost::asio::ip::tcp::acceptor acceptor{
+    acceptor_ctx, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(acceptor.local_endpoint().port()), sink);
+  auto peer = acceptor.accept();
+  std::string got;
+  char buf[4096];
+  while (got.find(R"({"q":1})") == std::string::npos) {
+    boost::system::error_code ec;
+    auto n = peer.read_some(boost::asio::buffer(buf), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    got.append(buf, n);
+  }
+  std::atomic<bool> holding{false}, release{false};
+  boost::asio::post(io.context(0), [&] {
+    holding = true;
+    while (!release) // keeps the client's I/O thread busy on purpose
+      std::this_thread::yield();
+  });
+  ASSERT_TRUE(poll_until([&] { return holding.load(); }));
+  auto before = now_ns();
+  boost::asio::write(peer, boost::asio::buffer(
+                             test_server::content_length_response("late")));
+  auto after = now_ns();
+  release = true;
+  ASSERT_TRUE(sink.wait());
+  EXPECT_TRUE(sink.err.ok()) << sink.err.message;
+  EXPECT_EQ(sink.body, "late");
+  EXPECT_GE(sink.headers_ts, before);
+  EXPECT_LE(sink.headers_ts, after) << "stamped when read, not on arrival";
 }
 
 // Verifies chunked framing is removed even when chunk sizes, chunk data and
