@@ -608,10 +608,13 @@ scan_result response_parser::scan(std::string_view json,
   if (s.run(kind, out)) {
     // Template only from a message whose one output is a string: whatever
     // else it carried would be lost or (as views) left dangling.
+    // A message that cannot serve (the usage chunk at a stream's end)
+    // keeps the last template: matching compares bytes only, so the next
+    // stream's first content event still takes the template path.
     auto at = s.content_at();
-    has_template_ = at.begin != nullptr && out.reasoning.empty()
-                    && !out.has_usage && !out.is_error && !out.has_embedding;
-    if (has_template_) {
+    if (at.begin != nullptr && out.reasoning.empty() && !out.has_usage
+        && !out.is_error && !out.has_embedding) {
+      has_template_ = true;
       template_kind_ = kind;
       template_prefix_.assign(json.data(), at.begin);
       template_suffix_.assign(at.end, json.data() + json.size());

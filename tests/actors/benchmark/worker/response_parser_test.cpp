@@ -258,12 +258,18 @@ TEST(response_parser, template_answers_later_chunks_of_a_stream) {
   ASSERT_TRUE(p.parse(head + R"("x")" + tail, endpoint_kind::completions, f));
   EXPECT_EQ(f.content, "");
   EXPECT_EQ(p.template_hits(), 3u);
-  // A usage-only chunk is scanned, and keeps no template.
+  // A usage-only chunk is scanned (it is no template itself) and leaves the
+  // last template in place: the next stream's chunks still hit it.
   ASSERT_TRUE(p.parse(
     R"({"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})",
     endpoint_kind::chat, f));
   EXPECT_TRUE(f.has_usage);
   EXPECT_EQ(f.usage.total_tokens, 3);
+  EXPECT_EQ(p.template_hits(), 3u);
+  ASSERT_TRUE(p.parse(head + R"(" again")" + tail, endpoint_kind::chat, f));
+  EXPECT_EQ(f.content, " again");
+  EXPECT_FALSE(f.has_usage);
+  EXPECT_EQ(p.template_hits(), 4u);
   EXPECT_EQ(p.fallbacks(), 0u);
 }
 
