@@ -59,6 +59,10 @@ constexpr auto record_flush_delay = std::chrono::milliseconds{20};
 
 /// Finished request contexts a worker keeps for reuse, at most.
 constexpr std::size_t max_free_contexts = 4096;
+/// First-turn bodies kept per worker (bytes), and the conversations that
+/// may have one (a large trace sends each entry once: nothing to gain).
+constexpr std::size_t body_cache_limit = 8u << 20;
+constexpr std::size_t max_cached_conversations = 65536;
 
 /// Events (and text bytes per event) reserved up front per record, at most:
 /// a huge --osl must not make every record allocate megabytes.
@@ -384,6 +388,11 @@ struct worker_state {
   /// Live assistant replies per session, for multi-turn payloads.
   std::map<std::pair<std::uint8_t, std::uint32_t>, std::vector<std::string>>
     history;
+  /// Bodies of first turns (which carry no replies) by conversation, built
+  /// once: a dataset is usually much smaller than the run, so its entries
+  /// are sent many times. Bounded by body_cache_limit bytes.
+  std::vector<std::string> first_turn_bodies;
+  std::size_t body_cache_bytes = 0;
   std::uint64_t requests = 0;
   /// Requests handed to the I/O thread and not drained yet.
   std::size_t in_flight = 0;
@@ -397,6 +406,25 @@ using actor_ptr = worker_impl_actor::stateful_pointer<worker_state>;
 std::string correlation_id(const worker_state& st, const credit& c) {
   return st.cfg.run_id + (c.phase == phase::warmup ? "-w" : "-s")
          + std::to_string(c.session_num);
+}
+
+/// The body of turn `turn_index` of `conv` (conversation `index`).
+std::string body_of(worker_state& st, std::size_t index,
+                    const dataset::conversation& conv, std::size_t turn_index,
+                    const std::vector<std::string>& replies) {
+  if (turn_index != 0 || index >= max_cached_conversations)
+    return std::string{st.payloads->build(conv, turn_index, replies)};
+  auto& cache = st.first_turn_bodies;
+  if (index < cache.size() && !cache[index].empty())
+    return cache[index];
+  std::string body{st.payloads->build(conv, 0, replies)};
+  if (st.body_cache_bytes + body.size() <= body_cache_limit) {
+    if (cache.size() <= index)
+      cache.resize(index + 1);
+    cache[index] = body;
+    st.body_cache_bytes += body.size();
+  }
+  return body;
 }
 
 /// Builds the request of credit `c`, or fills `rec`'s error when it cannot.
@@ -435,7 +463,7 @@ std::optional<http::request> make_request(worker_state& st, const credit& c,
   req.ep = url.ep;
   req.method = "POST";
   req.target = url.base_path + st.cfg.endpoint_path;
-  req.body = std::string{st.payloads->build(conv, c.turn_index, replies)};
+  req.body = body_of(st, c.conversation, conv, c.turn_index, replies);
   req.shared_headers = st.headers;
   req.headers.reserve(2);
   req.headers.emplace_back("X-Request-ID", rec.x_request_id);

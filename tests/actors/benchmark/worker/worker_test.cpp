@@ -52,6 +52,7 @@ struct worker_fixture : ::testing::Test {
   std::map<std::uint64_t, request_record> records;
   std::map<std::uint64_t, credit_return> returns;
   std::vector<std::uint64_t> first_tokens;
+  bool export_raw = false; // records carry the body they sent
 
   void start(mock_server::options mo, bool streaming = true,
              std::int32_t max_tokens = 5) {
@@ -81,6 +82,7 @@ struct worker_fixture : ::testing::Test {
     wc.streaming = streaming;
     wc.include_usage = true;
     wc.notify_first_token = true;
+    wc.export_raw = export_raw;
     worker::worker_deps deps;
     deps.io = &io->context(0);
     deps.client = client.get();
@@ -256,3 +258,29 @@ TEST_F(worker_fixture, a_turn_the_dataset_lacks_is_an_error_record) {
 }
 
 } // namespace
+
+// A conversation sent again gets the very body of its first send (first
+// turns are built once per conversation and reused).
+TEST_F(worker_fixture, a_conversation_sent_again_sends_the_same_body) {
+  export_raw = true;
+  mock_server::options mo;
+  mo.fast = true;
+  start(mo);
+  credit_batch batch;
+  for (std::uint64_t id = 1; id <= 12; ++id) // conversations 1,2,3,0 ×3
+    batch.push_back(make_credit(id));
+  caf::anon_send(worker, std::move(batch));
+  collect(12);
+  for (std::uint64_t id = 1; id <= 12; ++id) {
+    SCOPED_TRACE(id);
+    const auto& rec = records.at(id);
+    EXPECT_FALSE(rec.has_error) << rec.error.message;
+    EXPECT_NE(rec.payload.find("hello world " + std::to_string(id % 4)),
+              std::string::npos)
+      << rec.payload;
+    if (id > 4) {
+      EXPECT_EQ(rec.payload, records.at(id - 4).payload);
+    }
+  }
+  EXPECT_NE(records.at(1).payload, records.at(2).payload);
+}
