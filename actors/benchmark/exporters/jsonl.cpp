@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace aiperf::exporters {
@@ -18,6 +20,10 @@ using namespace detail;
 struct jsonl_slot {
   const metrics::metric_info* info;
   int record_index; // −1: inter_chunk_latency
+  /// The fixed text around the value: `,"<tag>":{"value":` (`[` for the
+  /// array) and `,"unit":"<unit>"}`, so a metric costs two copies.
+  std::string open;
+  std::string close;
 };
 
 const std::vector<jsonl_slot>& slots() {
@@ -27,7 +33,14 @@ const std::vector<jsonl_slot>& slots() {
       if (m.kind != metrics::metric_kind::record)
         continue;
       auto rm = metrics::find_record_metric(m.tag);
-      t.push_back({&m, rm ? static_cast<int>(*rm) : -1});
+      jsonl_slot slot{&m, rm ? static_cast<int>(*rm) : -1, {}, {}};
+      slot.open = ",\"";
+      slot.open += m.tag;
+      slot.open += rm ? "\":{\"value\":" : "\":{\"value\":[";
+      slot.close = ",\"unit\":";
+      append_json_string(slot.close, m.unit);
+      slot.close += '}';
+      t.push_back(std::move(slot));
     }
     return t;
   }();
@@ -133,12 +146,12 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
   bool first = true;
   for (const auto& slot : slots()) {
     const auto& m = *slot.info;
+    const std::string_view open
+      = first ? std::string_view{slot.open}.substr(1) : slot.open;
     if (slot.record_index < 0) {
       if (r.inter_chunk_latency.empty())
         continue;
-      w.put(first ? "\"" : ",\"");
-      w.put(m.tag);
-      w.put("\":{\"value\":[");
+      w.put(open);
       bool first_value = true;
       for (auto v : r.inter_chunk_latency) {
         auto* p = w.room(max_number_chars + 1);
@@ -152,14 +165,10 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
       auto i = static_cast<std::size_t>(slot.record_index);
       if (!r.has(i))
         continue;
-      w.put(first ? "\"" : ",\"");
-      w.put(m.tag);
-      w.put("\":{\"value\":");
+      w.put(open);
       w.put_scaled(r.values[i], m.base_per_display);
     }
-    w.put(",\"unit\":");
-    w.put_string(m.unit);
-    w.put('}');
+    w.put(slot.close);
     first = false;
   }
   w.put("},\"error\":");
