@@ -28,6 +28,7 @@
 #include "proto/credits.hpp"
 #include "proto/records.hpp"
 #include "proto/timing.hpp"
+#include "runtime/result/result.hpp"
 
 #include <caf/meta/annotation.hpp>
 #include <caf/meta/type_name.hpp>
@@ -284,27 +285,7 @@ struct codec_error {
 
 /// A value or the codec_error that prevented it.
 template <class T>
-class codec_result {
-public:
-  codec_result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  codec_result(codec_error err) : v_(std::in_place_index<1>, std::move(err)) {}
-
-  [[nodiscard]] bool ok() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-  /// Requires ok().
-  [[nodiscard]] T& value() & { return std::get<0>(v_); }
-  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  /// Requires !ok().
-  [[nodiscard]] const codec_error& error() const { return std::get<1>(v_); }
-
-private:
-  std::variant<T, codec_error> v_;
-};
+using codec_result = result<T, codec_error>;
 
 // -- frames --------------------------------------------------------------------
 

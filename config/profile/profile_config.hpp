@@ -11,6 +11,8 @@
 // "not used"; each field's comment says which.
 #pragma once
 
+#include "runtime/result/result.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -39,24 +41,9 @@ struct config_error {
 /// 0)`.
 [[nodiscard]] std::string format_error(const config_error& err);
 
-/// A value or the config_error explaining why there is none (C++20 has no
-/// std::expected, and config/ must not depend on CAF's error registry).
-template <class T> class expected {
-public:
-  expected(T value) : data_(std::move(value)) {}
-  expected(config_error err) : data_(std::move(err)) {}
-
-  [[nodiscard]] bool has_value() const noexcept { return data_.index() == 0; }
-  explicit operator bool() const noexcept { return has_value(); }
-  T& operator*() { return std::get<0>(data_); }
-  const T& operator*() const { return std::get<0>(data_); }
-  T* operator->() { return &std::get<0>(data_); }
-  const T* operator->() const { return &std::get<0>(data_); }
-  [[nodiscard]] const config_error& error() const { return std::get<1>(data_); }
-
-private:
-  std::variant<T, config_error> data_;
-};
+/// A value or the config_error explaining why there is none (config/ must
+/// not depend on CAF's error registry).
+template <class T> using expected = result<T, config_error>;
 
 // -- enumerations -------------------------------------------------------------
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/io/durable_file.hpp"
+#include "runtime/result/result.hpp"
 
 #include <cstddef>
 #include <filesystem>
@@ -18,29 +19,9 @@
 
 namespace aiperf::io {
 
-/// A value or the io_error that prevented it (C++20 has no std::expected).
+/// A value or the io_error that prevented it.
 template <class T>
-class io_result {
-public:
-  io_result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  io_result(io_error err) : v_(std::in_place_index<1>, std::move(err)) {}
-
-  [[nodiscard]] bool ok() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-  /// Requires ok().
-  [[nodiscard]] T& value() & { return std::get<0>(v_); }
-  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  /// Requires !ok().
-  [[nodiscard]] const io_error& error() const { return std::get<1>(v_); }
-
-private:
-  std::variant<T, io_error> v_;
-};
+using io_result = result<T, io_error>;
 
 /// Owns a read-only mapping of one file; move-only, unmaps on destruction.
 /// A default-constructed or moved-from object maps nothing (empty bytes()).

@@ -39,6 +39,7 @@
 #include "actors/benchmark/dataset/dataset.hpp"
 #include "runtime/io/mmap_file.hpp"
 #include "runtime/io/zstd_stream.hpp"
+#include "runtime/result/result.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -84,30 +85,7 @@ struct dataset_file_error {
 
 /// A value or the dataset_file_error that prevented it.
 template <class T>
-class dataset_file_result {
-public:
-  dataset_file_result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  dataset_file_result(dataset_file_error err)
-      : v_(std::in_place_index<1>, std::move(err)) {}
-
-  [[nodiscard]] bool ok() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-  /// Requires ok().
-  [[nodiscard]] T& value() & { return std::get<0>(v_); }
-  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  /// Requires !ok().
-  [[nodiscard]] const dataset_file_error& error() const {
-    return std::get<1>(v_);
-  }
-
-private:
-  std::variant<T, dataset_file_error> v_;
-};
+using dataset_file_result = result<T, dataset_file_error>;
 
 /// The bytes of both files.
 struct encoded_dataset {
