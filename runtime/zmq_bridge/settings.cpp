@@ -1,8 +1,5 @@
 #include "runtime/zmq_bridge/settings.hpp"
 
-#include <charconv>
-#include <cstdlib>
-
 namespace aiperf::zmq_bridge {
 
 const char* to_string(channel x) noexcept {
@@ -30,50 +27,6 @@ std::uint16_t port_config::of(channel ch) const noexcept {
     default:
       return records;
   }
-}
-
-env_lookup process_env() {
-  return [](const char* name) { return std::getenv(name); };
-}
-
-std::optional<std::string> apply_port_env(port_config& ports,
-                                          const env_lookup& env) {
-  struct entry {
-    const char* name;
-    std::uint16_t port_config::*field;
-  };
-  static constexpr entry entries[] = {
-    {"AIPERF_K8S_PORT_API", &port_config::api},
-    {"AIPERF_K8S_PORT_HEALTH", &port_config::health},
-    {"AIPERF_K8S_PORT_CONTROL", &port_config::control},
-    {"AIPERF_K8S_PORT_CREDIT", &port_config::credit},
-    {"AIPERF_K8S_PORT_CREDIT_RETURN", &port_config::credit_return},
-    {"AIPERF_K8S_PORT_RECORDS", &port_config::records},
-  };
-  auto result = ports;
-  for (const auto& e : entries) {
-    const char* raw = env(e.name);
-    if (raw == nullptr)
-      continue;
-    std::string_view text{raw};
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
-                                     value);
-    if (text.empty() || ec != std::errc{} || end != text.data() + text.size()
-        || value > 65535)
-      return std::string{e.name} + "=\"" + std::string{text}
-             + "\" is not a port number: use 0-65535 (0 = ephemeral)";
-    result.*e.field = static_cast<std::uint16_t>(value);
-  }
-  ports = result;
-  return std::nullopt;
-}
-
-std::optional<std::string> controller_host_from_env(const env_lookup& env) {
-  const char* raw = env(controller_host_env);
-  if (raw == nullptr || *raw == '\0')
-    return std::nullopt;
-  return std::string{raw};
 }
 
 std::string& endpoints::operator[](channel ch) noexcept {

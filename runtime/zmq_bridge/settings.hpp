@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,8 +34,8 @@ enum class role : std::uint8_t {
 };
 
 /// TCP ports of one node; 0 = ephemeral (tests always use 0). Defaults are
-/// the documented ones; each has a flag and an AIPERF_K8S_PORT_<NAME>
-/// variable (flag > variable > default; the flags live in config/).
+/// the documented ones; a pod reads its AIPERF_K8S_PORT_<NAME> variables
+/// with system::read_pod_env (runtime/system/env.hpp).
 struct port_config {
   std::uint16_t api = 9090;
   std::uint16_t health = 8080;
@@ -48,27 +47,6 @@ struct port_config {
   /// The port of a bridge channel.
   [[nodiscard]] std::uint16_t of(channel ch) const noexcept;
 };
-
-/// Looks up an environment variable; nullptr when unset.
-using env_lookup = std::function<const char*(const char*)>;
-
-/// Returns the process environment as an env_lookup.
-[[nodiscard]] env_lookup process_env();
-
-/// Overrides `ports` from AIPERF_K8S_PORT_API, _HEALTH, _CONTROL, _CREDIT,
-/// _CREDIT_RETURN and _RECORDS where set. Returns an error naming the
-/// variable when a value is not a port number (0-65535); `ports` is then
-/// unchanged.
-[[nodiscard]] std::optional<std::string> apply_port_env(port_config& ports,
-                                                        const env_lookup& env);
-
-/// The one variable that makes a worker connect over TCP.
-inline constexpr const char* controller_host_env
-  = "AIPERF_K8S_ZMQ_CONTROLLER_HOST";
-
-/// Returns AIPERF_K8S_ZMQ_CONTROLLER_HOST when set and non-empty.
-[[nodiscard]] std::optional<std::string>
-controller_host_from_env(const env_lookup& env);
 
 /// One endpoint per channel ("tcp://host:port", "ipc:///path"); empty =
 /// channel not used.

@@ -58,6 +58,11 @@ struct service_options {
 };
 
 /// Reads and parses the run file; secrets come from AIPERF_INJECTED_*.
+/// The bridge's ports from the ones read_pod_env parsed.
+zmq_bridge::port_config ports_of(const system::pod_ports& p) {
+  return {p.api, p.health, p.control, p.credit, p.credit_return, p.records};
+}
+
 std::optional<std::string> load_run_file(const std::string& path,
                                          config::profile_config& cfg) {
   std::ifstream in{path};
@@ -141,9 +146,7 @@ int run_worker(service_options o) {
   // A pod reaches the controller over TCP only when told where it is.
   remote::api_endpoint api;
   if (auto& host = env.value->controller_host) {
-    zmq_bridge::port_config ports;
-    if (auto err = zmq_bridge::apply_port_env(ports, zmq_bridge::process_env()))
-      return fail(sc::exit_config, *err);
+    auto ports = ports_of(env.value->ports);
     o.connect = zmq_bridge::select_worker_endpoints(host, ports, {});
     api.host = *host;
     api.port = ports.api;
@@ -389,20 +392,19 @@ int run_controller(const service_options& o) {
   local_pods::controller_options opts;
   opts.spawn_children = false;
   opts.bind_host = "0.0.0.0";
-  opts.ports = zmq_bridge::port_config{};
-  if (auto err = zmq_bridge::apply_port_env(opts.ports,
-                                            zmq_bridge::process_env())) {
-    std::fprintf(stderr, "error: %s\n", err->c_str());
+  auto env = system::read_pod_env(system::process_env());
+  if (!env.ok()) {
+    std::fprintf(stderr, "error: %s\n", env.message().c_str());
     return sc::exit_config;
   }
+  opts.ports = ports_of(env.value->ports);
   if (auto err = local_pods::apply_env(opts)) {
     std::fprintf(stderr, "error: %s\n", err->c_str());
     return sc::exit_config;
   }
-  auto env = system::read_pod_env(system::process_env());
-  auto run_id = !o.run_id.empty() ? o.run_id
-                : env.ok() && env.value->job_id ? *env.value->job_id
-                                                : sc::make_uuid();
+  auto run_id = !o.run_id.empty()  ? o.run_id
+                : env.value->job_id ? *env.value->job_id
+                                    : sc::make_uuid();
   auto plan = sc::make_run_plan(cfg, run_id, config::to_json(cfg, true));
   plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
   std::error_code ec;

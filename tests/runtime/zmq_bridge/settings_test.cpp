@@ -2,17 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 namespace aiperf::zmq_bridge {
 namespace {
-
-env_lookup fake_env(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const char* name) -> const char* {
-    auto i = vars.find(name);
-    return i == vars.end() ? nullptr : i->second.c_str();
-  };
-}
 
 TEST(settings, default_ports_are_the_documented_ones) {
   port_config p;
@@ -22,45 +13,6 @@ TEST(settings, default_ports_are_the_documented_ones) {
   EXPECT_EQ(p.of(channel::credit), 5668);
   EXPECT_EQ(p.of(channel::credit_return), 5669);
   EXPECT_EQ(p.of(channel::records), 5670);
-}
-
-TEST(settings, port_env_overrides_each_port) {
-  port_config p;
-  auto err = apply_port_env(
-    p, fake_env({{"AIPERF_K8S_PORT_API", "1"}, {"AIPERF_K8S_PORT_HEALTH", "2"},
-                 {"AIPERF_K8S_PORT_CONTROL", "0"},
-                 {"AIPERF_K8S_PORT_CREDIT", "4"},
-                 {"AIPERF_K8S_PORT_CREDIT_RETURN", "5"},
-                 {"AIPERF_K8S_PORT_RECORDS", "65535"}}));
-  ASSERT_FALSE(err) << *err;
-  EXPECT_EQ(p.api, 1);
-  EXPECT_EQ(p.health, 2);
-  EXPECT_EQ(p.control, 0);
-  EXPECT_EQ(p.credit, 4);
-  EXPECT_EQ(p.credit_return, 5);
-  EXPECT_EQ(p.records, 65535);
-}
-
-TEST(settings, bad_port_env_names_the_variable_and_changes_nothing) {
-  for (const char* bad : {"", "70000", "-1", "12ab", " 5"}) {
-    port_config p;
-    auto err = apply_port_env(p, fake_env({{"AIPERF_K8S_PORT_API", "1"},
-                                           {"AIPERF_K8S_PORT_RECORDS", bad}}));
-    ASSERT_TRUE(err) << bad;
-    EXPECT_NE(err->find("AIPERF_K8S_PORT_RECORDS"), std::string::npos);
-    EXPECT_NE(err->find("0-65535"), std::string::npos);
-    EXPECT_EQ(p.api, 9090) << "partial update applied";
-  }
-}
-
-TEST(settings, controller_host_uses_only_the_zmq_spelling) {
-  EXPECT_FALSE(controller_host_from_env(
-    fake_env({{"AIPERF_K8S_CONTROLLER_HOST", "ctl"}})));
-  EXPECT_FALSE(controller_host_from_env(
-    fake_env({{"AIPERF_K8S_ZMQ_CONTROLLER_HOST", ""}})));
-  EXPECT_EQ(controller_host_from_env(
-              fake_env({{"AIPERF_K8S_ZMQ_CONTROLLER_HOST", "ctl.svc"}})),
-            "ctl.svc");
 }
 
 TEST(settings, worker_endpoints_tcp_with_host_else_ipc_else_tcp) {
