@@ -13,22 +13,6 @@ namespace aiperf::io {
 
 namespace {
 
-io_error make_error(int err, const std::filesystem::path& target,
-                    std::string_view step, const std::filesystem::path& what) {
-  std::string msg = "cannot write ";
-  msg += target.string();
-  msg += ": ";
-  msg += step;
-  if (!what.empty()) {
-    msg += ' ';
-    msg += what.string();
-  }
-  msg += ": ";
-  msg += std::strerror(err);
-  return io_error{std::error_code{err, std::generic_category()},
-                  std::move(msg)};
-}
-
 // `<dir>/<name>.tmp.<pid>.<random hex>`: unique across processes and across
 // writers in one process, and in the target's directory so rename is atomic.
 std::filesystem::path temp_name(const std::filesystem::path& target) {
@@ -188,7 +172,8 @@ std::optional<io_error> durable_writer::commit() {
   // The new file is in place; a failing directory fsync only means the
   // rename might not survive a power loss, which the caller must still hear.
   if (int err = fsync_directory(directory_of(target_)); err != 0) {
-    error_ = make_error(err, target_, "fsync directory", directory_of(target_));
+    error_ = errno_error(err, "write", target_, "fsync directory",
+                         directory_of(target_));
     return error_;
   }
   return std::nullopt;
@@ -218,8 +203,27 @@ bool durable_writer::flush_buffer() {
 void durable_writer::fail(int err, std::string_view step,
                           const std::filesystem::path& what) {
   if (!error_)
-    error_ = make_error(err, target_, step, what);
+    error_ = errno_error(err, "write", target_, step, what);
   abandon();
+}
+
+io_error errno_error(int err, std::string_view verb,
+                     const std::filesystem::path& path, std::string_view step,
+                     const std::filesystem::path& what) {
+  std::string msg = "cannot ";
+  msg += verb;
+  msg += ' ';
+  msg += path.string();
+  msg += ": ";
+  msg += step;
+  if (!what.empty()) {
+    msg += ' ';
+    msg += what.string();
+  }
+  msg += ": ";
+  msg += std::strerror(err);
+  return io_error{std::error_code{err, std::generic_category()},
+                  std::move(msg)};
 }
 
 } // namespace aiperf::io

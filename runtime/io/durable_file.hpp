@@ -30,6 +30,13 @@ struct io_error {
   std::string message;
 };
 
+/// The io_error of a failed system call: errno `err` and the message
+/// "cannot <verb> <path>: <step>[ <what>]: <OS reason>".
+[[nodiscard]] io_error errno_error(int err, std::string_view verb,
+                                   const std::filesystem::path& path,
+                                   std::string_view step,
+                                   const std::filesystem::path& what = {});
+
 /// Writes `contents` to `path` atomically and durably (see file comment).
 /// Returns std::nullopt on success.
 [[nodiscard]] std::optional<io_error>

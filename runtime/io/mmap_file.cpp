@@ -1,7 +1,6 @@
 #include "runtime/io/mmap_file.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <string>
 #include <sys/mman.h>
@@ -10,35 +9,19 @@
 
 namespace aiperf::io {
 
-namespace {
-
-io_error map_error(int err, const std::filesystem::path& path,
-                   std::string_view step) {
-  std::string msg = "cannot map ";
-  msg += path.string();
-  msg += ": ";
-  msg += step;
-  msg += ": ";
-  msg += std::strerror(err);
-  return io_error{std::error_code{err, std::generic_category()},
-                  std::move(msg)};
-}
-
-} // namespace
-
 io_result<mmap_file> mmap_file::open(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return map_error(errno, path, "open");
+    return errno_error(errno, "map", path, "open");
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    return map_error(err, path, "stat");
+    return errno_error(err, "map", path, "stat");
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return map_error(S_ISDIR(st.st_mode) ? EISDIR : EINVAL, path,
+    return errno_error(S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "map", path,
                      "not a regular file (give the path of a file)");
   }
   mmap_file out;
@@ -50,7 +33,7 @@ io_result<mmap_file> mmap_file::open(const std::filesystem::path& path) {
       int err = errno;
       ::close(fd);
       out.size_ = 0;
-      return map_error(err, path, "mmap");
+      return errno_error(err, "map", path, "mmap");
     }
     out.addr_ = addr;
   }

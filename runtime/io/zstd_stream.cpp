@@ -3,7 +3,6 @@
 #include <zstd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 #include <utility>
@@ -14,20 +13,6 @@ namespace {
 
 io_error make_io_error(std::errc code, std::string msg) {
   return io_error{std::make_error_code(code), std::move(msg)};
-}
-
-io_error errno_error(int err, std::string_view verb,
-                     const std::filesystem::path& path, std::string_view step) {
-  std::string msg = "cannot ";
-  msg += verb;
-  msg += ' ';
-  msg += path.string();
-  msg += ": ";
-  msg += step;
-  msg += ": ";
-  msg += std::strerror(err);
-  return io_error{std::error_code{err, std::generic_category()},
-                  std::move(msg)};
 }
 
 // Reads `path` in blocks and hands each block to `consume` (which returns
