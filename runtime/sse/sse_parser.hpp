@@ -108,6 +108,20 @@ public:
   template <class Handler>
   bool feed(std::string_view bytes, std::int64_t read_ts_ns,
             Handler&& on_event) {
+    return feed(bytes, read_ts_ns, on_event, no_shortcut{});
+  }
+
+  /// As `feed`, with the caller's shortcut for blocks whose exact bytes it
+  /// knows (a stream's chunks mostly differ in one string): at each block
+  /// start, `try_block(first, last)` either returns nullptr, leaving the
+  /// block to the parser, or consumes one whole block at the start of
+  /// [first, last), does itself what `on_event` would have done with it,
+  /// and returns the end of the block (after its blank line). It may only
+  /// take blocks without CR that parse into one event; the parser then
+  /// skips the line loop (and the CR search) over them.
+  template <class Handler, class Shortcut>
+  bool feed(std::string_view bytes, std::int64_t read_ts_ns,
+            Handler&& on_event, Shortcut&& try_block) {
     if (failed_)
       return false;
     if (bytes.empty())
@@ -135,14 +149,14 @@ public:
       // `pending_` may end with the CR that closed the block; whether an LF
       // follows is known only from `bytes`, so keep complete_pending's view.
       bool skip_lf = skip_lf_;
-      scan_all(pending_, read_ts_ns, on_event);
+      scan_all(pending_, read_ts_ns, on_event, try_block);
       skip_lf_ = skip_lf;
       pending_.clear();
       bytes.remove_prefix(end);
       if (bytes.empty())
         return true;
     }
-    auto tail = scan_all(bytes, read_ts_ns, on_event);
+    auto tail = scan_all(bytes, read_ts_ns, on_event, try_block);
     if (tail != bytes.size())
       return keep_tail(bytes.substr(tail));
     return true;
@@ -163,7 +177,8 @@ public:
         // A blank line closes whatever is open: "x" -> "x\n\n",
         // "x\r" -> "x\r\n\n" (CRLF then LF), "x\n" -> "x\n\n\n".
         pending_.append("\n\n");
-        scan_all(pending_, read_ts_ns, on_event);
+        no_shortcut none;
+        scan_all(pending_, read_ts_ns, on_event, none);
       } else {
         dropped = pending_.size();
       }
@@ -196,18 +211,35 @@ private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   static constexpr const char* bom_bytes = "\xEF\xBB\xBF";
 
+  /// The shortcut of plain `feed`: takes no block.
+  struct no_shortcut {
+    const char* operator()(const char*, const char*) const noexcept {
+      return nullptr;
+    }
+  };
+
   /// Dispatches every block that ends inside `bytes` and returns the offset
-  /// where the unfinished last block starts (`bytes.size()` if none). One
-  /// CR search per read picks the LF-only loop for the common case.
-  template <class Handler>
+  /// where the unfinished last block starts (`bytes.size()` if none). Blocks
+  /// the shortcut takes at the start need no CR search; one CR search over
+  /// the rest picks the LF-only loop for the common case.
+  template <class Handler, class Shortcut>
   std::size_t scan_all(std::string_view bytes, std::int64_t ts,
-                       Handler& on_event) {
+                       Handler& on_event, Shortcut& try_block) {
     const char* first = bytes.data();
     const char* last = first + bytes.size();
-    auto* cr = static_cast<const char*>(std::memchr(first, '\r', bytes.size()));
-    const char* tail = cr == nullptr
-                           ? scan<false>(first, last, last, ts, on_event)
-                           : scan<true>(first, last, cr, ts, on_event);
+    const char* pos = first;
+    while (pos != last) {
+      const char* end = try_block(pos, last);
+      if (end == nullptr)
+        break;
+      pos = end;
+    }
+    if (pos == last)
+      return bytes.size();
+    auto* cr = static_cast<const char*>(std::memchr(pos, '\r', last - pos));
+    const char* tail
+      = cr == nullptr ? scan<false>(pos, last, last, ts, on_event, try_block)
+                      : scan<true>(pos, last, cr, ts, on_event, try_block);
     return static_cast<std::size_t>(tail - first);
   }
 
@@ -215,12 +247,19 @@ private:
   /// returns where the unfinished last block starts (`last` if none).
   /// `cr` is the first CR at or after `first` (`last` if none); with
   /// `HasCr == false` the range must contain no CR.
-  template <bool HasCr, class Handler>
+  template <bool HasCr, class Handler, class Shortcut>
   const char* scan(const char* first, const char* last, const char* cr,
-                   std::int64_t ts, Handler& on_event) {
+                   std::int64_t ts, Handler& on_event, Shortcut& try_block) {
     const char* pos = first;
     const char* block = first;
     while (pos != last) {
+      if (pos == block) {
+        // A taken block holds no CR: `cr` stays ahead of it.
+        if (const char* end = try_block(pos, last)) {
+          pos = block = end;
+          continue;
+        }
+      }
       const char* eol;
       if constexpr (HasCr) {
         if (cr < pos) {

@@ -551,40 +551,73 @@ std::int64_t int_member(const value& obj, const char* name) {
 
 } // namespace
 
-bool response_parser::match_template(std::string_view json,
-                                    proto::endpoint_kind kind,
-                                    message_fields& out) {
+const char* response_parser::template_end(const char* first, const char* last,
+                                          proto::endpoint_kind kind,
+                                          std::string_view& content) {
   auto np = template_prefix_.size();
   auto ns = template_suffix_.size();
   // The shortest string is `""`.
-  if (!has_template_ || kind != template_kind_ || json.size() < np + ns + 2
-      || std::memcmp(json.data(), template_prefix_.data(), np) != 0)
-    return false;
+  if (!has_template_ || kind != template_kind_
+      || static_cast<std::size_t>(last - first) < np + ns + 2
+      || std::memcmp(first, template_prefix_.data(), np) != 0)
+    return nullptr;
   // The scanner is deterministic: the same prefix leaves it in the same
   // state at the string, and the same suffix after it gives the same
   // outcome, which the template's own scan showed to be "this string only".
-  if (json[np] != '"')
-    return false;
-  std::string_view content;
-  std::size_t end = 0;
-  const char* first = json.data() + np + 1;
-  const char* stop = skip_plain(first, json.data() + json.size());
-  if (stop != json.data() + json.size() && *stop == '"') {
+  if (first[np] != '"')
+    return nullptr;
+  const char* string_end = nullptr; // after the closing quote
+  const char* text = first + np + 1;
+  const char* stop = skip_plain(text, last);
+  if (stop != last && *stop == '"') {
     // No escapes (the usual case): a view of the input, no scratch.
-    content = {first, static_cast<std::size_t>(stop - first)};
-    end = static_cast<std::size_t>(stop + 1 - json.data());
+    content = {text, static_cast<std::size_t>(stop - text)};
+    string_end = stop + 1;
   } else {
-    scanner s{json, scratch_};
+    scanner s{{first, static_cast<std::size_t>(last - first)}, scratch_};
+    std::size_t end = 0;
     if (!s.string_at(np, content, end))
-      return false;
+      return nullptr;
+    string_end = first + end;
   }
-  if (json.size() - end != ns
-      || std::memcmp(json.data() + end, template_suffix_.data(), ns) != 0)
+  if (static_cast<std::size_t>(last - string_end) < ns
+      || std::memcmp(string_end, template_suffix_.data(), ns) != 0)
+    return nullptr;
+  return string_end + ns;
+}
+
+bool response_parser::match_template(std::string_view json,
+                                    proto::endpoint_kind kind,
+                                    message_fields& out) {
+  std::string_view content;
+  const char* last = json.data() + json.size();
+  if (template_end(json.data(), last, kind, content) != last)
     return false;
   out = message_fields{};
   out.content = content;
   ++template_hits_;
   return true;
+}
+
+const char* response_parser::match_data_block(const char* first,
+                                              const char* last,
+                                              proto::endpoint_kind kind,
+                                              message_fields& out) {
+  // "data: " + message + "\n\n" is one block with one data line exactly
+  // when the message holds no line break: true of the template's bytes
+  // (checked when it was taken) and of a string (raw controls end it).
+  constexpr std::string_view field = "data: ";
+  if (!template_one_line_ || static_cast<std::size_t>(last - first) < field.size()
+      || std::memcmp(first, field.data(), field.size()) != 0)
+    return nullptr;
+  std::string_view content;
+  const char* end = template_end(first + field.size(), last, kind, content);
+  if (end == nullptr || last - end < 2 || end[0] != '\n' || end[1] != '\n')
+    return nullptr;
+  out = message_fields{};
+  out.content = content;
+  ++template_hits_;
+  return end + 2;
 }
 
 bool response_parser::parse(std::string_view json, proto::endpoint_kind kind,
@@ -618,6 +651,9 @@ scan_result response_parser::scan(std::string_view json,
       template_kind_ = kind;
       template_prefix_.assign(json.data(), at.begin);
       template_suffix_.assign(at.end, json.data() + json.size());
+      template_one_line_
+        = template_prefix_.find_first_of("\r\n") == std::string::npos
+          && template_suffix_.find_first_of("\r\n") == std::string::npos;
     }
     return scan_result::ok;
   }

@@ -61,6 +61,17 @@ public:
   [[nodiscard]] bool parse(std::string_view json, proto::endpoint_kind kind,
                            message_fields& out);
 
+  /// The template path for a whole SSE block: when [first, last) starts
+  /// with `data: <message>\n\n` and the message matches the template,
+  /// fills `out` as parse() would and returns the end of the block (after
+  /// the blank line); else nullptr. Such a block is exactly one event whose
+  /// data is the message, so an SSE parser may hand it over whole (see
+  /// sse::sse_parser's shortcut) and skip its line loop.
+  [[nodiscard]] const char* match_data_block(const char* first,
+                                             const char* last,
+                                             proto::endpoint_kind kind,
+                                             message_fields& out);
+
   /// The targeted scanner only (exposed for cross-checks and benchmarks);
   /// a message it accepts may become the template.
   [[nodiscard]] scan_result scan(std::string_view json,
@@ -83,6 +94,11 @@ private:
   /// The template path: true when `json` matched it (then `out` is set).
   bool match_template(std::string_view json, proto::endpoint_kind kind,
                       message_fields& out);
+  /// The end of the template-shaped message at the start of [first, last)
+  /// and its string (`content`), or nullptr.
+  const char* template_end(const char* first, const char* last,
+                           proto::endpoint_kind kind,
+                           std::string_view& content);
 
   std::string scratch_;
   std::uint64_t fallbacks_ = 0;
@@ -90,6 +106,8 @@ private:
   // Bytes before the content string's opening quote and after its closing
   // quote, of the last scanned message whose only output was that string.
   bool has_template_ = false;
+  // Neither part holds CR or LF, so the template's messages fit one line.
+  bool template_one_line_ = false;
   proto::endpoint_kind template_kind_ = proto::endpoint_kind::chat;
   std::string template_prefix_;
   std::string template_suffix_;

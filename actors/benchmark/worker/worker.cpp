@@ -264,7 +264,7 @@ struct request_context final : http::response_sink {
       body.append(bytes);
       return;
     }
-    parser.feed(bytes, ts, [this](const sse::sse_event& ev) {
+    auto on_event = [this](const sse::sse_event& ev) {
       if (export_raw)
         record.raw_responses.push_back(raw_response{
           ev.ts_ns, std::string{ev.data}, std::string{ev.comment}});
@@ -276,7 +276,21 @@ struct request_context final : http::response_sink {
       if (!ev.has_data() || ev.is_done() || ev.data.empty())
         return;
       on_message(ev.data, ev.ts_ns);
-    });
+    };
+    if (export_raw) {
+      parser.feed(bytes, ts, on_event);
+      return;
+    }
+    // A block that matches the parser's template is what on_event would
+    // reach on_message with: its content goes straight to the record.
+    parser.feed(bytes, ts, on_event,
+                [this, ts](const char* first, const char* last) {
+                  auto* end = fields_parser.match_data_block(first, last, kind,
+                                                             fields);
+                  if (end != nullptr)
+                    add_content(ts);
+                  return end;
+                });
   }
 
   void on_complete(const http::error_info& err, std::int64_t ts) override {

@@ -556,3 +556,51 @@ TEST(sse_parser, random_many_way_splits_give_the_same_events) {
     ASSERT_EQ(actual, expect_for_split(oracle, starts)) << "round " << round;
   }
 }
+
+// The caller's shortcut takes some whole blocks itself: with it, random
+// splits still give exactly the oracle's events, and it was really used.
+TEST(sse_parser, shortcut_blocks_give_the_same_events) {
+  // The corpus, then blocks the shortcut takes and look-alikes it must not.
+  const std::string stream
+    = corpus + "data: {\"n\":1}\n\ndata: {\"n\":2}\n\n"
+      + "data: {\"n\":3}\ndata: {\"n\":4}\n\n" + "data: {\"n\":5}\r\n\r\n"
+      + ": c\ndata: {\"n\":6}\n\n" + "data: {\"n\":7}\n\n";
+  const auto oracle = reference_parse(stream);
+  std::mt19937 rng{20261130};
+  sse_parser parser;
+  std::size_t taken = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> chunks;
+    std::vector<std::size_t> starts;
+    for (std::size_t pos = 0; pos < stream.size();) {
+      auto len = std::min<std::size_t>(1 + rng() % 48, stream.size() - pos);
+      starts.push_back(pos);
+      chunks.push_back(stream.substr(pos, len));
+      pos += len;
+    }
+    std::vector<owned_event> actual;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      auto ts = static_cast<std::int64_t>(i);
+      // Takes `data: {<no CR/LF>\n\n`, which is one event with that data.
+      auto shortcut = [&](const char* first, const char* last) -> const char* {
+        std::string_view rest{first, static_cast<std::size_t>(last - first)};
+        if (!rest.starts_with("data: {"))
+          return nullptr;
+        auto eol = rest.find_first_of("\r\n");
+        if (eol == std::string_view::npos || rest.substr(eol, 2) != "\n\n")
+          return nullptr;
+        actual.push_back(
+          owned_event{std::string{rest.substr(6, eol - 6)}, "", "", "",
+                      std::nullopt, 1, ts});
+        ++taken;
+        return first + eol + 2;
+      };
+      parser.feed(chunks[i], ts,
+                  [&](const sse_event& e) { actual.push_back(own(e)); },
+                  shortcut);
+    }
+    parser.reset();
+    ASSERT_EQ(actual, expect_for_split(oracle, starts)) << "round " << round;
+  }
+  EXPECT_GT(taken, 100u);
+}

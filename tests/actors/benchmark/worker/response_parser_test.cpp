@@ -273,6 +273,61 @@ TEST(response_parser, template_answers_later_chunks_of_a_stream) {
   EXPECT_EQ(p.fallbacks(), 0u);
 }
 
+// An SSE block `data: <message>\n\n` whose message matches the template is
+// taken whole: the same content as parse(), and the end of the block.
+TEST(response_parser, data_block_takes_a_template_block_whole) {
+  response_parser p;
+  message_fields f;
+  const std::string head
+    = R"({"id":"c","choices":[{"index":0,"delta":{"content":)";
+  const std::string tail = R"(},"finish_reason":null}]})";
+  ASSERT_TRUE(p.parse(head + R"(" Hello")" + tail, endpoint_kind::chat, f));
+  auto take = [&](const std::string& bytes) -> std::ptrdiff_t {
+    auto* end = p.match_data_block(bytes.data(), bytes.data() + bytes.size(),
+                                   endpoint_kind::chat, f);
+    return end == nullptr ? -1 : end - bytes.data();
+  };
+  const std::string block = "data: " + head + R"(" world")" + tail + "\n\n";
+  EXPECT_EQ(take(block + "data: [DONE]\n\n"),
+            static_cast<std::ptrdiff_t>(block.size()));
+  EXPECT_EQ(f.content, " world");
+  const std::string escaped = "data: " + head + R"("\u00e9\n")" + tail + "\n\n";
+  EXPECT_EQ(take(escaped), static_cast<std::ptrdiff_t>(escaped.size()));
+  EXPECT_EQ(f.content, "\xC3\xA9\n");
+  EXPECT_EQ(p.template_hits(), 2u);
+  // Anything the SSE rules would read differently is left to the parser.
+  const std::string msg = head + R"(" x")" + tail;
+  for (const std::string& other : {
+         "data:" + msg + "\n\n",            // no space: still one event, but
+                                             // not the shape taken here
+         "data: " + msg + "\r\n\r\n",        // CRLF
+         "data: " + msg + "\n",              // the blank line not read yet
+         "data: " + msg + "\nid: 1\n\n",     // more fields in the block
+         ": t=1\ndata: " + msg + "\n\n",     // comment first
+         "event: error\ndata: " + msg + "\n\n",
+         "data: " + head + "\" a\nb\"" + tail + "\n\n", // LF inside the string
+         "data: " + head + R"(" x")" + tail + " \n\n", // other bytes after it
+       })
+    EXPECT_EQ(take(other), -1) << other;
+  EXPECT_EQ(p.template_hits(), 2u);
+}
+
+// A template learned from a message with a line break in its bytes cannot
+// describe a one-line `data:` field: blocks are left to the SSE parser.
+TEST(response_parser, data_block_needs_a_one_line_template) {
+  response_parser p;
+  message_fields f;
+  const std::string head = "{\"choices\":[{\"delta\":\n{\"content\":";
+  const std::string tail = "}}]}";
+  ASSERT_TRUE(p.parse(head + R"(" a")" + tail, endpoint_kind::chat, f));
+  ASSERT_TRUE(p.parse(head + R"(" b")" + tail, endpoint_kind::chat, f));
+  EXPECT_EQ(p.template_hits(), 1u) << "the template itself works";
+  const std::string block = "data: " + head + R"(" c")" + tail + "\n\n";
+  EXPECT_EQ(p.match_data_block(block.data(), block.data() + block.size(),
+                               endpoint_kind::chat, f),
+            nullptr);
+}
+
 TEST(response_parser, template_never_answers_what_the_dom_would_not) {
   // One parser learns each corpus message, then sees mutations of it (and
   // of its content string): whatever parse() answers must be the DOM's.
