@@ -54,59 +54,48 @@ char* write_json_int(char* p, std::int64_t v) noexcept {
   return std::to_chars(p, p + max_number_chars, v).ptr;
 }
 
+int scale_shift(double base_per_display) noexcept {
+  return base_per_display == 1.0   ? 0
+         : base_per_display == 1e6 ? 6
+         : base_per_display == 1e9 ? 9
+                                   : -1;
+}
+
+char* write_json_scaled_int(char* p, std::int64_t base, int shift) noexcept {
+  if (shift == 0)
+    return write_json_int(p, base);
+  // Integer part, then the fraction without trailing zeros ("4.0" at least).
+  auto magnitude = static_cast<std::uint64_t>(base);
+  if (base < 0) {
+    *p++ = '-';
+    magnitude = 0 - magnitude;
+  }
+  const std::uint64_t unit = shift == 6 ? 1'000'000 : 1'000'000'000;
+  auto fraction = magnitude % unit;
+  p = std::to_chars(p, p + max_number_chars, magnitude / unit).ptr;
+  *p++ = '.';
+  if (fraction == 0) {
+    *p++ = '0';
+    return p;
+  }
+  char digits[9];
+  for (int i = shift - 1; i >= 0; --i) {
+    digits[i] = static_cast<char>('0' + fraction % 10);
+    fraction /= 10;
+  }
+  int n = shift;
+  while (digits[n - 1] == '0')
+    --n;
+  std::memcpy(p, digits, static_cast<std::size_t>(n));
+  return p + n;
+}
+
 char* write_json_scaled(char* p, double base, double base_per_display) noexcept {
-  int shift = base_per_display == 1.0   ? 0
-              : base_per_display == 1e6 ? 6
-              : base_per_display == 1e9 ? 9
-                                        : -1;
+  int shift = scale_shift(base_per_display);
   constexpr double exact_limit = 9.0e15; // below 2^53: integers exact
   if (shift < 0 || base != std::trunc(base) || std::abs(base) >= exact_limit)
     return write_json_double(p, base / base_per_display);
-  auto v = static_cast<std::int64_t>(base);
-  if (v == 0) {
-    if (shift == 0) {
-      *p = '0';
-      return p + 1;
-    }
-    std::memcpy(p, "0.0", 3);
-    return p + 3;
-  }
-  if (v < 0) {
-    *p++ = '-';
-    v = -v;
-  }
-  char digits[24];
-  auto end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
-  auto len = static_cast<int>(end - digits);
-  auto copy = [&p](const char* from, const char* to) {
-    auto n = static_cast<std::size_t>(to - from);
-    std::memcpy(p, from, n);
-    p += n;
-  };
-  if (shift == 0) {
-    copy(digits, end);
-    return p;
-  }
-  // Integer part, then the fraction without trailing zeros ("4.0" at least).
-  if (len <= shift) {
-    *p++ = '0';
-    *p++ = '.';
-    for (int i = len; i < shift; ++i)
-      *p++ = '0';
-    auto last = end;
-    while (last > digits && last[-1] == '0')
-      --last;
-    copy(digits, last);
-    return p;
-  }
-  copy(digits, digits + (len - shift));
-  *p++ = '.';
-  auto frac = digits + (len - shift);
-  auto last = end;
-  while (last > frac + 1 && last[-1] == '0')
-    --last;
-  copy(frac, last);
-  return p;
+  return write_json_scaled_int(p, static_cast<std::int64_t>(base), shift);
 }
 
 void append_json_double(std::string& out, double v) {

@@ -58,15 +58,15 @@ public:
   ~line_writer() { flush(); }
 
   /// Returns room for `n` (<= capacity) more bytes; `advance` takes the end.
-  char* room(std::size_t n) {
+  [[gnu::always_inline]] char* room(std::size_t n) {
     if (n > buf_.size() - used_)
       flush();
     return buf_.data() + used_;
   }
-  void advance(char* end) {
+  [[gnu::always_inline]] void advance(char* end) {
     used_ = static_cast<std::size_t>(end - buf_.data());
   }
-  void put(std::string_view s) {
+  [[gnu::always_inline]] void put(std::string_view s) {
     if (s.size() > buf_.size() / 4) {
       flush();
       out_.append(s);
@@ -76,7 +76,7 @@ public:
     std::memcpy(p, s.data(), s.size());
     advance(p + s.size());
   }
-  void put(char c) { *room(1) = c, ++used_; }
+  [[gnu::always_inline]] void put(char c) { *room(1) = c, ++used_; }
   void put_int(std::int64_t v) { advance(write_json_int(room(max_number_chars), v)); }
   void put_scaled(double base, double per) {
     advance(write_json_scaled(room(max_number_chars), base, per));
@@ -153,12 +153,18 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
         continue;
       w.put(open);
       bool first_value = true;
+      const int shift = scale_shift(m.base_per_display);
       for (auto v : r.inter_chunk_latency) {
         auto* p = w.room(max_number_chars + 1);
         if (!first_value)
           *p++ = ',';
         first_value = false;
-        w.advance(write_json_scaled(p, static_cast<double>(v), m.base_per_display));
+        // The double path's bound for exact whole numbers, as an integer.
+        constexpr std::int64_t exact = 9'000'000'000'000'000;
+        w.advance(shift >= 0 && v > -exact && v < exact
+                    ? write_json_scaled_int(p, v, shift)
+                    : write_json_scaled(p, static_cast<double>(v),
+                                        m.base_per_display));
       }
       w.put(']');
     } else {

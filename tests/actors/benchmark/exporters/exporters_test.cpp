@@ -490,6 +490,13 @@ TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
       m.inter_chunk_latency.push_back(
           static_cast<std::int64_t>(next_random(state) % 20'000'000'000ull)
           - 1'000'000);
+    if (i % 11 == 0) // around the bound of exact whole doubles, and beyond
+      for (std::int64_t big : {std::int64_t{8'999'999'999'999'999},
+                               std::int64_t{9'000'000'000'000'000},
+                               std::int64_t{-9'000'000'000'000'001},
+                               std::numeric_limits<std::int64_t>::max(),
+                               std::numeric_limits<std::int64_t>::min()})
+        m.inter_chunk_latency.push_back(big);
     m.has_error = i % 5 == 0;
     if (m.has_error)
       m.error = {500, "HTTPError", i % 10 == 0 ? "tab\there" : "HTTP status 500"};
