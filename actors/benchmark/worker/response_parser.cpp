@@ -574,16 +574,25 @@ const char* response_parser::template_end(const char* first, const char* last,
     content = {text, static_cast<std::size_t>(stop - text)};
     string_end = stop + 1;
   } else {
-    scanner s{{first, static_cast<std::size_t>(last - first)}, scratch_};
-    std::size_t end = 0;
-    if (!s.string_at(np, content, end))
+    string_end = decode_string_at(first, last, np, content);
+    if (string_end == nullptr)
       return nullptr;
-    string_end = first + end;
   }
   if (static_cast<std::size_t>(last - string_end) < ns
       || std::memcmp(string_end, template_suffix_.data(), ns) != 0)
     return nullptr;
   return string_end + ns;
+}
+
+const char* response_parser::decode_string_at(const char* first,
+                                              const char* last,
+                                              std::size_t at,
+                                              std::string_view& content) {
+  scanner s{{first, static_cast<std::size_t>(last - first)}, scratch_};
+  std::size_t end = 0;
+  if (!s.string_at(at, content, end))
+    return nullptr;
+  return first + end;
 }
 
 bool response_parser::match_template(std::string_view json,
@@ -602,7 +611,7 @@ bool response_parser::match_template(std::string_view json,
 const char* response_parser::match_data_block(const char* first,
                                               const char* last,
                                               proto::endpoint_kind kind,
-                                              message_fields& out) {
+                                              std::string_view& content) {
   // "data: " + message + "\n\n" is one block with one data line exactly
   // when the message holds no line break: true of the template's bytes
   // (checked when it was taken) and of a string (raw controls end it).
@@ -610,12 +619,9 @@ const char* response_parser::match_data_block(const char* first,
   if (!template_one_line_ || static_cast<std::size_t>(last - first) < field.size()
       || std::memcmp(first, field.data(), field.size()) != 0)
     return nullptr;
-  std::string_view content;
   const char* end = template_end(first + field.size(), last, kind, content);
   if (end == nullptr || last - end < 2 || end[0] != '\n' || end[1] != '\n')
     return nullptr;
-  out = message_fields{};
-  out.content = content;
   ++template_hits_;
   return end + 2;
 }

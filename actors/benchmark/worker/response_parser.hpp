@@ -63,14 +63,15 @@ public:
 
   /// The template path for a whole SSE block: when [first, last) starts
   /// with `data: <message>\n\n` and the message matches the template,
-  /// fills `out` as parse() would and returns the end of the block (after
-  /// the blank line); else nullptr. Such a block is exactly one event whose
-  /// data is the message, so an SSE parser may hand it over whole (see
-  /// sse::sse_parser's shortcut) and skip its line loop.
+  /// sets `content` (parse() would give that content and nothing else) and
+  /// returns the end of the block (after the blank line); else nullptr.
+  /// Such a block is exactly one event whose data is the message, so an SSE
+  /// parser may hand it over whole (see sse::sse_parser's shortcut) and skip
+  /// its line loop.
   [[nodiscard]] const char* match_data_block(const char* first,
                                              const char* last,
                                              proto::endpoint_kind kind,
-                                             message_fields& out);
+                                             std::string_view& content);
 
   /// The targeted scanner only (exposed for cross-checks and benchmarks);
   /// a message it accepts may become the template.
@@ -99,6 +100,12 @@ private:
   const char* template_end(const char* first, const char* last,
                            proto::endpoint_kind kind,
                            std::string_view& content);
+  /// The string with escapes at offset `at` (its quote): decoded into
+  /// `scratch_`; returns the end of it, or nullptr. Out of the fast path.
+  [[gnu::noinline]] const char* decode_string_at(const char* first,
+                                                 const char* last,
+                                                 std::size_t at,
+                                                 std::string_view& content);
 
   std::string scratch_;
   std::uint64_t fallbacks_ = 0;

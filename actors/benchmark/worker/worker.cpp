@@ -202,16 +202,17 @@ struct request_context final : http::response_sink {
     record.error = error_details{code, std::move(type), std::move(message)};
   }
 
-  void add_content(std::int64_t ts) {
-    if (fields.content.empty() && fields.reasoning.empty())
+  void add_content(std::string_view content, std::string_view reasoning,
+                   std::int64_t ts) {
+    if (content.empty() && reasoning.empty())
       return;
     bool first = record.response_ts_ns.empty();
     record.response_ts_ns.push_back(ts);
-    record.response_is_reasoning.push_back(fields.content.empty() ? 1 : 0);
-    if (!fields.content.empty())
-      record.output_text.append(fields.content);
-    if (!fields.reasoning.empty())
-      record.reasoning_text.append(fields.reasoning);
+    record.response_is_reasoning.push_back(content.empty() ? 1 : 0);
+    if (!content.empty())
+      record.output_text.append(content);
+    if (!reasoning.empty())
+      record.reasoning_text.append(reasoning);
     if (first && notify_first_token) {
       auto credit = record.credit_id;
       if (io->queue->push([&] { io->queue->first_tokens.push_back(credit); }))
@@ -240,7 +241,7 @@ struct request_context final : http::response_sink {
       record.response_is_reasoning.push_back(0);
       return;
     }
-    add_content(ts);
+    add_content(fields.content, fields.reasoning, ts);
   }
 
   void on_send(std::int64_t ts_ns) override {
@@ -285,10 +286,11 @@ struct request_context final : http::response_sink {
     // reach on_message with: its content goes straight to the record.
     parser.feed(bytes, ts, on_event,
                 [this, ts](const char* first, const char* last) {
+                  std::string_view content;
                   auto* end = fields_parser.match_data_block(first, last, kind,
-                                                             fields);
+                                                             content);
                   if (end != nullptr)
-                    add_content(ts);
+                    add_content(content, {}, ts);
                   return end;
                 });
   }

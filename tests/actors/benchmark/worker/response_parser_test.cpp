@@ -282,18 +282,19 @@ TEST(response_parser, data_block_takes_a_template_block_whole) {
     = R"({"id":"c","choices":[{"index":0,"delta":{"content":)";
   const std::string tail = R"(},"finish_reason":null}]})";
   ASSERT_TRUE(p.parse(head + R"(" Hello")" + tail, endpoint_kind::chat, f));
+  std::string_view content;
   auto take = [&](const std::string& bytes) -> std::ptrdiff_t {
     auto* end = p.match_data_block(bytes.data(), bytes.data() + bytes.size(),
-                                   endpoint_kind::chat, f);
+                                   endpoint_kind::chat, content);
     return end == nullptr ? -1 : end - bytes.data();
   };
   const std::string block = "data: " + head + R"(" world")" + tail + "\n\n";
   EXPECT_EQ(take(block + "data: [DONE]\n\n"),
             static_cast<std::ptrdiff_t>(block.size()));
-  EXPECT_EQ(f.content, " world");
+  EXPECT_EQ(content, " world");
   const std::string escaped = "data: " + head + R"("\u00e9\n")" + tail + "\n\n";
   EXPECT_EQ(take(escaped), static_cast<std::ptrdiff_t>(escaped.size()));
-  EXPECT_EQ(f.content, "\xC3\xA9\n");
+  EXPECT_EQ(content, "\xC3\xA9\n");
   EXPECT_EQ(p.template_hits(), 2u);
   // Anything the SSE rules would read differently is left to the parser.
   const std::string msg = head + R"(" x")" + tail;
@@ -323,8 +324,9 @@ TEST(response_parser, data_block_needs_a_one_line_template) {
   ASSERT_TRUE(p.parse(head + R"(" b")" + tail, endpoint_kind::chat, f));
   EXPECT_EQ(p.template_hits(), 1u) << "the template itself works";
   const std::string block = "data: " + head + R"(" c")" + tail + "\n\n";
+  std::string_view content;
   EXPECT_EQ(p.match_data_block(block.data(), block.data() + block.size(),
-                               endpoint_kind::chat, f),
+                               endpoint_kind::chat, content),
             nullptr);
 }
 
