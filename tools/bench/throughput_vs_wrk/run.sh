@@ -15,6 +15,10 @@
 # With PIN=1 nginx and the client are pinned to the same core (taskset -c 0),
 # where client cost shows directly as lost throughput.
 #
+# Artifacts (the default level writes ~1.8 KB of JSONL per request) go under
+# $TMPDIR: on a VM disk their writeback competes with nginx for the cores, so
+# TMPDIR=/dev/shm measures the client (its own write cost is still counted).
+#
 # Usage: tools/bench/throughput_vs_wrk/run.sh [path/to/aiperf-node]
 #   env: RUNS (3), DURATION (10), PIN (0|1), REQUESTS (default: wrk's req/s × DURATION)
 # Targets: req/s ≥ 0.95× wrk; CPU per request ≤ 1.2× wrk.
