@@ -551,9 +551,10 @@ std::int64_t int_member(const value& obj, const char* name) {
 
 } // namespace
 
-const char* response_parser::template_end(const char* first, const char* last,
-                                          proto::endpoint_kind kind,
-                                          std::string_view& content) {
+inline const char* response_parser::template_end(const char* first,
+                                                 const char* last,
+                                                 proto::endpoint_kind kind,
+                                                 std::string_view& content) {
   auto np = template_prefix_.size();
   auto ns = template_suffix_.size();
   // The shortest string is `""`.
