@@ -1,5 +1,6 @@
 #include "actors/benchmark/exporters/json_writer.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -61,9 +62,27 @@ int scale_shift(double base_per_display) noexcept {
                                    : -1;
 }
 
+namespace {
+
+/// "00" "01" ... "99": two digits per division.
+constexpr std::array<char, 200> digit_pairs = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[2 * i] = static_cast<char>('0' + i / 10);
+    t[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}();
+
+} // namespace
+
 char* write_json_scaled_int(char* p, std::int64_t base, int shift) noexcept {
   if (shift == 0)
     return write_json_int(p, base);
+  if (base == 0) { // bursts of events read at once: common enough
+    std::memcpy(p, "0.0", 3);
+    return p + 3;
+  }
   // Integer part, then the fraction without trailing zeros ("4.0" at least).
   auto magnitude = static_cast<std::uint64_t>(base);
   if (base < 0) {
@@ -78,16 +97,22 @@ char* write_json_scaled_int(char* p, std::int64_t base, int shift) noexcept {
     *p++ = '0';
     return p;
   }
-  char digits[9];
-  for (int i = shift - 1; i >= 0; --i) {
-    digits[i] = static_cast<char>('0' + fraction % 10);
+  // The fraction's `shift` digits, zero-padded, written two at a time from
+  // the right into the caller's room (which holds max_number_chars).
+  char* end = p + shift;
+  char* q = end;
+  if (shift % 2 != 0) {
+    *--q = static_cast<char>('0' + fraction % 10);
     fraction /= 10;
   }
-  int n = shift;
-  while (digits[n - 1] == '0')
-    --n;
-  std::memcpy(p, digits, static_cast<std::size_t>(n));
-  return p + n;
+  while (q != p) {
+    q -= 2;
+    std::memcpy(q, &digit_pairs[2 * (fraction % 100)], 2);
+    fraction /= 100;
+  }
+  while (end[-1] == '0')
+    --end;
+  return end;
 }
 
 char* write_json_scaled(char* p, double base, double base_per_display) noexcept {

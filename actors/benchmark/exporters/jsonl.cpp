@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,13 +18,29 @@ using namespace detail;
 
 // The jsonl metric order: AIPerf's report order, record metrics only.
 // Computed once; the per-line loop then only walks this small table.
+/// A short fixed text in a padded block: copied whole (a few vector
+/// moves, no memcpy call), then the writer advances by `size`.
+struct fixed_text {
+  static constexpr std::size_t capacity = 64;
+  std::array<char, capacity> bytes{};
+  std::size_t size = 0;
+
+  explicit fixed_text(std::string_view text) : size(text.size()) {
+    if (text.size() > capacity) // a registry tag or unit grew: fix capacity
+      throw std::logic_error("jsonl: fixed text longer than "
+                             + std::to_string(capacity) + " bytes: "
+                             + std::string{text});
+    std::memcpy(bytes.data(), text.data(), text.size());
+  }
+};
+
 struct jsonl_slot {
   const metrics::metric_info* info;
   int record_index; // −1: inter_chunk_latency
   /// The fixed text around the value: `,"<tag>":{"value":` (`[` for the
   /// array) and `,"unit":"<unit>"}`, so a metric costs two copies.
-  std::string open;
-  std::string close;
+  fixed_text open;
+  fixed_text close;
 };
 
 const std::vector<jsonl_slot>& slots() {
@@ -33,18 +50,42 @@ const std::vector<jsonl_slot>& slots() {
       if (m.kind != metrics::metric_kind::record)
         continue;
       auto rm = metrics::find_record_metric(m.tag);
-      jsonl_slot slot{&m, rm ? static_cast<int>(*rm) : -1, {}, {}};
-      slot.open = ",\"";
-      slot.open += m.tag;
-      slot.open += rm ? "\":{\"value\":" : "\":{\"value\":[";
-      slot.close = ",\"unit\":";
-      append_json_string(slot.close, m.unit);
-      slot.close += '}';
-      t.push_back(std::move(slot));
+      std::string open = ",\"";
+      open += m.tag;
+      open += rm ? "\":{\"value\":" : "\":{\"value\":[";
+      std::string close = ",\"unit\":";
+      append_json_string(close, m.unit);
+      close += '}';
+      t.push_back(jsonl_slot{&m, rm ? static_cast<int>(*rm) : -1,
+                             fixed_text{open}, fixed_text{close}});
     }
     return t;
   }();
   return table;
+}
+
+/// Whether `s` holds a byte JSON must escape (control, '"', '\\'): eight
+/// bytes per step (the ids are 10-40 bytes).
+bool needs_escape(std::string_view s) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ull;
+  constexpr std::uint64_t highs = 0x8080808080808080ull;
+  // Some byte of x is zero exactly when (x - ones) & ~x & highs != 0; a
+  // byte is below 0x20 exactly when only bits 0-4 can be set in it.
+  auto any_zero = [](std::uint64_t x) { return ((x - ones) & ~x & highs) != 0; };
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    if (any_zero(x & (0xE0 * ones)) || any_zero(x ^ ('"' * ones))
+        || any_zero(x ^ ('\\' * ones)))
+      return true;
+  }
+  for (; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\')
+      return true;
+  }
+  return false;
 }
 
 // Collects a line's bounded pieces (punctuation, numbers, registry tags
@@ -77,6 +118,14 @@ public:
     advance(p + s.size());
   }
   [[gnu::always_inline]] void put(char c) { *room(1) = c, ++used_; }
+  /// `t` (or all of it but the first `skip` bytes).
+  [[gnu::always_inline]] void put(const fixed_text& t, std::size_t skip = 0) {
+    auto* p = room(fixed_text::capacity);
+    std::memcpy(p, t.bytes.data(), fixed_text::capacity);
+    if (skip != 0) // rare: the first metric drops its comma
+      std::memmove(p, p + skip, t.size - skip);
+    advance(p + t.size - skip);
+  }
   void put_int(std::int64_t v) { advance(write_json_int(room(max_number_chars), v)); }
   void put_scaled(double base, double per) {
     advance(write_json_scaled(room(max_number_chars), base, per));
@@ -89,12 +138,11 @@ public:
   }
   /// Quoted and escaped like append_json_string.
   void put_string(std::string_view s) {
-    for (unsigned char c : s)
-      if (c < 0x20 || c == '"' || c == '\\') {
-        flush();
-        append_json_string(out_, s);
-        return;
-      }
+    if (needs_escape(s)) {
+      flush();
+      append_json_string(out_, s);
+      return;
+    }
     put('"');
     put(s);
     put('"');
@@ -146,12 +194,11 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
   bool first = true;
   for (const auto& slot : slots()) {
     const auto& m = *slot.info;
-    const std::string_view open
-      = first ? std::string_view{slot.open}.substr(1) : slot.open;
+    const std::size_t skip = first ? 1 : 0; // the first metric has no comma
     if (slot.record_index < 0) {
       if (r.inter_chunk_latency.empty())
         continue;
-      w.put(open);
+      w.put(slot.open, skip);
       bool first_value = true;
       const int shift = scale_shift(m.base_per_display);
       for (auto v : r.inter_chunk_latency) {
@@ -171,7 +218,7 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
       auto i = static_cast<std::size_t>(slot.record_index);
       if (!r.has(i))
         continue;
-      w.put(open);
+      w.put(slot.open, skip);
       w.put_scaled(r.values[i], m.base_per_display);
     }
     w.put(slot.close);

@@ -469,6 +469,14 @@ TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
     proto::metric_record m;
     m.session_num = static_cast<std::uint32_t>(next_random(state));
     m.x_request_id = i % 7 == 0 ? "id \"quoted\"\n\x01" : "8c7e5a2e-3f5b-4a51-9d7c-0d6d2f1c9a11";
+    if (i % 7 == 1) {
+      // One byte that must (or, for DEL and 0xE0, must not) be escaped, at
+      // every position of the 8-byte steps and the tail.
+      const char specials[] = {'"', '\\', '\x1f', '\0', '\x7f', '\xe0', ' '};
+      m.x_request_id.assign(27, 'r');
+      m.x_request_id[static_cast<std::size_t>(i / 7) % 27]
+        = specials[static_cast<std::size_t>(i / 7) % sizeof(specials)];
+    }
     m.x_correlation_id = std::string(next_random(state) % 3000, 'c');
     m.conversation_id = "session_" + std::to_string(i);
     m.turn_index = static_cast<std::uint32_t>(i % 5);
