@@ -16,8 +16,6 @@ namespace {
 
 using namespace detail;
 
-// The jsonl metric order: AIPerf's report order, record metrics only.
-// Computed once; the per-line loop then only walks this small table.
 /// A short fixed text in a padded block: copied whole (a few vector
 /// moves, no memcpy call), then the writer advances by `size`.
 struct fixed_text {
@@ -34,6 +32,8 @@ struct fixed_text {
   }
 };
 
+// The jsonl metric order: AIPerf's report order, record metrics only.
+// Computed once; the per-line loop then only walks this small table.
 struct jsonl_slot {
   const metrics::metric_info* info;
   int record_index; // −1: inter_chunk_latency
