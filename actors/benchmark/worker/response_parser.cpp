@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <utility>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -616,15 +617,45 @@ const char* response_parser::match_data_block(const char* first,
   // "data: " + message + "\n\n" is one block with one data line exactly
   // when the message holds no line break: true of the template's bytes
   // (checked when it was taken) and of a string (raw controls end it).
-  constexpr std::string_view field = "data: ";
-  if (!template_one_line_ || static_cast<std::size_t>(last - first) < field.size()
-      || std::memcmp(first, field.data(), field.size()) != 0)
+  const char* chained = std::exchange(chained_, nullptr);
+  if (!template_one_line_ || kind != template_kind_)
     return nullptr;
-  const char* end = template_end(first + field.size(), last, kind, content);
-  if (end == nullptr || last - end < 2 || end[0] != '\n' || end[1] != '\n')
+  auto avail = [last](const char* p) {
+    return static_cast<std::size_t>(last - p);
+  };
+  // Where the content string's characters start: the block's head was
+  // compared already when the previous call's gap reached into it.
+  const char* text = first + block_head_.size();
+  if (first != chained
+      && (avail(first) < block_head_.size()
+          || std::memcmp(first, block_head_.data(), block_head_.size()) != 0))
     return nullptr;
+  const char* quote = skip_plain(text, last); // the closing quote, usually
+  if (quote == last)
+    return nullptr;
+  if (*quote == '"') {
+    content = {text, static_cast<std::size_t>(quote - text)};
+  } else {
+    auto at = static_cast<std::size_t>(text - 1 - first);
+    const char* string_end = decode_string_at(first, last, at, content);
+    if (string_end == nullptr)
+      return nullptr;
+    quote = string_end - 1;
+  }
+  const char* after = quote + 1;
+  const std::size_t tail = block_gap_.size() - block_head_.size();
+  if (avail(after) >= block_gap_.size()
+      && std::memcmp(after, block_gap_.data(), block_gap_.size()) == 0) {
+    // This block ends as the template's do and the next one starts so:
+    // one compare for both, and the next call (the parser's, for the very
+    // next block of these bytes) skips its head.
+    chained_ = after + tail;
+  } else if (avail(after) < tail
+             || std::memcmp(after, block_gap_.data(), tail) != 0) {
+    return nullptr;
+  }
   ++template_hits_;
-  return end + 2;
+  return after + tail;
 }
 
 bool response_parser::parse(std::string_view json, proto::endpoint_kind kind,
@@ -661,6 +692,8 @@ scan_result response_parser::scan(std::string_view json,
       template_one_line_
         = template_prefix_.find_first_of("\r\n") == std::string::npos
           && template_suffix_.find_first_of("\r\n") == std::string::npos;
+      block_head_.assign("data: ").append(template_prefix_).append(1, '"');
+      block_gap_.assign(template_suffix_).append("\n\n").append(block_head_);
     }
     return scan_result::ok;
   }

@@ -67,7 +67,10 @@ public:
   /// returns the end of the block (after the blank line); else nullptr.
   /// Such a block is exactly one event whose data is the message, so an SSE
   /// parser may hand it over whole (see sse::sse_parser's shortcut) and skip
-  /// its line loop.
+  /// its line loop. When the bytes after the block already start the next
+  /// template block, they are compared in the same pass and the next call
+  /// skips that head if it is for exactly that block: the parser's next
+  /// call always is, since it offers each block as soon as the last ends.
   [[nodiscard]] const char* match_data_block(const char* first,
                                              const char* last,
                                              proto::endpoint_kind kind,
@@ -116,6 +119,13 @@ private:
   bool has_template_ = false;
   // Neither part holds CR or LF, so the template's messages fit one line.
   bool template_one_line_ = false;
+  // The template as SSE blocks: `data: ` + prefix + the opening quote; and
+  // from a closing quote on, suffix + blank line + the next block's head.
+  std::string block_head_;
+  std::string block_gap_;
+  // The block whose head the last match_data_block call compared (as the
+  // end of its gap); valid for the very next call only.
+  const char* chained_ = nullptr;
   proto::endpoint_kind template_kind_ = proto::endpoint_kind::chat;
   std::string template_prefix_;
   std::string template_suffix_;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -311,6 +312,103 @@ TEST(response_parser, data_block_takes_a_template_block_whole) {
        })
     EXPECT_EQ(take(other), -1) << other;
   EXPECT_EQ(p.template_hits(), 2u);
+}
+
+// Blocks in a row, driven as the SSE parser drives the shortcut (each call
+// at the block right after the last): the same takes and contents as calls
+// that never chain, every untouched template block taken, and whatever is
+// taken is what RapidJSON reads from that message and nothing else.
+TEST(response_parser, data_blocks_in_a_row_match_one_at_a_time) {
+  const std::string head
+    = R"({"id":"c","choices":[{"index":0,"delta":{"content":)";
+  const std::string tail = R"(},"finish_reason":null}]})";
+  auto learned = [&] {
+    response_parser p;
+    message_fields f;
+    EXPECT_TRUE(p.parse(head + R"(" x")" + tail, endpoint_kind::chat, f));
+    return p;
+  };
+  std::mt19937 rng{4242};
+  const std::string alphabet = "ax \"\\{}:,0\x01";
+  const std::vector<std::string> contents = {
+    R"(" w")", R"("")", R"("\n\n")", R"("\u00e9 \"q\"")", R"(" a longer piece of text")"};
+  std::size_t taken = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string buffer;
+    std::vector<std::size_t> starts;
+    std::vector<std::string> messages; // "" for blocks that are no message
+    std::vector<bool> untouched;
+    auto blocks = 1 + rng() % 8;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      starts.push_back(buffer.size());
+      std::string msg = head + contents[rng() % contents.size()] + tail;
+      bool pristine = true;
+      switch (rng() % 5) {
+        case 0: // one byte changed, inserted or removed (never a line break)
+          switch (rng() % 3) {
+            case 0:
+              msg[rng() % msg.size()] = alphabet[rng() % alphabet.size()];
+              break;
+            case 1:
+              msg.insert(rng() % msg.size(), 1, alphabet[rng() % alphabet.size()]);
+              break;
+            default:
+              msg.erase(rng() % msg.size(), 1);
+              break;
+          }
+          pristine = false;
+          break;
+        case 1:
+          msg = R"({"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})";
+          pristine = false;
+          break;
+        default:
+          break;
+      }
+      buffer += "data: " + msg + "\n\n";
+      messages.push_back(msg);
+      untouched.push_back(pristine);
+    }
+    // Sometimes the read ends inside the last block.
+    bool cut = rng() % 4 == 0;
+    if (cut)
+      buffer.resize(starts.back() + rng() % (buffer.size() - starts.back()));
+    auto next_start = [&](std::size_t at) {
+      auto it = std::upper_bound(starts.begin(), starts.end(), at);
+      return it == starts.end() ? buffer.size() : *it;
+    };
+    // As the parser calls it, then one call per block on its own copy.
+    auto chained = learned();
+    auto single = learned();
+    std::vector<std::string> copies;
+    for (std::size_t i = 0; i < starts.size() && starts[i] < buffer.size(); ++i) {
+      std::string_view got;
+      const char* end = chained.match_data_block(
+        buffer.data() + starts[i], buffer.data() + buffer.size(),
+        endpoint_kind::chat, got);
+      copies.push_back(buffer.substr(starts[i]));
+      std::string_view want;
+      const char* want_end = single.match_data_block(
+        copies.back().data(), copies.back().data() + copies.back().size(),
+        endpoint_kind::chat, want);
+      ASSERT_EQ(end == nullptr, want_end == nullptr) << buffer << " block " << i;
+      bool last_complete = !cut || i + 1 < starts.size();
+      if (untouched[i] && last_complete) {
+        ASSERT_NE(end, nullptr) << buffer << " block " << i;
+      }
+      if (end == nullptr)
+        continue;
+      ++taken;
+      ASSERT_EQ(std::string{got}, std::string{want});
+      ASSERT_EQ(static_cast<std::size_t>(end - buffer.data()), next_start(starts[i]));
+      owned expect = via_dom(messages[i], endpoint_kind::chat);
+      owned only_content;
+      only_content.valid = true;
+      only_content.content = std::string{got};
+      ASSERT_EQ(expect, only_content) << messages[i];
+    }
+  }
+  EXPECT_GT(taken, 5000u);
 }
 
 // A template learned from a message with a line break in its bytes cannot
