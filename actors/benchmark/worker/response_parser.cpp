@@ -552,40 +552,6 @@ std::int64_t int_member(const value& obj, const char* name) {
 
 } // namespace
 
-inline const char* response_parser::template_end(const char* first,
-                                                 const char* last,
-                                                 proto::endpoint_kind kind,
-                                                 std::string_view& content) {
-  auto np = template_prefix_.size();
-  auto ns = template_suffix_.size();
-  // The shortest string is `""`.
-  if (!has_template_ || kind != template_kind_
-      || static_cast<std::size_t>(last - first) < np + ns + 2
-      || std::memcmp(first, template_prefix_.data(), np) != 0)
-    return nullptr;
-  // The scanner is deterministic: the same prefix leaves it in the same
-  // state at the string, and the same suffix after it gives the same
-  // outcome, which the template's own scan showed to be "this string only".
-  if (first[np] != '"')
-    return nullptr;
-  const char* string_end = nullptr; // after the closing quote
-  const char* text = first + np + 1;
-  const char* stop = skip_plain(text, last);
-  if (stop != last && *stop == '"') {
-    // No escapes (the usual case): a view of the input, no scratch.
-    content = {text, static_cast<std::size_t>(stop - text)};
-    string_end = stop + 1;
-  } else {
-    string_end = decode_string_at(first, last, np, content);
-    if (string_end == nullptr)
-      return nullptr;
-  }
-  if (static_cast<std::size_t>(last - string_end) < ns
-      || std::memcmp(string_end, template_suffix_.data(), ns) != 0)
-    return nullptr;
-  return string_end + ns;
-}
-
 const char* response_parser::decode_string_at(const char* first,
                                               const char* last,
                                               std::size_t at,
@@ -600,9 +566,34 @@ const char* response_parser::decode_string_at(const char* first,
 bool response_parser::match_template(std::string_view json,
                                     proto::endpoint_kind kind,
                                     message_fields& out) {
+  auto np = template_prefix_.size();
+  auto ns = template_suffix_.size();
+  // The shortest string is `""`.
+  if (!has_template_ || kind != template_kind_ || json.size() < np + ns + 2
+      || std::memcmp(json.data(), template_prefix_.data(), np) != 0)
+    return false;
+  // The scanner is deterministic: the same prefix leaves it in the same
+  // state at the string, and the same suffix after it gives the same
+  // outcome, which the template's own scan showed to be "this string only".
+  if (json[np] != '"')
+    return false;
+  const char* first = json.data();
+  const char* last = first + json.size();
   std::string_view content;
-  const char* last = json.data() + json.size();
-  if (template_end(json.data(), last, kind, content) != last)
+  const char* string_end = nullptr; // after the closing quote
+  const char* text = first + np + 1;
+  const char* stop = skip_plain(text, last);
+  if (stop != last && *stop == '"') {
+    // No escapes (the usual case): a view of the input, no scratch.
+    content = {text, static_cast<std::size_t>(stop - text)};
+    string_end = stop + 1;
+  } else {
+    string_end = decode_string_at(first, last, np, content);
+    if (string_end == nullptr)
+      return false;
+  }
+  if (static_cast<std::size_t>(last - string_end) != ns
+      || std::memcmp(string_end, template_suffix_.data(), ns) != 0)
     return false;
   out = message_fields{};
   out.content = content;

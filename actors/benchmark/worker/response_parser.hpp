@@ -98,12 +98,6 @@ private:
   /// The template path: true when `json` matched it (then `out` is set).
   bool match_template(std::string_view json, proto::endpoint_kind kind,
                       message_fields& out);
-  /// The end of the template-shaped message at the start of [first, last)
-  /// and its string (`content`), or nullptr.
-  [[gnu::always_inline]] const char* template_end(const char* first,
-                                                const char* last,
-                                                proto::endpoint_kind kind,
-                                                std::string_view& content);
   /// The string with escapes at offset `at` (its quote): decoded into
   /// `scratch_`; returns the end of it, or nullptr. Out of the fast path.
   [[gnu::noinline]] const char* decode_string_at(const char* first,
