@@ -34,28 +34,17 @@ std::uint64_t log_linear_histogram::side::at(std::int64_t index) const {
 
 void log_linear_histogram::record_all(std::span<const double> values) {
   std::uint64_t added = 0;
-  double lo = min_;
-  double hi = max_;
+  double lo = 0;
+  double hi = 0;
   for (auto v : values) {
     if (!std::isfinite(v))
       continue;
-    if (total_ + added == 0) {
-      lo = hi = v;
-    } else {
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
+    lo = added == 0 || v < lo ? v : lo;
+    hi = added == 0 || v > hi ? v : hi;
     ++added;
-    if (v > 0)
-      positive_.add(index_of(v), 1);
-    else if (v < 0)
-      negative_.add(index_of(-v), 1);
-    else
-      ++zeros_;
+    count_finite(v);
   }
-  min_ = lo;
-  max_ = hi;
-  total_ += added;
+  note_counted(added, lo, hi);
 }
 
 void log_linear_histogram::merge(const log_linear_histogram& other) {

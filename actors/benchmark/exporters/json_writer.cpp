@@ -55,14 +55,16 @@ char* write_json_int(char* p, std::int64_t v) noexcept {
   return std::to_chars(p, p + max_number_chars, v).ptr;
 }
 
+namespace {
+
+/// The decimal places of `base_per_display` when it is 1, 1e6 or 1e9 (the
+/// scales written by moving the decimal point), else -1.
 int scale_shift(double base_per_display) noexcept {
   return base_per_display == 1.0   ? 0
          : base_per_display == 1e6 ? 6
          : base_per_display == 1e9 ? 9
                                    : -1;
 }
-
-namespace {
 
 /// "00" "01" ... "99": two digits per division.
 constexpr std::array<char, 200> digit_pairs = [] {
@@ -74,9 +76,8 @@ constexpr std::array<char, 200> digit_pairs = [] {
   return t;
 }();
 
-} // namespace
-
-char* write_json_scaled_int(char* p, std::int64_t base, int shift) noexcept {
+/// Whole `base` at a scale with a shift: the decimal point moved.
+char* write_scaled_int(char* p, std::int64_t base, int shift) noexcept {
   if (shift == 0)
     return write_json_int(p, base);
   if (base == 0) { // bursts of events read at once: common enough
@@ -115,12 +116,25 @@ char* write_json_scaled_int(char* p, std::int64_t base, int shift) noexcept {
   return end;
 }
 
+/// Below 2^53: whole numbers are exact as doubles.
+constexpr double exact_limit = 9.0e15;
+
+} // namespace
+
 char* write_json_scaled(char* p, double base, double base_per_display) noexcept {
   int shift = scale_shift(base_per_display);
-  constexpr double exact_limit = 9.0e15; // below 2^53: integers exact
   if (shift < 0 || base != std::trunc(base) || std::abs(base) >= exact_limit)
     return write_json_double(p, base / base_per_display);
-  return write_json_scaled_int(p, static_cast<std::int64_t>(base), shift);
+  return write_scaled_int(p, static_cast<std::int64_t>(base), shift);
+}
+
+char* write_json_scaled(char* p, std::int64_t base,
+                        double base_per_display) noexcept {
+  int shift = scale_shift(base_per_display);
+  constexpr auto exact = static_cast<std::int64_t>(exact_limit);
+  if (shift < 0 || base <= -exact || base >= exact)
+    return write_json_double(p, static_cast<double>(base) / base_per_display);
+  return write_scaled_int(p, base, shift);
 }
 
 void append_json_double(std::string& out, double v) {

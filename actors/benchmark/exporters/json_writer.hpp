@@ -34,13 +34,10 @@ char* write_json_double(char* p, double v) noexcept;
 char* write_json_int(char* p, std::int64_t v) noexcept;
 char* write_json_scaled(char* p, double base, double base_per_display) noexcept;
 
-/// The decimal places of `base_per_display` when it is 1, 1e6 or 1e9 (the
-/// scales written by moving the decimal point), else -1.
-int scale_shift(double base_per_display) noexcept;
-
-/// `write_json_scaled` for a whole base value whose scale has a shift
-/// (`scale_shift(...) >= 0`): the same text, without the double round trip.
-char* write_json_scaled_int(char* p, std::int64_t base, int shift) noexcept;
+/// `write_json_scaled` for an integer base value (ns): the same text,
+/// without a round trip through double where the value is exact.
+char* write_json_scaled(char* p, std::int64_t base,
+                        double base_per_display) noexcept;
 
 /// Appends `v` with `decimals` fixed decimals (CSV and console).
 void append_fixed(std::string& out, double v, int decimals);

@@ -200,18 +200,12 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
         continue;
       w.put(slot.open, skip);
       bool first_value = true;
-      const int shift = scale_shift(m.base_per_display);
       for (auto v : r.inter_chunk_latency) {
         auto* p = w.room(max_number_chars + 1);
         if (!first_value)
           *p++ = ',';
         first_value = false;
-        // The double path's bound for exact whole numbers, as an integer.
-        constexpr std::int64_t exact = 9'000'000'000'000'000;
-        w.advance(shift >= 0 && v > -exact && v < exact
-                    ? write_json_scaled_int(p, v, shift)
-                    : write_json_scaled(p, static_cast<double>(v),
-                                        m.base_per_display));
+        w.advance(write_json_scaled(p, v, m.base_per_display));
       }
       w.put(']');
     } else {

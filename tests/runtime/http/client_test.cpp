@@ -88,6 +88,27 @@ protected:
     return r;
   }
 
+  /// Sends `n` requests one after another through `c`; each must succeed
+  /// with `body`.
+  void expect_sequential_bodies(client& c, std::uint16_t port, int n,
+                                const std::string& body) {
+    for (int i = 0; i < n; ++i) {
+      recording_sink sink;
+      c.submit(make_request(port), sink);
+      ASSERT_TRUE(sink.wait());
+      ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+      EXPECT_EQ(sink.body, body);
+    }
+  }
+
+  /// Submits the usual request with a deadline of `timeout_ms`.
+  void submit_with_timeout(client& c, std::uint16_t port,
+                           std::int64_t timeout_ms, recording_sink& sink) {
+    auto r = make_request(port);
+    r.timeout_ms = timeout_ms;
+    c.submit(std::move(r), sink);
+  }
+
   template <class Pred>
   static bool poll_until(Pred pred) {
     auto deadline = std::chrono::steady_clock::now() + wait_limit;
@@ -232,13 +253,7 @@ TEST_F(client_fixture, sequential_requests_reuse_one_connection) {
     return scripted_reply{{test_server::content_length_response("hello")}};
   }};
   client c{io.context(0)};
-  for (int i = 0; i < 5; ++i) {
-    recording_sink sink;
-    c.submit(make_request(srv.port()), sink);
-    ASSERT_TRUE(sink.wait());
-    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
-    EXPECT_EQ(sink.body, "hello");
-  }
+  expect_sequential_bodies(c, srv.port(), 5, "hello");
   EXPECT_EQ(srv.accepted(), 1);
   EXPECT_EQ(c.connections_opened(), 1u);
 }
@@ -312,17 +327,13 @@ TEST_F(client_fixture, earlier_requests_deadline_does_not_expire_a_later_one) {
   }};
   client c{io.context(0)};
   recording_sink first;
-  auto r1 = make_request(srv.port());
-  r1.timeout_ms = 100;
   auto first_deadline = std::chrono::steady_clock::now() + 100ms;
-  c.submit(std::move(r1), first);
+  submit_with_timeout(c, srv.port(), 100, first);
   ASSERT_TRUE(first.wait());
   ASSERT_TRUE(first.err.ok()) << first.err.message;
   release_at = (first_deadline + 100ms).time_since_epoch().count();
   recording_sink second;
-  auto r2 = make_request(srv.port());
-  r2.timeout_ms = 60'000;
-  c.submit(std::move(r2), second);
+  submit_with_timeout(c, srv.port(), 60'000, second);
   ASSERT_TRUE(second.wait());
   EXPECT_TRUE(second.err.ok()) << second.err.message;
   EXPECT_EQ(second.body, "hello");
@@ -340,15 +351,11 @@ TEST_F(client_fixture, short_deadline_after_a_long_one_times_out) {
   }};
   client c{io.context(0)};
   recording_sink first;
-  auto r1 = make_request(srv.port());
-  r1.timeout_ms = 600'000;
-  c.submit(std::move(r1), first);
+  submit_with_timeout(c, srv.port(), 600'000, first);
   ASSERT_TRUE(first.wait());
   ASSERT_TRUE(first.err.ok()) << first.err.message;
   recording_sink second;
-  auto r2 = make_request(srv.port());
-  r2.timeout_ms = 200;
-  c.submit(std::move(r2), second);
+  submit_with_timeout(c, srv.port(), 200, second);
   ASSERT_TRUE(second.wait());
   EXPECT_EQ(second.err.category, error_category::timeout)
     << second.err.message;
@@ -365,9 +372,8 @@ TEST_F(client_fixture, many_requests_with_deadlines_reuse_the_timer) {
   client c{io.context(0)};
   for (int i = 0; i < 50; ++i) {
     recording_sink sink;
-    auto r = make_request(srv.port());
-    r.timeout_ms = 30'000 + i; // later every time, like a closed loop
-    c.submit(std::move(r), sink);
+    // Later every time, like a closed loop.
+    submit_with_timeout(c, srv.port(), 30'000 + i, sink);
     ASSERT_TRUE(sink.wait());
     ASSERT_TRUE(sink.err.ok()) << sink.err.message;
     EXPECT_EQ(sink.completions, 1);
@@ -412,13 +418,7 @@ TEST_F(client_fixture, connection_close_response_is_not_reused) {
       true};
   }};
   client c{io.context(0)};
-  for (int i = 0; i < 2; ++i) {
-    recording_sink sink;
-    c.submit(make_request(srv.port()), sink);
-    ASSERT_TRUE(sink.wait());
-    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
-    EXPECT_EQ(sink.body, "ok");
-  }
+  expect_sequential_bodies(c, srv.port(), 2, "ok");
   EXPECT_EQ(c.connections_opened(), 2u);
 }
 
@@ -431,13 +431,7 @@ TEST_F(client_fixture, bytes_after_a_content_length_body_drop_the_connection) {
       {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n"}};
   }};
   client c{io.context(0)};
-  for (int i = 0; i < 2; ++i) {
-    recording_sink sink;
-    c.submit(make_request(srv.port()), sink);
-    ASSERT_TRUE(sink.wait());
-    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
-    EXPECT_EQ(sink.body, "ok");
-  }
+  expect_sequential_bodies(c, srv.port(), 2, "ok");
   EXPECT_EQ(c.connections_opened(), 2u);
 }
 
