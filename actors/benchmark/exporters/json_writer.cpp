@@ -51,10 +51,6 @@ char* write_json_double(char* p, double v) noexcept {
   return std::to_chars(p, p + max_number_chars, v).ptr;
 }
 
-char* write_json_int(char* p, std::int64_t v) noexcept {
-  return std::to_chars(p, p + max_number_chars, v).ptr;
-}
-
 namespace {
 
 /// The decimal places of `base_per_display` when it is 1, 1e6 or 1e9 (the
@@ -76,6 +72,60 @@ constexpr std::array<char, 200> digit_pairs = [] {
   return t;
 }();
 
+/// The 8 digits of `v` < 10^8, zero-padded, at `p`: 32-bit arithmetic,
+/// two digits per step.
+void write_8_digits(char* p, std::uint32_t v) noexcept {
+  const std::uint32_t hi = v / 10'000;
+  const std::uint32_t lo = v % 10'000;
+  std::memcpy(p, &digit_pairs[2 * (hi / 100)], 2);
+  std::memcpy(p + 2, &digit_pairs[2 * (hi % 100)], 2);
+  std::memcpy(p + 4, &digit_pairs[2 * (lo / 100)], 2);
+  std::memcpy(p + 6, &digit_pairs[2 * (lo % 100)], 2);
+}
+
+/// `v` < 10^8 without leading zeros.
+char* write_leading_digits(char* p, std::uint32_t v) noexcept {
+  const int n = v < 10           ? 1
+                : v < 100        ? 2
+                : v < 1'000      ? 3
+                : v < 10'000     ? 4
+                : v < 100'000    ? 5
+                : v < 1'000'000  ? 6
+                : v < 10'000'000 ? 7
+                                 : 8;
+  char* q = p + n;
+  while (v >= 100) {
+    q -= 2;
+    std::memcpy(q, &digit_pairs[2 * (v % 100)], 2);
+    v /= 100;
+  }
+  if (v >= 10)
+    std::memcpy(q - 2, &digit_pairs[2 * v], 2);
+  else
+    q[-1] = static_cast<char>('0' + v);
+  return p + n;
+}
+
+/// `u` in decimal: at most three 8-digit chunks (the ns stamps have 19
+/// digits), each in 32-bit arithmetic, instead of one 64-bit division per
+/// digit pair.
+char* write_uint(char* p, std::uint64_t u) noexcept {
+  constexpr std::uint64_t e8 = 100'000'000;
+  constexpr std::uint64_t e16 = e8 * e8;
+  if (u < e8)
+    return write_leading_digits(p, static_cast<std::uint32_t>(u));
+  if (u < e16) {
+    p = write_leading_digits(p, static_cast<std::uint32_t>(u / e8));
+    write_8_digits(p, static_cast<std::uint32_t>(u % e8));
+    return p + 8;
+  }
+  const auto rest = u % e16;
+  p = write_leading_digits(p, static_cast<std::uint32_t>(u / e16));
+  write_8_digits(p, static_cast<std::uint32_t>(rest / e8));
+  write_8_digits(p + 8, static_cast<std::uint32_t>(rest % e8));
+  return p + 16;
+}
+
 /// Whole `base` at a scale with a shift: the decimal point moved.
 char* write_scaled_int(char* p, std::int64_t base, int shift) noexcept {
   if (shift == 0)
@@ -92,7 +142,7 @@ char* write_scaled_int(char* p, std::int64_t base, int shift) noexcept {
   }
   const std::uint64_t unit = shift == 6 ? 1'000'000 : 1'000'000'000;
   auto fraction = magnitude % unit;
-  p = std::to_chars(p, p + max_number_chars, magnitude / unit).ptr;
+  p = write_uint(p, magnitude / unit);
   *p++ = '.';
   if (fraction == 0) {
     *p++ = '0';
@@ -121,6 +171,15 @@ constexpr double exact_limit = 9.0e15;
 
 } // namespace
 
+char* write_json_int(char* p, std::int64_t v) noexcept {
+  auto magnitude = static_cast<std::uint64_t>(v);
+  if (v < 0) {
+    *p++ = '-';
+    magnitude = 0 - magnitude;
+  }
+  return write_uint(p, magnitude);
+}
+
 char* write_json_scaled(char* p, double base, double base_per_display) noexcept {
   int shift = scale_shift(base_per_display);
   if (shift < 0 || base != std::trunc(base) || std::abs(base) >= exact_limit)
@@ -128,13 +187,35 @@ char* write_json_scaled(char* p, double base, double base_per_display) noexcept 
   return write_scaled_int(p, static_cast<std::int64_t>(base), shift);
 }
 
-char* write_json_scaled(char* p, std::int64_t base,
-                        double base_per_display) noexcept {
-  int shift = scale_shift(base_per_display);
+namespace {
+
+/// write_json_scaled for an integer base, the scale's shift known.
+[[gnu::always_inline]] inline char*
+write_scaled(char* p, std::int64_t base, double base_per_display,
+             int shift) noexcept {
   constexpr auto exact = static_cast<std::int64_t>(exact_limit);
   if (shift < 0 || base <= -exact || base >= exact)
     return write_json_double(p, static_cast<double>(base) / base_per_display);
   return write_scaled_int(p, base, shift);
+}
+
+} // namespace
+
+char* write_json_scaled(char* p, std::int64_t base,
+                        double base_per_display) noexcept {
+  return write_scaled(p, base, base_per_display, scale_shift(base_per_display));
+}
+
+char* write_json_scaled_list(char* p, std::span<const std::int64_t> values,
+                             double base_per_display) noexcept {
+  // One scale for the whole list: its shift is looked up once.
+  const int shift = scale_shift(base_per_display);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != 0)
+      *p++ = ',';
+    p = write_scaled(p, values[i], base_per_display, shift);
+  }
+  return p;
 }
 
 void append_json_double(std::string& out, double v) {

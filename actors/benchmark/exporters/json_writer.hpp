@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,11 @@ char* write_json_scaled(char* p, double base, double base_per_display) noexcept;
 /// without a round trip through double where the value is exact.
 char* write_json_scaled(char* p, std::int64_t base,
                         double base_per_display) noexcept;
+
+/// `write_json_scaled` of each of `values`, joined with commas; `p` must
+/// have `values.size() * (max_number_chars + 1)` of room.
+char* write_json_scaled_list(char* p, std::span<const std::int64_t> values,
+                             double base_per_display) noexcept;
 
 /// Appends `v` with `decimals` fixed decimals (CSV and console).
 void append_fixed(std::string& out, double v, int decimals);

@@ -2,9 +2,11 @@
 #include "actors/benchmark/exporters/json_writer.hpp"
 #include "actors/benchmark/metrics/metric_registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -93,6 +95,8 @@ bool needs_escape(std::string_view s) noexcept {
 // few large appends instead of ~100 small ones per line.
 class line_writer {
 public:
+  static constexpr std::size_t capacity = 4096;
+
   explicit line_writer(std::string& out) : out_(out) {}
   line_writer(const line_writer&) = delete;
   line_writer& operator=(const line_writer&) = delete;
@@ -155,8 +159,12 @@ public:
 private:
   std::string& out_;
   std::size_t used_ = 0;
-  std::array<char, 4096> buf_;
+  std::array<char, capacity> buf_;
 };
+
+/// ICL values written per call: their room must fit line_writer's buffer.
+constexpr std::size_t icl_run = 64;
+static_assert(icl_run * (max_number_chars + 1) + 1 <= line_writer::capacity);
 
 } // namespace
 
@@ -199,13 +207,16 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
       if (r.inter_chunk_latency.empty())
         continue;
       w.put(slot.open, skip);
-      bool first_value = true;
-      for (auto v : r.inter_chunk_latency) {
-        auto* p = w.room(max_number_chars + 1);
-        if (!first_value)
+      // In runs of values that fit the writer's buffer (OSL can be long).
+      std::span<const std::int64_t> rest{r.inter_chunk_latency};
+      while (!rest.empty()) {
+        auto run = rest.first(std::min(rest.size(), icl_run));
+        rest = rest.subspan(run.size());
+        auto* p = w.room(run.size() * (max_number_chars + 1));
+        p = write_json_scaled_list(p, run, m.base_per_display);
+        if (!rest.empty())
           *p++ = ',';
-        first_value = false;
-        w.advance(write_json_scaled(p, v, m.base_per_display));
+        w.advance(p);
       }
       w.put(']');
     } else {

@@ -459,6 +459,30 @@ TEST(json_writer, raw_number_writers_match_the_previous_output) {
     reference::ref_json_int(want, n);
     ASSERT_EQ(got, want) << n;
   }
+  // Integers of every length, across the writer's 8-digit chunk bounds,
+  // and the ends of the range.
+  std::vector<std::int64_t> ints{std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max(),
+                                 999'999'999'999'999'999, 1'000'000'000'000'000'000,
+                                 1'000'000'000'000'000'001};
+  for (std::int64_t p = 1; p <= std::numeric_limits<std::int64_t>::max() / 10;
+       p *= 10)
+    for (std::int64_t v : {p - 1, p, p + 1, 10 * p - 1, 3 * p + 7})
+      ints.insert(ints.end(), {v, -v});
+  for (int i = 0; i < 20'000; ++i)
+    ints.push_back(static_cast<std::int64_t>(next_random(state) << 11 ^ next_random(state)));
+  for (auto n : ints) {
+    std::string got;
+    std::string want;
+    exporters::detail::append_json_int(got, n);
+    reference::ref_json_int(want, n);
+    ASSERT_EQ(got, want) << n;
+    got.clear();
+    want.clear();
+    exporters::detail::append_json_scaled(got, static_cast<double>(n), 1e6);
+    reference::ref_json_scaled(want, static_cast<double>(n), 1e6);
+    ASSERT_EQ(got, want) << n;
+  }
 }
 
 TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
