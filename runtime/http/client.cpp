@@ -27,6 +27,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -82,6 +83,26 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
       return false;
   }
   return true;
+}
+
+/// Whether `s` holds a CR or LF: eight bytes per step (header values and
+/// targets are checked on every request).
+bool has_line_break(std::string_view s) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ull;
+  constexpr std::uint64_t highs = 0x8080808080808080ull;
+  // Some byte of x is zero exactly when (x - ones) & ~x & highs != 0.
+  auto any_zero = [](std::uint64_t x) { return ((x - ones) & ~x & highs) != 0; };
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    if (any_zero(x ^ ('\r' * ones)) || any_zero(x ^ ('\n' * ones)))
+      return true;
+  }
+  for (; i < s.size(); ++i)
+    if (s[i] == '\r' || s[i] == '\n')
+      return true;
+  return false;
 }
 
 std::string describe(const endpoint& ep) {
@@ -266,6 +287,23 @@ struct pool {
   std::vector<std::shared_ptr<connection>> conns; // open or opening
   std::vector<connection*> idle;                  // subset of conns
   std::deque<pending_request> queue;              // waiting for a slot
+  /// The start of the last request head built for this endpoint: request
+  /// line and shared fields. A caller sends the same method, target and
+  /// shared block again and again; only its own fields and the length
+  /// differ from one request to the next.
+  struct head_start {
+    std::string method;
+    std::string target;
+    std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
+      shared; // kept: its address cannot be reused while it is the key
+    std::string text;
+    bool has_host = false;
+    bool has_agent = false;
+    bool has_length = false;
+  };
+  std::optional<head_start> head;
+  /// "Host: ...\r\n" for this endpoint (built on first use).
+  std::string host_line;
 };
 
 class client_impl : public std::enable_shared_from_this<client_impl> {
@@ -639,56 +677,77 @@ private:
     send();
   }
 
+  /// Notes which framing fields `k` is among (they are not added twice).
+  struct field_flags {
+    bool host = false;
+    bool agent = false;
+    bool length = false;
+    void note(std::string_view k) noexcept {
+      host = host || iequals(k, "host");
+      agent = agent || iequals(k, "user-agent");
+      length = length || iequals(k, "content-length");
+    }
+  };
+
+  /// The request line and shared fields of `r`: rebuilt only when the
+  /// method, target or shared block differ from the pool's last request.
+  const pool::head_start& head_start_of(const request& r) {
+    auto& h = pool_.head;
+    if (h && h->shared == r.shared_headers && h->method == r.method
+        && h->target == r.target)
+      return *h;
+    h.emplace();
+    h->method = r.method;
+    h->target = r.target;
+    h->shared = r.shared_headers;
+    auto& t = h->text;
+    t += r.method;
+    t += ' ';
+    t += r.target.empty() ? std::string_view{"/"} : r.target;
+    t += " HTTP/1.1\r\n";
+    field_flags seen;
+    if (r.shared_headers)
+      for (auto& [k, v] : *r.shared_headers) {
+        seen.note(k);
+        t.append(k).append(": ").append(v).append("\r\n");
+      }
+    h->has_host = seen.host;
+    h->has_agent = seen.agent;
+    h->has_length = seen.length;
+    return *h;
+  }
+
   void build_head() {
     auto& r = cur_.req;
-    head_.clear();
-    head_ += r.method;
-    head_ += ' ';
-    head_ += r.target.empty() ? std::string_view{"/"} : r.target;
-    head_ += " HTTP/1.1\r\n";
-    bool has_host = false;
-    bool has_agent = false;
-    bool has_length = false;
-    auto add = [&](const std::string& k, const std::string& v) {
-      has_host = has_host || iequals(k, "host");
-      has_agent = has_agent || iequals(k, "user-agent");
-      has_length = has_length || iequals(k, "content-length");
-      head_ += k;
-      head_ += ": ";
-      head_ += v;
-      head_ += "\r\n";
-    };
-    if (r.shared_headers)
-      for (auto& [k, v] : *r.shared_headers)
-        add(k, v);
-    for (auto& [k, v] : r.headers)
-      add(k, v);
-    if (!has_host) {
-      head_ += "Host: ";
-      if (pool_.ep.host.find(':') != std::string::npos) {
-        head_ += '[';
-        head_ += pool_.ep.host;
-        head_ += ']';
-      } else {
-        head_ += pool_.ep.host;
-      }
-      if (pool_.ep.port != (pool_.ep.tls ? 443 : 80)) {
-        head_ += ':';
-        head_ += pool_.port_str;
-      }
-      head_ += "\r\n";
+    const auto& start = head_start_of(r);
+    head_.assign(start.text);
+    field_flags seen{start.has_host, start.has_agent, start.has_length};
+    for (auto& [k, v] : r.headers) {
+      seen.note(k);
+      head_.append(k).append(": ").append(v).append("\r\n");
     }
-    if (!has_agent && !owner_.opts_.user_agent.empty()) {
-      head_ += "User-Agent: ";
-      head_ += owner_.opts_.user_agent;
-      head_ += "\r\n";
+    if (!seen.host) {
+      auto& line = pool_.host_line;
+      if (line.empty()) {
+        line = "Host: ";
+        if (pool_.ep.host.find(':') != std::string::npos)
+          line.append("[").append(pool_.ep.host).append("]");
+        else
+          line += pool_.ep.host;
+        if (pool_.ep.port != (pool_.ep.tls ? 443 : 80))
+          line.append(":").append(pool_.port_str);
+        line += "\r\n";
+      }
+      head_ += line;
     }
-    if (!has_length
+    if (!seen.agent && !owner_.opts_.user_agent.empty())
+      head_.append("User-Agent: ").append(owner_.opts_.user_agent).append("\r\n");
+    if (!seen.length
         && (!r.body.empty() || r.method == "POST" || r.method == "PUT"
             || r.method == "PATCH")) {
-      head_ += "Content-Length: ";
-      head_ += std::to_string(r.body.size());
-      head_ += "\r\n";
+      char digits[24];
+      auto end = std::to_chars(digits, digits + sizeof(digits), r.body.size()).ptr;
+      head_.append("Content-Length: ").append(digits, end).append("\r\n");
     }
     head_ += "\r\n";
   }
@@ -1121,13 +1180,7 @@ void client_impl::on_submit(pending_request&& p) {
                            "client is shut down"));
     return;
   }
-  auto bad = [](std::string_view s) {
-    // A plain loop: find_first_of with a set costs a search per byte.
-    for (char c : s)
-      if (c == '\r' || c == '\n')
-        return true;
-    return false;
-  };
+  auto bad = has_line_break;
   auto bad_header = [&](const std::string& k, const std::string& v) {
     if (k.empty() || bad(k) || bad(v) || k.find(':') != std::string::npos) {
       fail_now(p, make_error(error_category::protocol, 0,

@@ -12,7 +12,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -245,6 +247,83 @@ TEST_F(client_fixture, request_is_serialized_with_host_and_body) {
   EXPECT_NE(seen.head.find("Content-Type: application/json\r\n"),
             std::string::npos);
   EXPECT_EQ(seen.body, R"({"q":1})");
+}
+
+// Requests to one endpoint whose method, target or shared block change
+// from one to the next (the head's start is kept per endpoint): each head
+// is exactly what that request alone would give, with Host, User-Agent and
+// Content-Length added only where neither block nor own fields set them.
+TEST_F(client_fixture, request_heads_follow_each_requests_shape) {
+  std::mutex m;
+  std::vector<std::string> heads;
+  test_server srv{[&](const received_request& r) {
+    std::lock_guard<std::mutex> guard{m};
+    heads.push_back(r.head);
+    return scripted_reply{{test_server::content_length_response("ok")}};
+  }};
+  using fields = std::vector<std::pair<std::string, std::string>>;
+  auto json = std::make_shared<const fields>(fields{{"Content-Type", "application/json"}});
+  auto own_host = std::make_shared<const fields>(
+    fields{{"host", "example.test"}, {"USER-AGENT", "mine/1"}});
+  struct shape {
+    std::string method;
+    std::string target;
+    std::shared_ptr<const fields> shared;
+    fields own;
+    std::string body;
+  };
+  const std::vector<shape> shapes = {
+    {"POST", "/a", json, {{"X-Request-ID", "r1"}}, "{}"},
+    {"POST", "/a", json, {{"X-Request-ID", "r2"}}, "{\"k\":1}"},
+    {"POST", "/b", json, {}, ""},                         // target only
+    {"GET", "/b", json, {}, ""},                          // method only
+    {"POST", "/b", json, {}, "w"},
+    {"POST", "/b", own_host, {{"X-Request-ID", "r3"}}, "x"}, // block only
+    {"POST", "/b", json, {{"Host", "other.test"}}, "y"},
+    {"POST", "/b", nullptr, {{"content-length", "1"}}, "z"},
+    {"POST", "/a", json, {{"X-Request-ID", "r4"}}, "{}"},
+  };
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(srv.port()) + "\r\n";
+  std::vector<std::string> want;
+  client c{io.context(0)};
+  for (auto& sh : shapes) {
+    request r;
+    r.ep = endpoint{"127.0.0.1", srv.port(), false};
+    r.method = sh.method;
+    r.target = sh.target;
+    r.shared_headers = sh.shared;
+    r.headers = sh.own;
+    r.body = sh.body;
+    recording_sink sink;
+    c.submit(std::move(r), sink);
+    ASSERT_TRUE(sink.wait());
+    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+    fields all = sh.shared ? *sh.shared : fields{};
+    all.insert(all.end(), sh.own.begin(), sh.own.end());
+    auto sets = [&](std::string_view lower_name) {
+      return std::any_of(all.begin(), all.end(), [&](const auto& f) {
+        std::string name = f.first;
+        for (auto& ch : name)
+          ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return name == lower_name;
+      });
+    };
+    std::string w = sh.method + " " + sh.target + " HTTP/1.1\r\n";
+    for (auto& [k, v] : all)
+      w += k + ": " + v + "\r\n";
+    if (!sets("host"))
+      w += host;
+    if (!sets("user-agent"))
+      w += "User-Agent: aiperf-node\r\n";
+    if (!sets("content-length") && (sh.method == "POST" || !sh.body.empty()))
+      w += "Content-Length: " + std::to_string(sh.body.size()) + "\r\n";
+    want.push_back(w + "\r\n");
+  }
+  std::lock_guard<std::mutex> guard{m};
+  ASSERT_EQ(heads.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(heads[i], want[i]) << "request " << i;
+  EXPECT_EQ(c.connections_opened(), 1u);
 }
 
 // Verifies sequential requests share one keep-alive connection.
@@ -552,7 +631,7 @@ TEST_F(client_fixture, header_with_line_break_is_rejected) {
   EXPECT_NE(sink.err.message.find("X-Evil"), std::string::npos);
 }
 
-// Verifies a CR or LF anywhere in a long value (inside a 16-byte block or
+// Verifies a CR or LF anywhere in a long value (inside an 8-byte step or
 // in the tail) is found, and that clean long values pass.
 TEST_F(client_fixture, line_break_anywhere_in_a_long_value_is_rejected) {
   test_server srv{[](const received_request&) {
