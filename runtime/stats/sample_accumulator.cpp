@@ -64,11 +64,12 @@ sample_accumulator::moments sample_accumulator::current_moments() const {
 void sample_accumulator::spill() {
   if (!exact_)
     return;
-  moments_ = current_moments();
-  for (auto v : samples_)
-    histogram_.record(v);
   exact_ = false;
-  std::vector<double>{}.swap(samples_); // actually release the memory
+  // The kept samples become one batch: moments and histogram counts in the
+  // batch path's two passes (the budget is millions of values).
+  std::vector<double> kept;
+  kept.swap(samples_); // and released at the end of this scope
+  add_batch(std::span<const double>{kept});
 }
 
 template <class T>
