@@ -112,6 +112,7 @@ TEST(fast_head, common_heads_take_the_fast_path_and_match_beast) {
     "HTTP/1.1 200 Ok\tfine \x80\xff\r\nX-Obs: caf\xc3\xa9\r\n"
     "Content-Length: 00012\r\n\r\n",
     "HTTP/1.1 200 OK\r\nCONNECTION: Keep-Alive\r\nContent-Length: 1\r\n\r\nx",
+    "HTTP/1.1 200 OK\r\nconnection: KEEP-ALIVE\r\ncOnTeNt-LeNgTh: 1\r\n\r\nx",
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
     "Content-Length: 4\r\nX-Weird-Token!#$%&'*+-.^_`|~: v\r\n\r\n",
   };
@@ -138,6 +139,10 @@ TEST(fast_head, other_shapes_are_left_to_beast) {
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
     "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
     "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx",
+    // One byte off "keep-alive" (case-folding must not make '_' or ' ' a '-').
+    "HTTP/1.1 200 OK\r\nConnection: keep_alive\r\nContent-Length: 1\r\n\r\nx",
+    "HTTP/1.1 200 OK\r\nConnection: keep alive\r\nContent-Length: 1\r\n\r\nx",
+    "HTTP/1.1 200 OK\r\nConnection: keep-alivf\r\nContent-Length: 1\r\n\r\nx",
     "HTTP/1.1 200 OK\r\nConnection: upgrade\r\nContent-Length: 1\r\n\r\n",
     "HTTP/1.1 101 Switching\r\nUpgrade: websocket\r\n\r\n",
     "HTTP/1.1 200 OK\r\nUpgrade: h2c\r\nContent-Length: 1\r\n\r\n",
