@@ -36,6 +36,8 @@ struct in_flight_credit {
   std::uint32_t worker = 0;
   std::uint32_t session = 0;
   bool awaiting_first_token = false;
+  /// The credit as issued, to hand back when its worker is lost.
+  credit issued;
 };
 
 /// A turn waiting for its due time (or for a prefill slot).
@@ -82,8 +84,6 @@ struct timing_manager_state {
   std::uint32_t next_session = 0;
   std::unordered_map<std::uint32_t, session_state> sessions;
   std::unordered_map<std::uint64_t, in_flight_credit> in_flight;
-  /// The credits in flight, to hand back when their worker is lost.
-  std::unordered_map<std::uint64_t, credit> credits;
   std::uint32_t prefill_in_flight = 0;
   pending_queue pending;            // turns with a due time
   std::deque<std::uint32_t> waiting; // turns blocked on a prefill slot
@@ -211,8 +211,7 @@ void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
                   : static_cast<std::uint32_t>(st.stats.sent % st.cfg.num_urls);
   s.last_due_ns = due_ns == 0 ? c.issued_at_ns : due_ns;
   bool prefill = st.cfg.prefill_concurrency > 0;
-  st.in_flight.emplace(c.id, in_flight_credit{s.worker, session, prefill});
-  st.credits.emplace(c.id, c);
+  st.in_flight.emplace(c.id, in_flight_credit{s.worker, session, prefill, c});
   if (prefill)
     ++st.prefill_in_flight;
   ++st.worker_load[s.worker];
@@ -530,7 +529,6 @@ void on_tick(actor_ptr self) {
       // Workers did not answer the cancel: give up on those credits.
       st.stats.lost += st.in_flight.size();
       st.in_flight.clear();
-      st.credits.clear();
     }
   }
   flush(self);
@@ -659,7 +657,6 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
         auto c = it->second;
         release_prefill(self, it->second);
         st.in_flight.erase(it);
-        st.credits.erase(r.credit_id);
         if (st.worker_load[c.worker] > 0)
           --st.worker_load[c.worker];
         switch (r.outcome) {
@@ -710,14 +707,13 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       st.worker_alive[worker] = false;
       for (auto& [id, c] : st.in_flight)
         if (c.worker == worker)
-          lost.push_back(st.credits[id]);
+          lost.push_back(c.issued);
       logger->warn("worker {} lost with {} credits in flight", worker,
                    lost.size());
       for (auto& c : lost) {
         auto it = st.in_flight.find(c.id);
         release_prefill(self, it->second);
         st.in_flight.erase(it);
-        st.credits.erase(c.id);
         ++st.stats.lost;
       }
       // Sessions pinned to the dead worker cannot go on.
