@@ -631,7 +631,7 @@ TEST_F(client_fixture, header_with_line_break_is_rejected) {
   EXPECT_NE(sink.err.message.find("X-Evil"), std::string::npos);
 }
 
-// Verifies a CR or LF anywhere in a long value (inside an 8-byte step or
+// Verifies a CR or LF anywhere in a long value (inside a 16-byte block or
 // in the tail) is found, and that clean long values pass.
 TEST_F(client_fixture, line_break_anywhere_in_a_long_value_is_rejected) {
   test_server srv{[](const received_request&) {
