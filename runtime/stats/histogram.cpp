@@ -32,21 +32,6 @@ std::uint64_t log_linear_histogram::side::at(std::int64_t index) const {
   return counts[static_cast<std::size_t>(index - offset)];
 }
 
-void log_linear_histogram::record_all(std::span<const double> values) {
-  std::uint64_t added = 0;
-  double lo = 0;
-  double hi = 0;
-  for (auto v : values) {
-    if (!std::isfinite(v))
-      continue;
-    lo = added == 0 || v < lo ? v : lo;
-    hi = added == 0 || v > hi ? v : hi;
-    ++added;
-    count_finite(v);
-  }
-  note_counted(added, lo, hi);
-}
-
 void log_linear_histogram::merge(const log_linear_histogram& other) {
   if (other.total_ == 0)
     return;

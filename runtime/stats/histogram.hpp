@@ -7,7 +7,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 namespace aiperf::stats {
@@ -45,10 +44,6 @@ public:
     else
       zeros_ += n;
   }
-
-  /// Adds each finite value of `values` once; the same result as one
-  /// record() per value, with the bookkeeping done once per batch.
-  void record_all(std::span<const double> values);
 
   /// Adds every count of `other`; afterwards this equals a histogram that
   /// recorded both samples.

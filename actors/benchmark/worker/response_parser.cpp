@@ -563,6 +563,20 @@ const char* response_parser::decode_string_at(const char* first,
   return first + end;
 }
 
+inline const char* response_parser::string_at(const char* first,
+                                              const char* last,
+                                              std::size_t at,
+                                              std::string_view& content) {
+  const char* text = first + at + 1;
+  const char* stop = skip_plain(text, last);
+  if (stop != last && *stop == '"') {
+    // No escapes (the usual case): a view of the input, no scratch.
+    content = {text, static_cast<std::size_t>(stop - text)};
+    return stop + 1;
+  }
+  return decode_string_at(first, last, at, content);
+}
+
 bool response_parser::match_template(std::string_view json,
                                     proto::endpoint_kind kind,
                                     message_fields& out) {
@@ -580,19 +594,9 @@ bool response_parser::match_template(std::string_view json,
   const char* first = json.data();
   const char* last = first + json.size();
   std::string_view content;
-  const char* string_end = nullptr; // after the closing quote
-  const char* text = first + np + 1;
-  const char* stop = skip_plain(text, last);
-  if (stop != last && *stop == '"') {
-    // No escapes (the usual case): a view of the input, no scratch.
-    content = {text, static_cast<std::size_t>(stop - text)};
-    string_end = stop + 1;
-  } else {
-    string_end = decode_string_at(first, last, np, content);
-    if (string_end == nullptr)
-      return false;
-  }
-  if (static_cast<std::size_t>(last - string_end) != ns
+  const char* string_end = string_at(first, last, np, content);
+  if (string_end == nullptr
+      || static_cast<std::size_t>(last - string_end) != ns
       || std::memcmp(string_end, template_suffix_.data(), ns) != 0)
     return false;
   out = message_fields{};
@@ -614,26 +618,15 @@ const char* response_parser::match_data_block(const char* first,
   auto avail = [last](const char* p) {
     return static_cast<std::size_t>(last - p);
   };
-  // Where the content string's characters start: the block's head was
+  // The block's head (up to the content string's opening quote) was
   // compared already when the previous call's gap reached into it.
-  const char* text = first + block_head_.size();
   if (first != chained
       && (avail(first) < block_head_.size()
           || std::memcmp(first, block_head_.data(), block_head_.size()) != 0))
     return nullptr;
-  const char* quote = skip_plain(text, last); // the closing quote, usually
-  if (quote == last)
+  const char* after = string_at(first, last, block_head_.size() - 1, content);
+  if (after == nullptr)
     return nullptr;
-  if (*quote == '"') {
-    content = {text, static_cast<std::size_t>(quote - text)};
-  } else {
-    auto at = static_cast<std::size_t>(text - 1 - first);
-    const char* string_end = decode_string_at(first, last, at, content);
-    if (string_end == nullptr)
-      return nullptr;
-    quote = string_end - 1;
-  }
-  const char* after = quote + 1;
   const std::size_t tail = block_gap_.size() - block_head_.size();
   if (avail(after) >= block_gap_.size()
       && std::memcmp(after, block_gap_.data(), block_gap_.size()) == 0) {

@@ -98,6 +98,11 @@ private:
   /// The template path: true when `json` matched it (then `out` is set).
   bool match_template(std::string_view json, proto::endpoint_kind kind,
                       message_fields& out);
+  /// The JSON string whose opening quote is at `first + at`: sets
+  /// `content` (a view of the input, or of `scratch_` when it has escapes)
+  /// and returns the end (after the closing quote), or nullptr.
+  const char* string_at(const char* first, const char* last, std::size_t at,
+                        std::string_view& content);
   /// The string with escapes at offset `at` (its quote): decoded into
   /// `scratch_`; returns the end of it, or nullptr. Out of the fast path.
   [[gnu::noinline]] const char* decode_string_at(const char* first,

@@ -63,6 +63,21 @@ std::vector<owned_event> parse_chunks(const std::vector<std::string>& chunks) {
   return parse_chunks(parser, chunks);
 }
 
+/// `text` cut into chunks of 1 to `max_len` bytes; `starts` gets each
+/// chunk's offset.
+std::vector<std::string> random_split(const std::string& text,
+                                      std::size_t max_len, std::mt19937& rng,
+                                      std::vector<std::size_t>& starts) {
+  std::vector<std::string> chunks;
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto len = std::min<std::size_t>(1 + rng() % max_len, text.size() - pos);
+    starts.push_back(pos);
+    chunks.push_back(text.substr(pos, len));
+    pos += len;
+  }
+  return chunks;
+}
+
 std::vector<owned_event> parse_one(std::string_view text) {
   return parse_chunks({std::string{text}});
 }
@@ -543,14 +558,8 @@ TEST(sse_parser, random_many_way_splits_give_the_same_events) {
   std::mt19937 rng{20261129};
   sse_parser parser;
   for (int round = 0; round < 2000; ++round) {
-    std::vector<std::string> chunks;
     std::vector<std::size_t> starts;
-    for (std::size_t pos = 0; pos < corpus.size();) {
-      auto len = std::min<std::size_t>(1 + rng() % 24, corpus.size() - pos);
-      starts.push_back(pos);
-      chunks.push_back(corpus.substr(pos, len));
-      pos += len;
-    }
+    auto chunks = random_split(corpus, 24, rng, starts);
     auto actual = parse_chunks(parser, chunks);
     parser.reset();
     ASSERT_EQ(actual, expect_for_split(oracle, starts)) << "round " << round;
@@ -570,14 +579,8 @@ TEST(sse_parser, shortcut_blocks_give_the_same_events) {
   sse_parser parser;
   std::size_t taken = 0;
   for (int round = 0; round < 2000; ++round) {
-    std::vector<std::string> chunks;
     std::vector<std::size_t> starts;
-    for (std::size_t pos = 0; pos < stream.size();) {
-      auto len = std::min<std::size_t>(1 + rng() % 48, stream.size() - pos);
-      starts.push_back(pos);
-      chunks.push_back(stream.substr(pos, len));
-      pos += len;
-    }
+    auto chunks = random_split(stream, 48, rng, starts);
     std::vector<owned_event> actual;
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       auto ts = static_cast<std::int64_t>(i);
