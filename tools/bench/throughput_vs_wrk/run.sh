@@ -109,9 +109,12 @@ for name, xs in (("export-level records (default)", d), ("export-level summary",
     print(f"median aiperf-node, {name}: {r:.0f} req/s ({r / wr:.3f}× wrk, target ≥ 0.95), "
           f"{c:.2f} µs CPU/req ({c / wc:.2f}× wrk, target ≤ 1.2)")
     # Each run against the wrk run just before it: the spread shows how much
-    # of a difference the machine's own drift can hide.
+    # of a difference the machine's own drift can hide, and the median of
+    # these paired ratios is less sensitive to that drift than the ratio of
+    # the medians above.
     cpu = sorted(x[1] / y[1] for x, y in zip(xs, w))
     rps = sorted(x[0] / y[0] for x, y in zip(xs, w))
-    print(f"  per run vs the wrk run before it: req/s {rps[0]:.3f}–{rps[-1]:.3f}×, "
-          f"CPU/req {cpu[0]:.2f}–{cpu[-1]:.2f}×")
+    print(f"  per run vs the wrk run before it: req/s {rps[0]:.3f}–{rps[-1]:.3f}× "
+          f"(median {statistics.median(rps):.3f}×), CPU/req {cpu[0]:.2f}–{cpu[-1]:.2f}× "
+          f"(median {statistics.median(cpu):.2f}×)")
 PY
