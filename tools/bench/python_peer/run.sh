@@ -3,8 +3,8 @@
 #
 # nginx (1 worker) serves benchmark 1's static chat-completions SSE body (64
 # content events) on loopback. Alternating runs of
-#   peer.py --concurrency 64 (asyncio + aiohttp, json.loads per event: the
-#     floor of a Python client such as AIPerf's workers)          reference
+#   peer.py --concurrency 64 (uvloop when installed + aiohttp, json.loads
+#     per event: the floor of a Python client such as AIPerf's workers)
 #   aiperf-node profile --streaming --concurrency 64 (as fast as it goes)
 #   aiperf-node profile --streaming --concurrency 64 --request-rate <the
 #     peer's req/s>: the same server at the same load
@@ -41,6 +41,7 @@ import json, sys
 u, s = map(float, open(sys.argv[1]).read().split()[-2:])
 r = json.loads(open(sys.argv[1] + ".log").read().strip().splitlines()[-1])
 if r["errors"]: print(f"peer saw {r['errors']} errors", file=sys.stderr)
+open(sys.argv[1] + ".loop", "w").write(r["loop"])
 print(f"{r['req_per_s']:.1f} {(u + s) / r['requests'] * 1e6:.1f} {r['ttft_ms_p50']:.3f} {r['ttft_ms_p99']:.3f}")
 PY
 }
@@ -73,6 +74,7 @@ for r in $(seq 1 "$runs"); do
   echo "run $r: peer $p | aiperf-node $f | aiperf-node at ${rate} req/s $s   (req/s, CPU µs/req, TTFT p50 p99 ms)"
   peer+=("$p"); fast+=("$f"); same+=("$s")
 done
+echo "the peer ran on $(cat "$work/peer.time.loop")"
 /usr/bin/python3 - "$(printf '%s;' "${peer[@]}")" "$(printf '%s;' "${fast[@]}")" "$(printf '%s;' "${same[@]}")" <<'PY'
 import statistics, sys
 def parse(s): return [tuple(map(float, x.split())) for x in s.split(";") if x]
