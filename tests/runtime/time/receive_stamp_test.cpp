@@ -50,6 +50,27 @@ struct tcp_pair {
   }
 };
 
+/// Whether stamped reads arrive on `p`. The first socket to enable stamps
+/// switches the kernel's receive timestamping on through deferred work, so
+/// bytes that arrive before that work has run carry no stamp (the client
+/// then stamps the read itself); wait for one stamped read, a bounded time.
+bool stamps_flow(const tcp_pair& p) {
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    char byte = 'w';
+    if (::write(p.writer, &byte, 1) != 1)
+      return false;
+    iovec iov{&byte, 1};
+    auto r = time::read_stamped(p.reader, &iov, 1);
+    if (r.bytes != 1)
+      return false;
+    if (r.received_ns != 0)
+      return true;
+    timespec pause{0, 1'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
+  return false;
+}
+
 } // namespace
 
 // The stamp is taken when the bytes arrive (inside the sender's write on
@@ -59,6 +80,7 @@ TEST(receive_stamp, stamps_the_arrival_of_the_bytes_read) {
   tcp_pair p;
   ASSERT_GE(p.reader, 0);
   ASSERT_TRUE(time::enable_receive_stamps(p.reader));
+  ASSERT_TRUE(stamps_flow(p)) << "no stamped read within 2 s of enabling stamps";
   auto before = clock_ns(CLOCK_MONOTONIC);
   ASSERT_EQ(::write(p.writer, "hello", 5), 5);
   auto after = clock_ns(CLOCK_MONOTONIC);
