@@ -159,11 +159,24 @@ TEST(http_server, reason_phrases) {
 namespace {
 
 // Streams one chunk after `delay`, then ends the body.
-http_server::handler delayed_handler(std::chrono::milliseconds delay) {
+/// Waits (at most 10 s) until `flag` is set.
+bool wait_for(const std::atomic<bool>& flag) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return flag;
+}
+
+/// Answers "late" after `delay`; sets `started` once the answer has begun,
+/// i.e. once the request is in flight (an accepted connection whose request
+/// is not read yet is idle, and stop() closes idle connections).
+http_server::handler delayed_handler(std::chrono::milliseconds delay,
+                                     std::atomic<bool>& started) {
   return
-      [delay](http_server::request&,
-              http_server::response_writer& w) -> boost::asio::awaitable<void> {
+      [delay, &started](http_server::request&, http_server::response_writer& w)
+        -> boost::asio::awaitable<void> {
         w.begin_chunked(200, "text/plain");
+        started = true;
         co_await w.wait_until(http_server::clock::now() + delay);
         w.append_chunk("late");
         co_await w.end_chunked();
@@ -175,16 +188,15 @@ http_server::handler delayed_handler(std::chrono::milliseconds delay) {
 TEST(http_server, stop_lets_an_in_flight_response_finish) {
   http_server::options o;
   o.stop_grace = std::chrono::seconds(30);
-  http_server::server srv{o, delayed_handler(std::chrono::milliseconds(50))};
+  std::atomic<bool> started{false};
+  http_server::server srv{o,
+                          delayed_handler(std::chrono::milliseconds(50), started)};
   auto r = srv.start();
   ASSERT_TRUE(r.ok()) << r.error;
   test::http_test_client c{r.port};
   c.write_raw("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   // Wait (bounded) until the request is being answered, then stop.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (srv.open_connections() == 0
-         && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(wait_for(started)) << "the handler never started";
   std::thread stopper{[&] { srv.stop(); }};
   auto reply = c.read();
   stopper.join();
@@ -196,15 +208,13 @@ TEST(http_server, stop_lets_an_in_flight_response_finish) {
 TEST(http_server, stop_cuts_responses_that_outlast_the_grace_period) {
   http_server::options o;
   o.stop_grace = std::chrono::milliseconds(20);
-  http_server::server srv{o, delayed_handler(std::chrono::hours(1))};
+  std::atomic<bool> started{false};
+  http_server::server srv{o, delayed_handler(std::chrono::hours(1), started)};
   auto r = srv.start();
   ASSERT_TRUE(r.ok()) << r.error;
   test::http_test_client c{r.port};
   c.write_raw("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (srv.open_connections() == 0
-         && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(wait_for(started)) << "the handler never started";
   srv.stop(); // returns although the handler would wait an hour
   EXPECT_TRUE(c.closed_by_peer());
 }
