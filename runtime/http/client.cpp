@@ -257,6 +257,19 @@ private:
   std::list<std::string> store_;
 };
 
+/// Which of the fields the client adds itself a request sets already
+/// (they are not added twice).
+struct field_flags {
+  bool host = false;
+  bool agent = false;
+  bool length = false;
+  void note(std::string_view k) noexcept {
+    host = host || iequals(k, "host");
+    agent = agent || iequals(k, "user-agent");
+    length = length || iequals(k, "content-length");
+  }
+};
+
 struct pool {
   endpoint ep;
   std::string port_str;
@@ -277,9 +290,7 @@ struct pool {
     std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
       shared; // kept: its address cannot be reused while it is the key
     std::string text;
-    bool has_host = false;
-    bool has_agent = false;
-    bool has_length = false;
+    field_flags seen; // set by the shared fields
   };
   std::optional<head_start> head;
   /// "Host: ...\r\n" for this endpoint (built on first use).
@@ -657,18 +668,6 @@ private:
     send();
   }
 
-  /// Notes which framing fields `k` is among (they are not added twice).
-  struct field_flags {
-    bool host = false;
-    bool agent = false;
-    bool length = false;
-    void note(std::string_view k) noexcept {
-      host = host || iequals(k, "host");
-      agent = agent || iequals(k, "user-agent");
-      length = length || iequals(k, "content-length");
-    }
-  };
-
   /// The request line and shared fields of `r`: rebuilt only when the
   /// method, target or shared block differ from the pool's last request.
   const pool::head_start& head_start_of(const request& r) {
@@ -685,15 +684,11 @@ private:
     t += ' ';
     t += r.target.empty() ? std::string_view{"/"} : r.target;
     t += " HTTP/1.1\r\n";
-    field_flags seen;
     if (r.shared_headers)
       for (auto& [k, v] : *r.shared_headers) {
-        seen.note(k);
+        h->seen.note(k);
         t.append(k).append(": ").append(v).append("\r\n");
       }
-    h->has_host = seen.host;
-    h->has_agent = seen.agent;
-    h->has_length = seen.length;
     return *h;
   }
 
@@ -701,7 +696,7 @@ private:
     auto& r = cur_.req;
     const auto& start = head_start_of(r);
     head_.assign(start.text);
-    field_flags seen{start.has_host, start.has_agent, start.has_length};
+    field_flags seen = start.seen;
     for (auto& [k, v] : r.headers) {
       seen.note(k);
       head_.append(k).append(": ").append(v).append("\r\n");

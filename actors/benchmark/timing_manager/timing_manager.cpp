@@ -34,9 +34,9 @@ struct session_state {
 
 struct in_flight_credit {
   std::uint32_t worker = 0;
-  std::uint32_t session = 0;
   bool awaiting_first_token = false;
-  /// The credit as issued, to hand back when its worker is lost.
+  /// The credit as issued (its session, and what to hand back when its
+  /// worker is lost).
   credit issued;
 };
 
@@ -211,7 +211,7 @@ void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
                   : static_cast<std::uint32_t>(st.stats.sent % st.cfg.num_urls);
   s.last_due_ns = due_ns == 0 ? c.issued_at_ns : due_ns;
   bool prefill = st.cfg.prefill_concurrency > 0;
-  st.in_flight.emplace(c.id, in_flight_credit{s.worker, session, prefill, c});
+  st.in_flight.emplace(c.id, in_flight_credit{s.worker, prefill, c});
   if (prefill)
     ++st.prefill_in_flight;
   ++st.worker_load[s.worker];
@@ -654,11 +654,12 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
         auto it = st.in_flight.find(r.credit_id);
         if (it == st.in_flight.end())
           continue; // already written off (drain timeout)
-        auto c = it->second;
+        const auto worker = it->second.worker;
+        const auto session = it->second.issued.session_num;
         release_prefill(self, it->second);
         st.in_flight.erase(it);
-        if (st.worker_load[c.worker] > 0)
-          --st.worker_load[c.worker];
+        if (st.worker_load[worker] > 0)
+          --st.worker_load[worker];
         switch (r.outcome) {
           case credit_outcome::ok:
             ++st.stats.returned;
@@ -670,8 +671,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
             ++st.stats.lost;
             break;
         }
-        continue_session(self, c.session,
-                         r.outcome != credit_outcome::ok);
+        continue_session(self, session, r.outcome != credit_outcome::ok);
       }
       flush(self);
       maybe_finish_phase(self);

@@ -415,9 +415,13 @@ struct worker_state {
   worker_deps deps;
   std::shared_ptr<io_side> io;
   std::optional<dataset::payload_builder> payloads;
-  std::vector<http::url> urls;
-  /// Each URL's request target (its base path and the endpoint path).
-  std::vector<std::string> targets;
+  /// Per URL: where to connect and the request target (the URL's base
+  /// path and the endpoint path).
+  struct destination {
+    http::endpoint ep;
+    std::string target;
+  };
+  std::vector<destination> destinations;
   /// Content-Type and the user's fields, built once and shared by every
   /// request (only the ids are per request).
   std::shared_ptr<const std::vector<std::pair<std::string, std::string>>>
@@ -513,10 +517,10 @@ std::optional<http::request> make_request(worker_state& st, const credit& c,
           += static_cast<std::int64_t>(tokenizer::count_tokens(replies[i]));
   }
   http::request req;
-  const auto url = c.url_index % st.urls.size();
-  req.ep = st.urls[url].ep;
+  const auto& to = st.destinations[c.url_index % st.destinations.size()];
+  req.ep = to.ep;
   req.method = "POST";
-  req.target = st.targets[url];
+  req.target = to.target;
   req.body = body_of(st, c.conversation, conv, c.turn_index, replies);
   req.shared_headers = st.headers;
   req.headers.reserve(2);
@@ -636,8 +640,8 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
       self->quit(caf::make_error(caf::sec::invalid_argument, parsed.error));
       continue;
     }
-    st.urls.push_back(*parsed.value);
-    st.targets.push_back(parsed.value->base_path + st.cfg.endpoint_path);
+    st.destinations.push_back(
+      {parsed.value->ep, parsed.value->base_path + st.cfg.endpoint_path});
   }
   std::vector<std::pair<std::string, std::string>> headers;
   headers.emplace_back("Content-Type", "application/json");

@@ -7,6 +7,7 @@
 #   bench_start_mock PORTVAR ARGS...    aiperf-node mock-server on port 0, sets PORTVAR
 #   bench_run CMD...           prints the exact command, then runs it
 #   bench_timed OUT CMD...     like bench_run under /usr/bin/time; writes "user sys" to OUT
+#   bench_profile_result TIME DIR [METRIC...]   "req/s cpu_us_per_req [p50 p99]..." of a profile run
 bench_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 bench_pids=()
 
@@ -151,6 +152,28 @@ bench_timed() {
     tail -20 "$out.log" >&2
     exit 1
   }
+}
+
+# Prints "req/s cpu_us_per_req" of a profile run, then "p50 p99" of each
+# METRIC (in its unit), from the run's bench_timed file and the
+# profile_export_aiperf.json under its artifact DIR; its errors and warnings
+# go to stderr.
+bench_profile_result() { # TIME DIR [METRIC...]
+  local time="$1" dir="$2"
+  shift 2
+  python3 - "$time" "$(bench_export_dir "$dir")/profile_export_aiperf.json" "$@" <<'PY'
+import json, sys
+u, s = map(float, open(sys.argv[1]).read().split()[-2:])
+d = json.load(open(sys.argv[2]))
+n = d["request_count"]["avg"]
+errs = sum(e.get("count", 0) for e in d.get("error_summary", []))
+if errs: print(f"aiperf-node saw {errs} errors", file=sys.stderr)
+for w in d.get("warnings", []): print("warning:", w, file=sys.stderr)
+out = [f"{d['request_throughput']['avg']:.1f}", f"{(u + s) / n * 1e6:.2f}"]
+for m in sys.argv[3:]:
+    out += [f"{d[m]['p50']:.3f}", f"{d[m]['p99']:.3f}"]
+print(" ".join(out))
+PY
 }
 
 # The directory holding profile_export_aiperf.json under an artifact dir.

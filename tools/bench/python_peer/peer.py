@@ -16,7 +16,6 @@ Usage: peer.py URL --requests N [--concurrency 64]
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
 
@@ -100,7 +99,7 @@ async def main():
         "req_per_s": args.requests / wall,
         "ttft_ms_p50": percentile(ttft, 50),
         "ttft_ms_p99": percentile(ttft, 99),
-        "itl_ms_p50": statistics.median(itl) if itl else None,
+        "itl_ms_p50": percentile(itl, 50),
         "itl_ms_p99": percentile(itl, 99),
     }))
 

@@ -51,16 +51,7 @@ run_ours() { # requests [extra args] -> "req/s cpu_us_per_req ttft_p50 ttft_p99"
   shift
   bench_timed "$t" "$node" profile --model mock-model --url "$url" --streaming --isl 64 --osl 16 \
     --concurrency 64 --request-count "$n" --output-artifact-dir "$dir" "$@"
-  /usr/bin/python3 - "$t" "$(bench_export_dir "$dir")/profile_export_aiperf.json" <<'PY'
-import json, sys
-u, s = map(float, open(sys.argv[1]).read().split()[-2:])
-d = json.load(open(sys.argv[2]))
-n = d["request_count"]["avg"]
-errs = sum(e.get("count", 0) for e in d.get("error_summary", []))
-if errs: print(f"aiperf-node saw {errs} errors", file=sys.stderr)
-t = d["time_to_first_token"]
-print(f"{d['request_throughput']['avg']:.1f} {(u + s) / n * 1e6:.1f} {t['p50']:.3f} {t['p99']:.3f}")
-PY
+  bench_profile_result "$t" "$dir" time_to_first_token
   rm -rf "$dir"
 }
 

@@ -74,16 +74,7 @@ run_ours() { # level -> "req/s cpu_us_per_req"
               --concurrency 64 --request-count "$requests" --output-artifact-dir "$dir")
   [[ "$level" != default ]] && args+=(--export-level "$level")
   bench_timed "$t" "${pin[@]}" "$node" "${args[@]}"
-  python3 - "$t" "$(bench_export_dir "$dir")/profile_export_aiperf.json" <<'PY'
-import json, sys
-u, s = map(float, open(sys.argv[1]).read().split()[-2:])
-d = json.load(open(sys.argv[2]))
-n = d["request_count"]["avg"]
-errs = sum(e.get("count", 0) for e in d.get("error_summary", []))
-if errs: print(f"aiperf-node saw {errs} errors", file=sys.stderr)
-for w in d.get("warnings", []): print("warning:", w, file=sys.stderr)
-print(f"{d['request_throughput']['avg']:.1f} {(u + s) / n * 1e6:.2f}")
-PY
+  bench_profile_result "$t" "$dir"
   rm -rf "$dir"
 }
 
