@@ -8,6 +8,8 @@
 #   aiperf-node profile --streaming --concurrency 64 --isl 64 --osl 16
 #     --request-count <~DURATION s worth>  at the default export level
 #   aiperf-node profile ... --export-level summary
+#   http_client_bench (aiperf-node's HTTP layer alone, no SSE parsing, no
+#     actors; when built next to the binary or given as HTTP_BENCH_BIN)
 # each under /usr/bin/time. Prints req/s (ours: request_throughput from
 # profile_export_aiperf.json, i.e. every SSE event parsed, every metric
 # computed) and client CPU per request ((user+sys)/requests, whole process
@@ -78,27 +80,59 @@ run_ours() { # level -> "req/s cpu_us_per_req"
   rm -rf "$dir"
 }
 
+# aiperf-node's HTTP layer alone (runtime/http, one I/O thread, closed loop,
+# no SSE parsing, no actors): splits our cost into "talking HTTP" and "the
+# measurement pipeline". Skipped when the binary is not built.
+http_bench="${HTTP_BENCH_BIN:-$(dirname "$node")/../bench/http_client_bench/http_client_bench}"
+[[ -x "$http_bench" ]] || { echo "note: $http_bench not built; the HTTP-layer column is skipped" >&2; http_bench=""; }
+run_http() { # -> "req/s cpu_us_per_req"
+  local t="$work/http.time"
+  bench_timed "$t" "${pin[@]}" "$http_bench" --url "$url/v1/chat/completions" \
+    --connections 64 --duration "$duration" --body "$body"
+  python3 - "$t" <<'PY'
+import re, sys
+u, s = map(float, open(sys.argv[1]).read().split()[-2:])
+log = open(sys.argv[1] + ".log").read()
+n = int(re.search(r"(\d+) requests in", log).group(1))
+rps = float(re.search(r"req_per_s=([\d.]+)", log).group(1))
+print(f"{rps:.1f} {(u + s) / n * 1e6:.2f}")
+PY
+}
+
 # Warm-up + calibration: how many requests make ~DURATION seconds.
-wrk_results=() ; def_results=() ; sum_results=()
+wrk_results=() ; def_results=() ; sum_results=() ; http_results=()
 first=$(run_wrk)
 requests="${REQUESTS:-$(python3 -c "print(max(1000, int(float('${first% *}') * $duration)))")}"
 echo "calibration: wrk $first (req/s, CPU µs/req) -> --request-count $requests"
 for r in $(seq 1 "$runs"); do
   w=$(run_wrk); o=$(run_ours default); s=$(run_ours summary)
-  echo "run $r: wrk ${w% *} req/s ${w#* } µs/req | aiperf-node (records) ${o% *} req/s ${o#* } µs/req | aiperf-node (summary) ${s% *} req/s ${s#* } µs/req"
+  line="run $r: wrk ${w% *} req/s ${w#* } µs/req | aiperf-node (records) ${o% *} req/s ${o#* } µs/req | aiperf-node (summary) ${s% *} req/s ${s#* } µs/req"
+  if [[ -n "$http_bench" ]]; then
+    h=$(run_http); http_results+=("$h")
+    line+=" | HTTP layer alone ${h% *} req/s ${h#* } µs/req"
+  fi
+  echo "$line"
   wrk_results+=("$w"); def_results+=("$o"); sum_results+=("$s")
 done
-python3 - "$(printf '%s;' "${wrk_results[@]}")" "$(printf '%s;' "${def_results[@]}")" "$(printf '%s;' "${sum_results[@]}")" <<'PY'
+python3 - "$(printf '%s;' "${wrk_results[@]}")" "$(printf '%s;' "${def_results[@]}")" "$(printf '%s;' "${sum_results[@]}")" "$(printf '%s;' "${http_results[@]}")" <<'PY'
 import statistics, sys
 def parse(s): return [tuple(map(float, x.split())) for x in s.split(";") if x]
-w, d, s = (parse(a) for a in sys.argv[1:4])
+w, d, s, h = (parse(a) for a in sys.argv[1:5])
 med = lambda xs, i: statistics.median(x[i] for x in xs)
+# Cores busy = req/s × CPU per request: a client that keeps one core busy
+# whatever it does per request is co-limiting the run with the server (its
+# CPU per request is then 1 core / req/s, see the README).
+cores = lambda xs: statistics.median(x[0] * x[1] / 1e6 for x in xs)
 wr, wc = med(w, 0), med(w, 1)
-print(f"median wrk: {wr:.0f} req/s, {wc:.2f} µs CPU/req")
-for name, xs in (("export-level records (default)", d), ("export-level summary", s)):
+print(f"median wrk: {wr:.0f} req/s, {wc:.2f} µs CPU/req, {cores(w):.2f} cores busy")
+arms = [("aiperf-node, export-level records (default)", d, True),
+        ("aiperf-node, export-level summary", s, True)]
+if h: arms.append(("aiperf-node's HTTP layer alone (http_client_bench, no SSE parsing, no actors)", h, False))
+for name, xs, targeted in arms:
     r, c = med(xs, 0), med(xs, 1)
-    print(f"median aiperf-node, {name}: {r:.0f} req/s ({r / wr:.3f}× wrk, target ≥ 0.95), "
-          f"{c:.2f} µs CPU/req ({c / wc:.2f}× wrk, target ≤ 1.2)")
+    goal = (", target ≥ 0.95", ", target ≤ 1.2") if targeted else ("", "")
+    print(f"median {name}: {r:.0f} req/s ({r / wr:.3f}× wrk{goal[0]}), "
+          f"{c:.2f} µs CPU/req ({c / wc:.2f}× wrk{goal[1]}), {cores(xs):.2f} cores busy")
     # Each run against the wrk run just before it: the spread shows how much
     # of a difference the machine's own drift can hide, and the median of
     # these paired ratios is less sensitive to that drift than the ratio of
