@@ -2,7 +2,7 @@
 # Benchmark 1's elasticity experiment: does client CPU per request follow the
 # work the client does per request? Builds aiperf-node with busy_wait.patch
 # (the I/O thread burns BUSY_WAIT_NS of CPU in every request's completion;
-# the shipped binary has no such path) in a temporary git worktree, then runs
+# the shipped binary has no such path) from a copy of HEAD, then runs
 # benchmark 1's profile command against benchmark 1's nginx body, alternating
 # BUSY_WAIT_NS = 0, 2000 and 5000, unpinned and (PIN=1) with nginx and the
 # client on one core. Prints median CPU per request and req/s per setting.
@@ -13,22 +13,22 @@
 #
 # Usage: tools/bench/throughput_vs_wrk/busy_wait.sh
 #   env: RUNS (5), REQUESTS (150000), PIN (0|1), KEEP_BUILD (reuse $BUILD)
-#        BUILD (default /tmp/aiperf-busy-wait: worktree + build dir)
+#        BUILD (default /tmp/aiperf-busy-wait: source copy + build dir)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../lib/common.sh"
-bench_need git cmake python3 /usr/sbin/nginx /usr/bin/time taskset
+bench_need git patch cmake python3 /usr/sbin/nginx /usr/bin/time taskset
 runs="${RUNS:-5}"
 requests="${REQUESTS:-150000}"
 build="${BUILD:-/tmp/aiperf-busy-wait}"
 node="$build/build/tools/aiperf-node/aiperf-node"
 
 if [[ -z "${KEEP_BUILD:-}" || ! -x "$node" ]]; then
-  git -C "$bench_root" worktree remove --force "$build/src" 2>/dev/null || true
   rm -rf "$build"
-  mkdir -p "$build"
-  bench_run git -C "$bench_root" worktree add --detach "$build/src" HEAD
-  bench_run git -C "$build/src" apply "$here/busy_wait.patch"
+  mkdir -p "$build/src"
+  echo "+ git -C $bench_root archive HEAD | tar -x -C $build/src"
+  git -C "$bench_root" archive HEAD | tar -x -C "$build/src"
+  bench_run patch -d "$build/src" -p1 -i "$here/busy_wait.patch"
   bench_run cmake -S "$build/src" -B "$build/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   bench_run cmake --build "$build/build" -j2 --target aiperf-node >/dev/null
 fi
