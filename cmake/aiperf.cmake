@@ -32,6 +32,10 @@ function(aiperf_add_test name)
   add_executable(${name} ${arg_SOURCES})
   target_compile_options(${name} PRIVATE ${AIPERF_WARNINGS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  # The tree's files (bench patches, fixtures) by absolute path. A compile
+  # definition, not an ENVIRONMENT entry: gtest_discover_tests splits a
+  # list-valued property at ';', so only its first variable would arrive.
+  target_compile_definitions(${name} PRIVATE AIPERF_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   target_link_libraries(${name} PRIVATE ${arg_DEPS} GTest::gmock GTest::gtest_main)
   set(labels unit)
   if(arg_LABELS)
@@ -39,7 +43,7 @@ function(aiperf_add_test name)
   endif()
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${labels}" TIMEOUT 300
-    ENVIRONMENT "AIPERF_NODE_BIN=$<TARGET_FILE:aiperf-node>;AIPERF_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    ENVIRONMENT "AIPERF_NODE_BIN=$<TARGET_FILE:aiperf-node>")
 endfunction()
 
 macro(aiperf_add_subdirectories)

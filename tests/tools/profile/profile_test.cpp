@@ -988,3 +988,18 @@ TEST_F(profile_test, round_robin_models_alternate_in_inputs_and_requests) {
   EXPECT_FALSE(s.HasMember("error_request_count")
                && s["error_request_count"]["avg"].GetDouble() > 0);
 }
+
+// Benchmark 1b (tools/bench/throughput_vs_wrk/busy_wait.sh) builds a
+// throwaway binary with busy_wait.patch. A worker change that breaks the
+// patch must fail here, not the next time someone runs the experiment.
+TEST(bench_experiments, busy_wait_patch_applies_to_this_tree) {
+  const std::string root{AIPERF_SOURCE_DIR};
+  temp_dir tmp;
+  child run{{"/usr/bin/patch", "--dry-run", "--batch", "-d", root, "-p1", "-i",
+             root + "/tools/bench/throughput_vs_wrk/busy_wait.patch"},
+            tmp.path() / "patch"};
+  auto code = run.wait();
+  ASSERT_TRUE(code) << "did not finish";
+  EXPECT_EQ(*code, 0) << run.out() << run.err();
+  EXPECT_THAT(run.out(), HasSubstr("actors/benchmark/worker/worker.cpp"));
+}
