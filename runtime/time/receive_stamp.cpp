@@ -22,15 +22,35 @@ bool enable_receive_stamps(int fd) noexcept {
   return ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) == 0;
 }
 
+clock_pair read_clock_pair() noexcept {
+  clock_pair best;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    clock_pair p;
+    p.mono_before = read_clock(CLOCK_MONOTONIC);
+    p.real = read_clock(CLOCK_REALTIME);
+    p.mono_after = read_clock(CLOCK_MONOTONIC);
+    if (attempt == 0
+        || p.mono_after - p.mono_before < best.mono_after - best.mono_before)
+      best = p;
+    // A few clock reads apart: nothing came between them.
+    if (best.mono_after - best.mono_before <= 1'000)
+      break;
+  }
+  return best;
+}
+
 std::int64_t realtime_to_monotonic_ns(std::int64_t realtime_ns,
+                                      const clock_pair& now,
                                       std::int64_t max_age_s) noexcept {
-  // Monotonic first: the real clock read after it makes the age at most a
-  // clock read too large, never too small, so a stamp never lands after now.
-  const auto mono_now = read_clock(CLOCK_MONOTONIC);
-  const auto age = read_clock(CLOCK_REALTIME) - realtime_ns;
+  const auto age = now.real - realtime_ns;
   if (age < 0 || age > max_age_s * 1'000'000'000)
     return 0;
-  return mono_now - age;
+  return now.mono_after - age;
+}
+
+std::int64_t realtime_to_monotonic_ns(std::int64_t realtime_ns,
+                                      std::int64_t max_age_s) noexcept {
+  return realtime_to_monotonic_ns(realtime_ns, read_clock_pair(), max_age_s);
 }
 
 stamped_read read_stamped(int fd, iovec* iov, int iov_count) noexcept {

@@ -35,10 +35,32 @@ struct stamped_read {
 /// stamp with the bytes.
 stamped_read read_stamped(int fd, iovec* iov, int iov_count) noexcept;
 
-/// Converts a CLOCK_REALTIME stamp to CLOCK_MONOTONIC ns using the current
-/// distance between the two clocks; 0 when the stamp lies in the future or
-/// more than `max_age_s` in the past (the wall clock was stepped).
-std::int64_t realtime_to_monotonic_ns(std::int64_t realtime_ns,
-                                      std::int64_t max_age_s = 10) noexcept;
+/// Both clocks read together: CLOCK_REALTIME between two CLOCK_MONOTONIC
+/// reads, so the real read happened at a monotonic time in
+/// [mono_before, mono_after].
+struct clock_pair {
+  std::int64_t mono_before = 0;
+  std::int64_t real = 0;
+  std::int64_t mono_after = 0;
+};
+
+/// Reads a clock_pair; of up to three tries, the narrowest (a thread
+/// preempted between the reads widens one).
+[[nodiscard]] clock_pair read_clock_pair() noexcept;
+
+/// Converts a CLOCK_REALTIME stamp to CLOCK_MONOTONIC ns with `now`: the
+/// latest instant the stamp can denote (now.mono_after − its age), so the
+/// result is late by at most the pair's width and never early — a stamp
+/// never precedes the bytes it stamps, nor lies after now. 0 when the stamp
+/// lies in the future or more than `max_age_s` in the past (the wall clock
+/// was stepped).
+[[nodiscard]] std::int64_t
+realtime_to_monotonic_ns(std::int64_t realtime_ns, const clock_pair& now,
+                         std::int64_t max_age_s = 10) noexcept;
+
+/// The same with a fresh read_clock_pair().
+[[nodiscard]] std::int64_t
+realtime_to_monotonic_ns(std::int64_t realtime_ns,
+                         std::int64_t max_age_s = 10) noexcept;
 
 } // namespace aiperf::time

@@ -137,3 +137,28 @@ TEST(receive_stamp, converts_realtime_to_monotonic_and_refuses_steps) {
                                            - 60'000'000'000),
             0);
 }
+
+// The real clock is read between two monotonic reads; where exactly in that
+// bracket is unknown (a preempted thread widens it), so the conversion takes
+// the latest instant the stamp can denote: late by at most the bracket,
+// never before the bytes arrived (the fidelity test's causality check).
+TEST(receive_stamp, conversion_is_never_earlier_than_the_arrival) {
+  // Real read at monotonic 1'000..1'100: the offset is 3'900..4'000, so a
+  // stamp 500 ns before the real read denotes monotonic 500..600.
+  const time::clock_pair now{1'000, 5'000, 1'100};
+  EXPECT_EQ(time::realtime_to_monotonic_ns(4'500, now), 600);
+  EXPECT_EQ(time::realtime_to_monotonic_ns(5'000, now), 1'100)
+      << "age 0 is the pair's own instant, never later";
+  EXPECT_EQ(time::realtime_to_monotonic_ns(5'001, now), 0) << "in the future";
+  EXPECT_EQ(time::realtime_to_monotonic_ns(5'000 - 10'000'000'001, now), 0)
+      << "older than max_age_s";
+}
+
+TEST(receive_stamp, clock_pair_brackets_its_real_read) {
+  auto mono_before = clock_ns(CLOCK_MONOTONIC);
+  auto pair = time::read_clock_pair();
+  auto real_after = clock_ns(CLOCK_REALTIME);
+  EXPECT_LE(mono_before, pair.mono_before);
+  EXPECT_LE(pair.mono_before, pair.mono_after);
+  EXPECT_LE(pair.real, real_after);
+}
