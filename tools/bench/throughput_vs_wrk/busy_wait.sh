@@ -54,7 +54,7 @@ for r in $(seq 1 "$runs"); do
       --model mock-model --url "http://127.0.0.1:$port" --streaming --isl 64 \
       --osl 16 --concurrency 64 --request-count "$requests" \
       --output-artifact-dir "$dir"
-    res[$ns]+="$(bench_profile_result "$t" "$dir" 2>/dev/null);"
+    res[$ns]+="$(bench_profile_result "$t" "$dir");"
     rm -rf "$dir"
   done
   echo "run $r of $runs done"
