@@ -18,11 +18,7 @@ duration="${DURATION:-5}"
 conns="${CONNECTIONS:-64}"
 
 bench_init
-mkdir -p "$work/html/v1/chat"
-bench_sse_body "$work/html/v1/chat/completions" 64
-size=$(stat -c %s "$work/html/v1/chat/completions")
-port=$(bench_free_port)
-bench_start_nginx "$work/html" "$port"
+bench_start_sse_nginx
 url="http://127.0.0.1:$port/v1/chat/completions"
 
 body='{"model":"mock-model","messages":[{"role":"user","content":"Tell me a story"}],"max_completion_tokens":64,"stream":true}'

@@ -4,6 +4,8 @@
 #   bench_free_port            prints a free loopback port
 #   bench_sse_body FILE [N]    writes a static chat-completions SSE body (N content events)
 #   bench_start_nginx ROOT PORT [CPU]   nginx (1 worker) serving ROOT, POST answered
+#   bench_start_sse_nginx [CPU]  nginx serving benchmark 1's 64-event body; sets $port, $size
+#   bench_pin_from_env         PIN=1: sets pin=(taskset -c 0) and nginx_cpu=0, else both empty
 #   bench_start_mock PORTVAR ARGS...    aiperf-node mock-server on port 0, sets PORTVAR
 #   bench_run CMD...           prints the exact command, then runs it
 #   bench_timed OUT CMD...     like bench_run under /usr/bin/time; writes "user sys" to OUT
@@ -117,6 +119,29 @@ CONF
   "${pin[@]}" /usr/sbin/nginx -p "$prefix" -c "$prefix/nginx.conf" &
   bench_pids+=($!)
   bench_wait_port "$port"
+}
+
+# nginx (1 worker, optionally pinned to CPU) serving benchmark 1's body, a
+# static chat-completions stream of 64 content events, at
+# /v1/chat/completions on a free port; sets port and size (body bytes).
+bench_start_sse_nginx() {
+  mkdir -p "$work/html/v1/chat"
+  bench_sse_body "$work/html/v1/chat/completions" 64
+  size=$(stat -c %s "$work/html/v1/chat/completions")
+  port=$(bench_free_port)
+  bench_start_nginx "$work/html" "$port" "${1:-}"
+}
+
+# PIN=1 in the environment: nginx and the client share core 0 (sets
+# pin=(taskset -c 0) to prefix client commands, and nginx_cpu=0); otherwise
+# both are empty.
+bench_pin_from_env() {
+  pin=()
+  nginx_cpu=""
+  if [[ "${PIN:-0}" == 1 ]]; then
+    pin=(taskset -c 0)
+    nginx_cpu=0
+  fi
 }
 
 # Starts `aiperf-node mock-server -p 0 ARGS...` and stores its port in PORTVAR.

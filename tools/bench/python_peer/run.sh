@@ -25,10 +25,7 @@ runs="${RUNS:-3}"
 peer_requests="${PEER_REQUESTS:-5000}"
 bench_init
 
-mkdir -p "$work/html/v1/chat"
-bench_sse_body "$work/html/v1/chat/completions" 64
-port=$(bench_free_port)
-bench_start_nginx "$work/html" "$port"
+bench_start_sse_nginx
 url="http://127.0.0.1:$port"
 echo "nginx (1 worker) serving benchmark 1's SSE body at $url; $runs alternating runs"
 

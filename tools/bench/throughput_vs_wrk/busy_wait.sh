@@ -33,17 +33,9 @@ if [[ -z "${KEEP_BUILD:-}" || ! -x "$node" ]]; then
   bench_run cmake --build "$build/build" -j2 --target aiperf-node >/dev/null
 fi
 
-pin=()
-nginx_cpu=""
-if [[ "${PIN:-0}" == 1 ]]; then
-  pin=(taskset -c 0)
-  nginx_cpu=0
-fi
+bench_pin_from_env
 bench_init
-mkdir -p "$work/html/v1/chat"
-bench_sse_body "$work/html/v1/chat/completions" 64
-port=$(bench_free_port)
-bench_start_nginx "$work/html" "$port" "$nginx_cpu"
+bench_start_sse_nginx "$nginx_cpu"
 echo "client ${pin[*]:-unpinned}; $runs alternating runs of $requests requests per setting"
 
 declare -A res

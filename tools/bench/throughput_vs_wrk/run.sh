@@ -31,19 +31,10 @@ bench_need wrk python3 /usr/sbin/nginx /usr/bin/time taskset
 bench_find_node "${1:-}"
 runs="${RUNS:-3}"
 duration="${DURATION:-10}"
-pin=()
-nginx_cpu=""
-if [[ "${PIN:-0}" == 1 ]]; then
-  pin=(taskset -c 0)
-  nginx_cpu=0
-fi
+bench_pin_from_env
 bench_init
 
-mkdir -p "$work/html/v1/chat"
-bench_sse_body "$work/html/v1/chat/completions" 64
-size=$(stat -c %s "$work/html/v1/chat/completions")
-port=$(bench_free_port)
-bench_start_nginx "$work/html" "$port" "$nginx_cpu"
+bench_start_sse_nginx "$nginx_cpu"
 url="http://127.0.0.1:$port"
 
 body='{"model":"mock-model","messages":[{"role":"user","content":"Tell me a story"}],"max_completion_tokens":16,"stream":true}'
