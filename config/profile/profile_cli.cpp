@@ -266,10 +266,14 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                         "schedule and user-centric runs)")
       ->group(g);
   add_enum<scheduler_policy>(cmd, "--scheduler-policy", cfg.scheduler_policy,
-                             "CAF scheduler policy; default sharing")
+                             "Where actors run: io-thread = on the HTTP I/O "
+                             "thread, sharing/stealing = CAF's own threads; "
+                             "default auto (io-thread with one I/O thread, "
+                             "else sharing)")
       ->group(g);
   add_optional(cmd, "--scheduler-threads", cfg.scheduler_threads,
-               "CAF scheduler threads; default cores minus --io-threads (min 1)")
+               "CAF scheduler threads (sharing, stealing); default cores "
+               "minus --io-threads (min 1)")
       ->group(g);
   cmd.add_option("--worker-pods", cfg.worker_pods,
                  "Worker pods (distributed runtime); default 1")

@@ -140,8 +140,8 @@ template <> struct enum_names<ui_type> {
   static constexpr std::array<std::string_view, 2> values{"simple", "none"};
 };
 template <> struct enum_names<scheduler_policy> {
-  static constexpr std::array<std::string_view, 2> values{"sharing",
-                                                          "stealing"};
+  static constexpr std::array<std::string_view, 4> values{
+    "auto", "io-thread", "sharing", "stealing"};
 };
 
 template <> struct enum_names<io_priority> {

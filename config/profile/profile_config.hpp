@@ -70,7 +70,14 @@ enum class export_level : std::uint8_t { summary, records, raw };
 enum class ui_type : std::uint8_t { simple, none };
 
 /// CAF scheduler policy (caf-0.17-guide §5).
-enum class scheduler_policy : std::uint8_t { sharing, stealing };
+/// `automatic`: io_thread in a process with one HTTP I/O thread (the actors
+/// run on it), else sharing.
+enum class scheduler_policy : std::uint8_t {
+  automatic,
+  io_thread,
+  sharing,
+  stealing
+};
 
 /// Scheduling priority of the HTTP I/O threads, which take every timestamp.
 /// `automatic` ("auto") raises it for runs that keep a send schedule (request
@@ -289,8 +296,8 @@ struct profile_config {
   std::optional<int> io_threads;
   /// `--io-priority` (auto|normal|high); see io_priority.
   config::io_priority io_priority = io_priority::automatic;
-  /// `--scheduler-policy`; default sharing.
-  config::scheduler_policy scheduler_policy = scheduler_policy::sharing;
+  /// `--scheduler-policy` (auto|io-thread|sharing|stealing); default auto.
+  config::scheduler_policy scheduler_policy = scheduler_policy::automatic;
   /// `--scheduler-threads`: CAF worker threads. Derived: cores minus I/O
   /// threads, at least 1.
   std::optional<int> scheduler_threads;

@@ -1,5 +1,7 @@
 #include "runtime/system/node.hpp"
 
+#include "runtime/system/io_scheduler.hpp"
+
 #include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
 
@@ -33,16 +35,28 @@ std::size_t available_cores() {
 
 std::optional<std::string> apply(caf::actor_system_config& cfg,
                                  const node_options& opts) {
-  if (opts.scheduler_policy != "sharing" && opts.scheduler_policy != "stealing")
-    return "--scheduler-policy: must be 'sharing' or 'stealing' (got '"
+  if (opts.scheduler_policy == "io-thread") {
+    if (opts.actor_io == nullptr)
+      return "--scheduler-policy io-thread: this process has no HTTP I/O "
+             "thread to run the actors on; use 'sharing'";
+    use_io_scheduler(cfg, *opts.actor_io);
+    // A resumed actor holds the I/O thread's sends and reads back: let the
+    // loop poll its sockets between every few messages.
+    cfg.set("scheduler.max-throughput", std::size_t{16});
+  } else if (opts.scheduler_policy == "sharing"
+             || opts.scheduler_policy == "stealing") {
+    auto threads = opts.scheduler_threads == 0 ? available_cores()
+                                               : opts.scheduler_threads;
+    cfg.set("scheduler.policy", caf::atom_from_string(opts.scheduler_policy));
+    cfg.set("scheduler.max-threads", threads);
+    // Stealing workers spin before sleeping; keep the spin short on small
+    // machines so they do not starve I/O threads.
+    cfg.set("work-stealing.aggressive-poll-attempts", std::size_t{10});
+  } else {
+    return "--scheduler-policy: must be 'io-thread', 'sharing' or 'stealing' "
+           "(got '"
            + opts.scheduler_policy + "')";
-  auto threads = opts.scheduler_threads == 0 ? available_cores()
-                                             : opts.scheduler_threads;
-  cfg.set("scheduler.policy", caf::atom_from_string(opts.scheduler_policy));
-  cfg.set("scheduler.max-threads", threads);
-  // Stealing workers spin before sleeping; keep the spin short on small
-  // machines so they do not starve I/O threads.
-  cfg.set("work-stealing.aggressive-poll-attempts", std::size_t{10});
+  }
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
   return std::nullopt;

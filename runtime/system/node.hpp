@@ -4,6 +4,10 @@
 
 #include <caf/fwd.hpp>
 
+namespace boost::asio {
+class io_context;
+} // namespace boost::asio
+
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -18,10 +22,15 @@ namespace aiperf::system {
 /// pod: stealing workers spin and steal CPU from the I/O threads that stamp
 /// responses (caf-0.17-guide.md §5). So both are always set explicitly.
 struct node_options {
+  /// "io-thread" (actors run on `actor_io`'s thread, see io_scheduler.hpp),
   /// "sharing" or "stealing".
   std::string scheduler_policy = "sharing";
   /// 0 = one per available core (affinity mask and cgroup quota respected).
+  /// Ignored by "io-thread".
   std::size_t scheduler_threads = 0;
+  /// The running io_context "io-thread" puts the actors on; it must outlive
+  /// the actor system.
+  boost::asio::io_context* actor_io = nullptr;
 };
 
 /// Returns the cores this process may use: the CPU affinity mask, capped by

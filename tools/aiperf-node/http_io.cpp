@@ -80,9 +80,19 @@ void http_io::stop() {
 
 std::optional<std::string>
 apply_scheduler(caf::actor_system_config& cfg,
-                const config::profile_config& run) {
+                const config::profile_config& run, http_io* io) {
   system::node_options node;
-  node.scheduler_policy = std::string{config::to_string(run.scheduler_policy)};
+  using config::scheduler_policy;
+  auto policy = run.scheduler_policy;
+  if (policy == scheduler_policy::automatic)
+    policy = io != nullptr && io->pool().size() == 1
+               ? scheduler_policy::io_thread
+               : scheduler_policy::sharing;
+  if (policy == scheduler_policy::io_thread && io == nullptr)
+    policy = scheduler_policy::sharing; // the controller role: no I/O thread
+  node.scheduler_policy = std::string{config::to_string(policy)};
+  if (io != nullptr)
+    node.actor_io = &io->pool().context(0);
   node.scheduler_threads
     = static_cast<std::size_t>(run.scheduler_threads.value_or(0));
   return system::apply(cfg, node);

@@ -48,9 +48,12 @@ private:
 };
 
 /// Writes the run's scheduler policy and thread count into `cfg`; returns
-/// an error message naming the flag when they are invalid.
+/// an error message naming the flag when they are invalid. `io` is the
+/// process's HTTP I/O (null in a process without one, the controller role,
+/// which then uses `sharing`): `auto` puts the actors on its thread when it
+/// has exactly one.
 [[nodiscard]] std::optional<std::string>
 apply_scheduler(caf::actor_system_config& cfg,
-                const config::profile_config& run);
+                const config::profile_config& run, http_io* io);
 
 } // namespace aiperf::profile_command

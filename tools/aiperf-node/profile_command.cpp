@@ -138,7 +138,7 @@ int run(config::profile_config cfg) {
   plan.client_self_check = [&self_check] { return self_check.finish(); };
 
   caf::actor_system_config sys_cfg;
-  if (auto err = apply_scheduler(sys_cfg, cfg)) {
+  if (auto err = apply_scheduler(sys_cfg, cfg, &io)) {
     std::fprintf(stderr, "error: %s\n", err->c_str());
     return sc::exit_config;
   }

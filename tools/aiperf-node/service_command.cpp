@@ -216,7 +216,7 @@ int run_worker(service_options o) {
   profile_command::http_io io{cfg};
 
   caf::actor_system_config sys_cfg;
-  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg))
+  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg, &io))
     return fail(sc::exit_config, *err);
 
   int exit_code = 0;
@@ -415,7 +415,7 @@ int run_controller(const service_options& o) {
     return sc::exit_config;
   }
   caf::actor_system_config sys_cfg;
-  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg)) {
+  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg, nullptr)) {
     std::fprintf(stderr, "error: %s\n", err->c_str());
     return sc::exit_config;
   }

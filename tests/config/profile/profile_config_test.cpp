@@ -40,7 +40,7 @@ TEST(profile_defaults, only_model_gives_concurrency_1_and_10_requests) {
   EXPECT_EQ(cfg.export_level, export_level::records);
   EXPECT_EQ(cfg.arrival_pattern, arrival_pattern::poisson);
   EXPECT_EQ(cfg.output_artifact_dir, "artifacts");
-  EXPECT_EQ(cfg.scheduler_policy, scheduler_policy::sharing);
+  EXPECT_EQ(cfg.scheduler_policy, scheduler_policy::automatic);
   EXPECT_TRUE(uses_mock_server(cfg));
 }
 
@@ -275,6 +275,9 @@ TEST(profile_aliases, output_and_runtime_spellings) {
                       "--scheduler-threads", "3"})
                 .scheduler_policy,
             scheduler_policy::stealing);
+  EXPECT_EQ(parse_ok({"-m", "m", "--scheduler-policy", "io-thread"})
+              .scheduler_policy,
+            scheduler_policy::io_thread);
   EXPECT_EQ(parse_ok({"-m", "m"}).io_priority, io_priority::automatic);
   EXPECT_EQ(parse_ok({"-m", "m", "--io-priority", "high"}).io_priority,
             io_priority::high);

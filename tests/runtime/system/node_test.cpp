@@ -23,6 +23,15 @@ TEST(node, scheduler_settings_are_always_explicit) {
             available_cores());
 }
 
+TEST(node, io_thread_policy_needs_an_io_context) {
+  caf::actor_system_config cfg;
+  auto err = apply(cfg, node_options{"io-thread", 0});
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("--scheduler-policy io-thread"), std::string::npos);
+  EXPECT_NE(err->find("'sharing'"), std::string::npos);
+  EXPECT_TRUE(cfg.module_factories.empty());
+}
+
 TEST(node, unknown_policy_is_rejected_with_the_fix) {
   caf::actor_system_config cfg;
   auto err = apply(cfg, node_options{"fifo", 1});
