@@ -40,9 +40,9 @@ std::optional<std::string> apply(caf::actor_system_config& cfg,
       return "--scheduler-policy io-thread: this process has no HTTP I/O "
              "thread to run the actors on; use 'sharing'";
     use_io_scheduler(cfg, *opts.actor_io);
-    // A resumed actor holds the I/O thread's sends and reads back: let the
-    // loop poll its sockets between every few messages.
-    cfg.set("scheduler.max-throughput", std::size_t{16});
+    // A resumed actor holds the I/O thread's sends and reads back: one
+    // message per turn, so the loop polls its sockets in between.
+    cfg.set("scheduler.max-throughput", std::size_t{1});
   } else if (opts.scheduler_policy == "sharing"
              || opts.scheduler_policy == "stealing") {
     auto threads = opts.scheduler_threads == 0 ? available_cores()

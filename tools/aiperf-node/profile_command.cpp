@@ -135,6 +135,7 @@ int run(config::profile_config cfg) {
   if (io.priority_warning())
     std::fprintf(stderr, "warning: %s\n", io.priority_warning()->c_str());
   client_self_check self_check{io.pool()};
+  plan.client_self_check_start = [&self_check] { self_check.start(); };
   plan.client_self_check = [&self_check] { return self_check.finish(); };
 
   caf::actor_system_config sys_cfg;

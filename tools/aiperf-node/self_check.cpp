@@ -15,7 +15,7 @@ namespace aiperf::profile_command {
 
 namespace {
 
-std::mutex finish_mtx;
+std::mutex finish_mtx; // guards start() and finish()
 
 std::string number(double x) {
   char buf[32];
@@ -26,10 +26,21 @@ std::string number(double x) {
 } // namespace
 
 client_self_check::client_self_check(http::io_pool& io) {
-  for (std::size_t i = 0; i < io.size(); ++i) {
+  for (std::size_t i = 0; i < io.size(); ++i)
     monitors_.push_back(std::make_unique<selfcheck::monitor>(io.context(i)));
-    monitors_.back()->start();
-  }
+}
+
+void client_self_check::start() {
+  std::lock_guard<std::mutex> guard{finish_mtx};
+  start_locked();
+}
+
+void client_self_check::start_locked() {
+  if (started_)
+    return;
+  started_ = true;
+  for (auto& m : monitors_)
+    m->start();
 }
 
 client_self_check::~client_self_check() {
@@ -40,6 +51,7 @@ std::pair<std::vector<std::string>, std::string> client_self_check::finish() {
   std::lock_guard<std::mutex> guard{finish_mtx};
   if (result_)
     return *result_;
+  start_locked();
   std::vector<std::string> warnings;
   // The worst I/O thread decides; CPU is per process, so any monitor has it.
   selfcheck::verdict worst;

@@ -20,18 +20,27 @@ namespace aiperf::profile_command {
 
 class client_self_check {
 public:
-  /// Starts a probe on every io_context of `io` (which must outlive this).
+  /// A probe for every io_context of `io` (which must outlive this).
   explicit client_self_check(http::io_pool& io);
   ~client_self_check();
 
-  /// Stops measuring; returns the warnings (empty when the client kept up)
+  /// Starts measuring: call it when the load starts, so the start-up (which
+  /// may run long actor handlers on an I/O thread, see io_scheduler.hpp) is
+  /// not judged as client lag. Thread-safe; later calls do nothing.
+  void start();
+
+  /// Stops measuring (after a start() of no length when start() was never
+  /// called: nothing is judged then); returns the warnings (empty when the client kept up)
   /// and the measurements as one JSON object. Thread-safe, runs once: later
   /// calls return the first result.
   std::pair<std::vector<std::string>, std::string> finish();
 
 private:
+  void start_locked();
+
   std::vector<std::unique_ptr<selfcheck::monitor>> monitors_;
   std::unique_ptr<std::pair<std::vector<std::string>, std::string>> result_;
+  bool started_ = false;
 };
 
 } // namespace aiperf::profile_command

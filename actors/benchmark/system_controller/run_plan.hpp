@@ -30,6 +30,8 @@ struct run_plan {
   /// Percent of failed requests above which the exit code is 4 (< 0: off).
   double failed_request_threshold = -1;
   bool show_progress = false;
+  /// Called once when the load starts (the timing manager is started).
+  std::function<void()> client_self_check_start;
   /// Called once when the credits are complete: the client self-check's
   /// warnings and its measurements as a JSON object (unset = none).
   std::function<std::pair<std::vector<std::string>, std::string>()>

@@ -154,6 +154,8 @@ void start_run(actor_ptr self) {
   st.progress_start_ns = self->clock().now().time_since_epoch().count();
   if (st.plan.show_progress)
     self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
+  if (st.plan.client_self_check_start)
+    st.plan.client_self_check_start();
   self->request(st.timing, caf::infinite, start_atom::value)
     .then(
       [=](std::vector<phase_stats>& phases) {

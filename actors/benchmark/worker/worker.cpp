@@ -20,6 +20,7 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -63,6 +64,11 @@ using worker_impl_actor
 /// Credit returns are never held back.
 constexpr std::size_t record_batch_size = 16;
 constexpr auto record_flush_delay = std::chrono::milliseconds{20};
+
+/// Finished requests a worker takes per turn: a burst of completions (64
+/// streams ending in the same millisecond) is handled in slices, so with
+/// the actors on the I/O thread its reads and timers run in between.
+constexpr std::size_t drain_slice = 16;
 
 /// Finished request contexts a worker keeps for reuse, at most.
 constexpr std::size_t max_free_contexts = 4096;
@@ -573,11 +579,25 @@ void drain_completions(actor_ptr self) {
   auto& st = self->state;
   std::vector<std::unique_ptr<request_context>> done;
   std::vector<std::uint64_t> first_tokens;
+  bool more = false;
   {
     std::lock_guard<std::mutex> guard{st.io->queue->mtx};
-    done.swap(st.io->queue->done);
+    auto& queued = st.io->queue->done;
+    if (queued.size() <= drain_slice) {
+      done.swap(queued);
+    } else {
+      auto end = queued.begin() + static_cast<std::ptrdiff_t>(drain_slice);
+      done.assign(std::make_move_iterator(queued.begin()),
+                  std::make_move_iterator(end));
+      queued.erase(queued.begin(), end);
+      more = true;
+    }
     first_tokens.swap(st.io->queue->first_tokens);
   }
+  // The rest in a later turn, so I/O handlers run in between (the queue is
+  // not empty, so the I/O thread sends no wake-up for it).
+  if (more)
+    self->send(self, done_atom::value);
   for (auto id : first_tokens)
     self->send(st.deps.timing, first_tok_atom::value, id);
   if (done.empty())
