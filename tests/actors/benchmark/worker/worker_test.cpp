@@ -1,19 +1,27 @@
 // The worker against the real mock server on an ephemeral port: credits in,
 // one record and one credit return out per credit; cancels give 499 records;
-// due times hold requests back.
+// due times hold requests back; with the actors on the I/O thread, a burst
+// of completions larger than one drain slice all comes out.
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
 #include "actors/benchmark/worker/worker.hpp"
 
 #include "runtime/http/client.hpp"
+#include "runtime/system/io_scheduler.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <caf/all.hpp>
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/post.hpp>
+
 #include <chrono>
+#include <future>
 #include <map>
+#include <sstream>
+#include <string_view>
+#include <thread>
 
 using namespace aiperf;
 using namespace aiperf::proto;
@@ -53,6 +61,7 @@ struct worker_fixture : ::testing::Test {
   std::map<std::uint64_t, credit_return> returns;
   std::vector<std::uint64_t> first_tokens;
   bool export_raw = false; // records carry the body they sent
+  bool actors_on_io_thread = false; // --scheduler-policy io-thread
 
   void start(mock_server::options mo, bool streaming = true,
              std::int32_t max_tokens = 5) {
@@ -62,6 +71,8 @@ struct worker_fixture : ::testing::Test {
     ASSERT_TRUE(started.ok()) << started.error;
     io = std::make_unique<http::io_pool>(1);
     client = std::make_unique<http::client>(io->context(0));
+    if (actors_on_io_thread)
+      system::use_io_scheduler(cfg, io->context(0));
     sys = std::make_unique<caf::actor_system>(cfg);
     self = std::make_unique<caf::scoped_actor>(*sys);
     auto data = std::make_shared<dataset::dataset>();
@@ -116,6 +127,23 @@ struct worker_fixture : ::testing::Test {
     return c;
   }
 
+  /// Waits (at most 10 s) until the mock's counter `name`, summed over its
+  /// labels, reaches `n`.
+  bool wait_for_mock(std::string_view name, std::uint64_t n) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::uint64_t sum = 0;
+      std::istringstream lines{mock->metrics_text()};
+      for (std::string line; std::getline(lines, line);)
+        if (line.starts_with(name))
+          sum += std::stoull(line.substr(line.rfind(' ') + 1));
+      if (sum >= n)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+
   /// Collects until `n` records and `n` returns arrived (bounded wait).
   void collect(std::size_t n) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -168,6 +196,36 @@ TEST_F(worker_fixture, streams_one_record_and_one_return_per_credit) {
     EXPECT_FALSE(ret.failed);
   }
   EXPECT_EQ(first_tokens.size(), 8u);
+}
+
+// 64 answers that complete in one I/O round, before the worker (on the same
+// thread) can run: it takes them 16 at a time and must come back for the
+// rest on its own, as nothing wakes it again (mutation-checked: without the
+// self-sent wake-up only the first 16 come out).
+TEST_F(worker_fixture, a_burst_larger_than_a_drain_slice_all_comes_out) {
+  actors_on_io_thread = true;
+  mock_server::options mo;
+  mo.ttft_ms = 50; // every request is out before the first answer
+  mo.itl_ms = 0;
+  start(mo, /*streaming=*/false, /*max_tokens=*/1);
+  credit_batch batch;
+  for (std::uint64_t id = 1; id <= 64; ++id)
+    batch.push_back(make_credit(id));
+  caf::anon_send(worker, std::move(batch));
+  // Hold the I/O thread (the worker's too) until the server has answered
+  // every request, so the answers complete in one I/O round, not one by one.
+  ASSERT_TRUE(wait_for_mock("aiperf_mock_requests_total", 64));
+  std::promise<bool> answered;
+  boost::asio::post(io->context(0), [&] {
+    answered.set_value(wait_for_mock("aiperf_mock_responses_total", 64));
+  });
+  ASSERT_TRUE(answered.get_future().get());
+  collect(64);
+  for (auto& [id, rec] : records) {
+    SCOPED_TRACE(id);
+    EXPECT_FALSE(rec.has_error) << rec.error.message;
+    EXPECT_EQ(returns.at(id).outcome, credit_outcome::ok);
+  }
 }
 
 TEST_F(worker_fixture, non_streaming_reads_the_whole_body) {
