@@ -8,6 +8,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
+#include <array>
+#include <functional>
 #include <mutex>
 
 namespace aiperf::selfcheck {
@@ -16,6 +19,8 @@ namespace aiperf::selfcheck {
 
 struct lag_recorder::impl {
   stats::log_linear_histogram lateness;
+  /// The five largest samples, largest first (exact, unlike the histogram).
+  std::array<double, thresholds::min_late_samples> largest{};
   std::int64_t first_cpu = 0;
   std::int64_t first_wall = 0;
   std::int64_t last_cpu = 0;
@@ -32,8 +37,13 @@ lag_recorder::lag_recorder(lag_recorder&&) noexcept = default;
 lag_recorder& lag_recorder::operator=(lag_recorder&&) noexcept = default;
 
 void lag_recorder::record_lateness(std::chrono::nanoseconds late) {
-  impl_->lateness.record(late.count() > 0 ? static_cast<double>(late.count())
-                                          : 0.0);
+  auto ns = late.count() > 0 ? static_cast<double>(late.count()) : 0.0;
+  impl_->lateness.record(ns);
+  auto& top = impl_->largest;
+  if (ns > top.back()) {
+    top.back() = ns;
+    std::sort(top.begin(), top.end(), std::greater<>{});
+  }
 }
 
 void lag_recorder::record_thread_cpu(std::int64_t thread_cpu_ns,
@@ -54,6 +64,8 @@ lag_stats lag_recorder::stats() const {
   s.p50_ns = impl_->lateness.percentile(50);
   s.p99_ns = impl_->lateness.percentile(99);
   s.max_ns = impl_->lateness.max();
+  if (s.samples >= impl_->largest.size())
+    s.fifth_largest_ns = impl_->largest.back();
   return s;
 }
 

@@ -74,9 +74,11 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
   v.lag = lag;
   v.cpu = cpu;
   v.io_thread_busy = io_thread_busy;
-  // A handful of samples from a sub-second run says nothing about p99.
+  // A handful of samples from a sub-second run says nothing about p99, and
+  // a p99 above the line must be more than two or three late samples.
+  const auto lag_line = static_cast<double>(limits.lag_p99.count());
   v.lag_limited = lag.samples >= limits.min_lag_samples
-                  && lag.p99_ns > static_cast<double>(limits.lag_p99.count());
+                  && lag.p99_ns > lag_line && lag.fifth_largest_ns > lag_line;
   v.cpu_limited = cpu.wall_ns > 0
                   && cpu.saturation() >= limits.cpu_saturation;
   v.io_thread_limited = io_thread_busy

@@ -24,6 +24,16 @@ TEST(lag_recorder, percentiles_of_injected_samples) {
   EXPECT_NEAR(s.p50_ns, 50'500, 50);
   EXPECT_NEAR(s.p99_ns, 99'010, 60);
   EXPECT_DOUBLE_EQ(s.max_ns, 100'000);
+  EXPECT_DOUBLE_EQ(s.fifth_largest_ns, 96'000); // exact, not binned
+}
+
+TEST(lag_recorder, fifth_largest_needs_five_samples) {
+  lag_recorder r;
+  for (int i = 0; i < 4; ++i)
+    r.record_lateness(3ms);
+  EXPECT_DOUBLE_EQ(r.stats().fifth_largest_ns, 0);
+  r.record_lateness(1ms);
+  EXPECT_DOUBLE_EQ(r.stats().fifth_largest_ns, 1e6);
 }
 
 TEST(lag_recorder, negative_lateness_counts_as_zero) {

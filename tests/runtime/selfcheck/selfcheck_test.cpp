@@ -9,8 +9,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
+/// A sustained lag: the fifth-largest sample is as late as the p99.
 lag_stats lag_of(double p99_ms, std::uint64_t samples = 1000) {
-  return {samples, p99_ms * 1e6 / 4, p99_ms * 1e6, p99_ms * 1e6 * 2};
+  return {samples, p99_ms * 1e6 / 4, p99_ms * 1e6, p99_ms * 1e6 * 2,
+          p99_ms * 1e6};
 }
 
 // `fraction` of `cores` busy over one second.
@@ -94,6 +96,16 @@ TEST(selfcheck_judge, too_few_lag_samples_are_not_judged) {
   auto v = judge(lag_of(50, 3), cpu_of(0.1, 2), std::nullopt);
   EXPECT_FALSE(v.lag_limited);
   EXPECT_FALSE(v.client_limited);
+}
+
+// Verifies a short run whose p99 is one burst (four late samples of 200)
+// is not judged lag-limited, while a fifth late sample makes it so.
+TEST(selfcheck_judge, a_p99_of_fewer_than_five_late_samples_is_not_a_limit) {
+  auto burst = lag_of(1.5, 200);
+  burst.fifth_largest_ns = 0.4e6;
+  EXPECT_FALSE(judge(burst, cpu_of(0.05, 2), 0.06).client_limited);
+  burst.fifth_largest_ns = 1.1e6;
+  EXPECT_TRUE(judge(burst, cpu_of(0.05, 2), 0.06).lag_limited);
 }
 
 TEST(selfcheck_judge, fractional_core_quota_is_printed_as_such) {
