@@ -15,7 +15,7 @@ namespace aiperf::profile_command {
 
 namespace {
 
-std::mutex finish_mtx; // guards start() and finish()
+std::mutex check_mtx; // guards start() and finish()
 
 std::string number(double x) {
   char buf[32];
@@ -31,7 +31,7 @@ client_self_check::client_self_check(http::io_pool& io) {
 }
 
 void client_self_check::start() {
-  std::lock_guard<std::mutex> guard{finish_mtx};
+  std::lock_guard<std::mutex> guard{check_mtx};
   start_locked();
 }
 
@@ -48,7 +48,7 @@ client_self_check::~client_self_check() {
 }
 
 std::pair<std::vector<std::string>, std::string> client_self_check::finish() {
-  std::lock_guard<std::mutex> guard{finish_mtx};
+  std::lock_guard<std::mutex> guard{check_mtx};
   if (result_)
     return *result_;
   start_locked();

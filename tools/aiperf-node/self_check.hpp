@@ -29,9 +29,9 @@ public:
   /// not judged as client lag. Thread-safe; later calls do nothing.
   void start();
 
-  /// Stops measuring (after a start() of no length when start() was never
-  /// called: nothing is judged then); returns the warnings (empty when the client kept up)
-  /// and the measurements as one JSON object. Thread-safe, runs once: later
+  /// Stops measuring and returns the warnings (empty when the client kept
+  /// up) and the measurements as one JSON object. Without a start() the
+  /// window is empty and nothing is judged. Thread-safe, runs once: later
   /// calls return the first result.
   std::pair<std::vector<std::string>, std::string> finish();
 
