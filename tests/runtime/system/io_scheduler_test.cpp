@@ -5,35 +5,26 @@
 // forever for a logger reference CAF had left on the I/O thread.
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
+#include "runtime/http/client.hpp"
 #include "runtime/system/io_scheduler.hpp"
 #include "runtime/system/node.hpp"
 
 #include <caf/all.hpp>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 using namespace aiperf::system;
 
 namespace {
 
-/// One running io_context; outlives the actor system declared after it.
+/// One I/O thread; outlives the actor system declared after it.
 struct io_thread {
-  boost::asio::io_context ioc{1};
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
-    guard = boost::asio::make_work_guard(ioc);
-  std::thread thread{[this] { ioc.run(); }};
-
-  ~io_thread() {
-    guard.reset();
-    ioc.stop();
-    thread.join();
-  }
+  aiperf::http::io_pool pool{1};
+  boost::asio::io_context& ioc = pool.context(0);
 
   bool is_current() { return ioc.get_executor().running_in_this_thread(); }
 };
