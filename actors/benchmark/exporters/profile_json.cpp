@@ -142,7 +142,7 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info,
     str(w, warning);
   w.EndArray();
   if (summary.target_request_rate || summary.achieved_request_rate
-      || summary.send_lag_p50_ms) {
+      || summary.send_lag_p50_ms || summary.mean_requests_in_flight) {
     key(w, "load");
     w.StartObject();
     auto opt = [&](std::string_view k, const std::optional<double>& v) {
@@ -155,6 +155,11 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info,
     opt("achieved_request_rate", summary.achieved_request_rate);
     opt("send_lag_p50_ms", summary.send_lag_p50_ms);
     opt("send_lag_p99_ms", summary.send_lag_p99_ms);
+    if (summary.target_concurrency) {
+      key(w, "target_concurrency");
+      w.Uint(*summary.target_concurrency);
+    }
+    opt("mean_requests_in_flight", summary.mean_requests_in_flight);
     w.EndObject();
   }
   w.EndObject();

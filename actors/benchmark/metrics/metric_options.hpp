@@ -4,6 +4,7 @@
 
 #include "proto/records.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,9 @@ struct metric_options {
   bool coordinated_omission = false;
   /// --request-rate, for achieved-vs-target reporting.
   std::optional<double> target_request_rate;
+  /// --concurrency of a closed-loop run (no rate, schedule or prefill
+  /// limit), for requests-in-flight-vs-target reporting.
+  std::optional<std::uint32_t> target_concurrency;
 };
 
 /// Parses `--goodput` text: space-separated `tag:value` pairs. Returns the

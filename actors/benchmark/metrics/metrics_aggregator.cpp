@@ -1,6 +1,7 @@
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -17,6 +18,9 @@ constexpr std::size_t idx(record_metric m) noexcept {
 
 // Achieved rate below this fraction of the target earns a warning.
 constexpr double rate_shortfall_warning = 0.95;
+/// A closed-loop run whose server saw fewer than this share of --concurrency
+/// in flight on average gets a warning.
+constexpr double concurrency_shortfall_warning = 0.90;
 
 stats::summary to_display(stats::summary s, const metric_info& m) {
   auto f = [&](double v) { return m.to_display(v); };
@@ -32,6 +36,12 @@ stats::summary to_display(stats::summary s, const metric_info& m) {
 
 std::string format_count(double v) {
   return std::to_string(static_cast<long long>(std::llround(v)));
+}
+
+std::string format_one_decimal(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
 }
 
 } // namespace
@@ -80,6 +90,7 @@ void metrics_aggregator::add(const proto::metric_record& r) {
     last_send_ns_ = std::max(last_send_ns_, r.request_start_ns);
   }
   ++sent_count_;
+  in_flight_.add(r.request_start_ns, r.request_end_ns);
   if (r.has_error) {
     ++error_count_;
     ++errors_[{r.error.code, r.error.type, r.error.message}];
@@ -140,6 +151,7 @@ void metrics_aggregator::merge(const metrics_aggregator& other) {
   usage_discrepancy_count_ += other.usage_discrepancy_count_;
   osl_mismatch_count_ += other.osl_mismatch_count_;
   sent_count_ += other.sent_count_;
+  in_flight_.merge(other.in_flight_);
   for (const auto& [key, n] : other.errors_)
     errors_[key] += n;
 }
@@ -262,6 +274,8 @@ run_summary metrics_aggregator::finalize() const {
     s.send_lag_p50_ms = lag->stats->at(stats::pct::p50);
     s.send_lag_p99_ms = lag->stats->at(stats::pct::p99);
   }
+  s.target_concurrency = options_.target_concurrency;
+  s.mean_requests_in_flight = in_flight_.mean();
 
   // Warnings worth a line in the console and the JSON.
   auto total = request_count_ + error_count_;
@@ -296,6 +310,19 @@ run_summary metrics_aggregator::finalize() const {
              < *s.target_request_rate * rate_shortfall_warning)
     s.warnings.push_back("achieved request rate is below the target: the "
                          "client or the server could not keep up");
+  // Judged once every slot has been refilled at least once: before that the
+  // window is one ramp.
+  if (s.target_concurrency && s.mean_requests_in_flight
+      && sent_count_ >= 2ull * *s.target_concurrency
+      && *s.mean_requests_in_flight
+           < *s.target_concurrency * concurrency_shortfall_warning)
+    s.warnings.push_back(
+      "client-limited: the server had "
+      + format_one_decimal(*s.mean_requests_in_flight) + " requests in flight on average, not the "
+      + std::to_string(*s.target_concurrency)
+      + " of --concurrency: each slot waits for the client between a response "
+        "and its next request, a large share of this server's response time, "
+        "so the results are those of a lighter load");
   return s;
 }
 

@@ -2,6 +2,7 @@
 // distributions, aggregate counters and derived metrics (reference §2).
 #pragma once
 
+#include "actors/benchmark/metrics/in_flight.hpp"
 #include "actors/benchmark/metrics/metric_options.hpp"
 #include "actors/benchmark/metrics/metric_registry.hpp"
 #include "proto/records.hpp"
@@ -59,6 +60,9 @@ struct run_summary {
   /// Send lag (ms) percentiles, when the run had a schedule.
   std::optional<double> send_lag_p50_ms;
   std::optional<double> send_lag_p99_ms;
+  std::optional<std::uint32_t> target_concurrency;
+  /// Time-weighted mean of the requests in flight (in_flight_meter).
+  std::optional<double> mean_requests_in_flight;
 
   /// Returns the metric with `tag`, or nullptr when absent.
   [[nodiscard]] const metric_result* find(std::string_view tag) const noexcept;
@@ -122,6 +126,7 @@ private:
   std::int64_t min_request_ns_ = 0;
   std::int64_t max_response_ns_ = 0;
   // Every profiling record (valid or not) is a send, for the achieved rate.
+  in_flight_meter in_flight_;
   std::uint64_t sent_count_ = 0;
   std::int64_t first_send_ns_ = 0;
   std::int64_t last_send_ns_ = 0;

@@ -178,6 +178,9 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   opts.coordinated_omission = t.mode != proto::timing_mode::concurrency;
   if (cfg.request_rate)
     opts.target_request_rate = *cfg.request_rate;
+  if (t.mode == proto::timing_mode::concurrency && t.concurrency > 0
+      && t.prefill_concurrency == 0)
+    opts.target_concurrency = t.concurrency;
   auto& rec = plan.records;
   rec.artifact_dir = plan.artifact_dir;
   rec.level = static_cast<records_manager::export_level>(cfg.export_level);

@@ -94,6 +94,24 @@ std::size_t max_in_flight(const std::vector<json>& recs) {
   return static_cast<std::size_t>(best);
 }
 
+/// The time-weighted mean of requests in flight over [first start, last
+/// start], straight from the JSONL stamps: what load.mean_requests_in_flight
+/// must say.
+double mean_in_flight(const std::vector<json>& recs) {
+  std::int64_t first = INT64_MAX, last = INT64_MIN;
+  for (auto& r : recs) {
+    auto start = r["metadata"]["request_start_ns"].GetInt64();
+    first = std::min(first, start);
+    last = std::max(last, start);
+  }
+  double busy = 0;
+  for (auto& r : recs)
+    busy += static_cast<double>(
+      std::min(r["metadata"]["request_end_ns"].GetInt64(), last)
+      - r["metadata"]["request_start_ns"].GetInt64());
+  return busy / static_cast<double>(last - first);
+}
+
 /// Checks that the export carries no warning about the run itself: only the
 /// self-check (a loaded test machine may slow the client) and, against a
 /// --url server, the note that its tokenizer is not known to be ours.
@@ -195,6 +213,11 @@ TEST_F(profile_test, streaming_chat_counts_isl_osl_and_ids_are_exact) {
   EXPECT_LE(max_in_flight(recs), 4u) << "--concurrency 4 exceeded";
 
   auto s = summary();
+  EXPECT_EQ(s["load"]["target_concurrency"].GetInt(), 4);
+  auto mean = s["load"]["mean_requests_in_flight"].GetDouble();
+  EXPECT_NEAR(mean, mean_in_flight(recs), 1e-9 * mean);
+  EXPECT_GT(mean, 0);
+  EXPECT_LE(mean, 4);
   EXPECT_EQ(summary_avg(s, "request_count"), 20);
   EXPECT_EQ(summary_avg(s, "total_isl"), 20 * 64);
   EXPECT_EQ(summary_avg(s, "total_osl"), 20 * 16);
@@ -223,6 +246,24 @@ TEST_F(profile_test, streaming_chat_counts_isl_osl_and_ids_are_exact) {
       EXPECT_STREQ(p["messages"][0]["role"].GetString(), "user");
     }
   EXPECT_EQ(payloads, 7u);
+}
+
+// With a rate, --concurrency is a cap, not a load to keep: the mean in
+// flight is reported but not held against it.
+TEST_F(profile_test, rate_run_reports_in_flight_without_a_concurrency_target) {
+  auto r = profile({"--streaming", "--isl", "8", "--osl", "4",
+                    "--request-rate", "400", "--concurrency", "4",
+                    "--request-count", "20"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto s = summary();
+  auto& load = s["load"];
+  EXPECT_DOUBLE_EQ(load["target_request_rate"].GetDouble(), 400);
+  EXPECT_FALSE(load.HasMember("target_concurrency"));
+  EXPECT_NEAR(load["mean_requests_in_flight"].GetDouble(),
+              mean_in_flight(jsonl()), 1e-6);
+  for (auto& w : s["warnings"].GetArray())
+    EXPECT_EQ(std::string{w.GetString()}.find("in flight"), std::string::npos)
+      << w.GetString();
 }
 
 TEST_F(profile_test, non_streaming_chat_has_no_streaming_metrics) {

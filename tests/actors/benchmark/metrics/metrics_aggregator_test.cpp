@@ -288,3 +288,87 @@ TEST(metric_options, goodput_parsing_and_validation) {
   ASSERT_TRUE(e);
   EXPECT_NE(e->find("unknown metric"), std::string::npos);
 }
+
+namespace {
+
+/// Two slots of a closed loop: requests of 10 ns, 2 ns of turn-around,
+/// starts at 1, 13 and 25. Over [1, 25] each slot is busy 20 of 24 ns.
+std::vector<std::pair<std::int64_t, std::int64_t>> two_slots() {
+  std::vector<std::pair<std::int64_t, std::int64_t>> v;
+  for (int slot = 0; slot < 2; ++slot)
+    for (std::int64_t start : {1, 13, 25})
+      v.emplace_back(start, start + 10);
+  return v;
+}
+
+} // namespace
+
+TEST(in_flight_meter, time_weighted_mean_up_to_the_last_start) {
+  metrics::in_flight_meter m;
+  for (auto [s, e] : two_slots())
+    m.add(s, e);
+  ASSERT_TRUE(m.mean());
+  EXPECT_DOUBLE_EQ(*m.mean(), 40.0 / 24.0);
+  EXPECT_EQ(m.count(), 6u);
+}
+
+TEST(in_flight_meter, arrival_order_and_merging_do_not_matter) {
+  auto v = two_slots();
+  metrics::in_flight_meter forward, backward, a, b;
+  for (auto [s, e] : v)
+    forward.add(s, e);
+  for (auto it = v.rbegin(); it != v.rend(); ++it)
+    backward.add(it->first, it->second);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    (i % 2 ? a : b).add(v[i].first, v[i].second);
+  a.merge(b);
+  EXPECT_DOUBLE_EQ(*backward.mean(), *forward.mean());
+  EXPECT_DOUBLE_EQ(*a.mean(), *forward.mean());
+  EXPECT_EQ(a.count(), forward.count());
+}
+
+TEST(in_flight_meter, needs_two_start_instants_and_ignores_unsent_requests) {
+  metrics::in_flight_meter m;
+  m.add(5, 50);
+  m.add(5, 60);
+  EXPECT_FALSE(m.mean()); // one start instant: no window
+  m.add(0, 10);           // never sent
+  m.add(30, 20);          // ends before it starts
+  EXPECT_EQ(m.count(), 2u);
+  m.add(15, 40);
+  // Window [5, 15]: both first requests run through it, the third starts
+  // at its end.
+  EXPECT_DOUBLE_EQ(*m.mean(), 2.0);
+}
+
+TEST(metrics_aggregator, concurrency_shortfall_is_reported_and_warned) {
+  auto o = streaming();
+  o.target_concurrency = 2;
+  metrics::metrics_aggregator slow{o}, tight{o}, open_loop{streaming()};
+  for (auto [s, e] : two_slots()) {
+    add(slow, make_record(s, {e}));
+    add(open_loop, make_record(s, {e}));
+    // No turn-around: each slot's next request starts as the last ends.
+    auto k = (s - 1) / 12;
+    add(tight, make_record(1 + 10 * k, {11 + 10 * k}));
+  }
+  auto warned = [](const metrics::run_summary& s) {
+    for (auto& w : s.warnings)
+      if (w.find("requests in flight on average") != std::string::npos)
+        return true;
+    return false;
+  };
+  auto s = slow.finalize();
+  ASSERT_TRUE(s.mean_requests_in_flight);
+  EXPECT_DOUBLE_EQ(*s.mean_requests_in_flight, 40.0 / 24.0);
+  EXPECT_EQ(s.target_concurrency, 2u);
+  EXPECT_TRUE(warned(s)); // 1.67 < 90 % of 2
+  auto t = tight.finalize();
+  EXPECT_DOUBLE_EQ(*t.mean_requests_in_flight, 2.0);
+  EXPECT_FALSE(warned(t));
+  // Without a closed-loop target the mean is reported, never judged.
+  auto u = open_loop.finalize();
+  EXPECT_TRUE(u.mean_requests_in_flight);
+  EXPECT_FALSE(u.target_concurrency);
+  EXPECT_FALSE(warned(u));
+}
