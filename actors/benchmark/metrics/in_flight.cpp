@@ -13,8 +13,11 @@ void in_flight_meter::add(std::int64_t start_ns, std::int64_t end_ns) {
     first_start_ns_ = std::min(first_start_ns_, start_ns);
     last_start_ns_ = std::max(last_start_ns_, start_ns);
   }
-  open_.emplace(end_ns, start_ns);
   settle();
+  if (end_ns <= last_start_ns_)
+    closed_ns_ += end_ns - start_ns; // already whole inside the window
+  else
+    open_.emplace(end_ns, start_ns);
 }
 
 void in_flight_meter::merge(const in_flight_meter& other) {

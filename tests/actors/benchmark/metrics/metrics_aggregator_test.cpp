@@ -341,6 +341,14 @@ TEST(in_flight_meter, needs_two_start_instants_and_ignores_unsent_requests) {
   EXPECT_DOUBLE_EQ(*m.mean(), 2.0);
 }
 
+TEST(in_flight_meter, a_request_that_ends_as_it_starts_still_moves_the_window) {
+  metrics::in_flight_meter m;
+  m.add(1, 3);
+  m.add(1, 9);
+  m.add(4, 4); // the last start: [1, 4]
+  EXPECT_DOUBLE_EQ(*m.mean(), (2.0 + 3.0 + 0.0) / 3.0);
+}
+
 TEST(metrics_aggregator, concurrency_shortfall_is_reported_and_warned) {
   auto o = streaming();
   o.target_concurrency = 2;
