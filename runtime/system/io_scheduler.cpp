@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 
 #include <chrono>
+#include <deque>
 #include <future>
 #include <thread>
 
@@ -45,7 +46,11 @@ public:
 
   /// Takes over the reference the caller added for the scheduler.
   void enqueue(caf::resumable* ptr) override {
-    boost::asio::post(ioc_, [this, ptr] { run(ptr); });
+    if (draining_ && ioc_.get_executor().running_in_this_thread()) {
+      ready_.push_back(ptr);
+      return;
+    }
+    boost::asio::post(ioc_, [this, ptr] { drain(ptr); });
   }
 
   caf::actor_clock& clock() noexcept override {
@@ -86,6 +91,28 @@ protected:
   }
 
 private:
+  /// Runs `first`, then what the actors it ran made ready (a chain of
+  /// sends: completion, record, credit return, next credit) in this same
+  /// turn of the loop, instead of one loop turn — a poll of every socket
+  /// and everything queued behind it — per hop. At most drain_budget
+  /// resumptions: the rest waits behind the sockets' handlers.
+  void drain(caf::resumable* first) {
+    draining_ = true;
+    run(first);
+    for (std::size_t n = 1; !ready_.empty() && n < drain_budget; ++n) {
+      auto* next = ready_.front();
+      ready_.pop_front();
+      run(next);
+    }
+    draining_ = false;
+    if (!ready_.empty())
+      boost::asio::post(ioc_, [this] {
+        auto* next = ready_.front();
+        ready_.pop_front();
+        drain(next);
+      });
+  }
+
   void run(caf::resumable* ptr) {
     switch (ptr->resume(&unit_, max_throughput())) {
       case caf::resumable::resume_later:
@@ -100,7 +127,12 @@ private:
     }
   }
 
+  static constexpr std::size_t drain_budget = 32;
+
   boost::asio::io_context& ioc_;
+  /// Made ready while draining, on the I/O thread; touched only there.
+  std::deque<caf::resumable*> ready_;
+  bool draining_ = false;
   io_execution_unit unit_;
   caf::detail::thread_safe_actor_clock clock_;
   std::thread clock_thread_;

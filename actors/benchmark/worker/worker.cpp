@@ -13,6 +13,7 @@
 #include <caf/all.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -742,8 +743,10 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
         ++st.requests;
       }
       st.in_flight += starts.size();
+      // On the I/O thread already (io-thread scheduling): sent now, not
+      // after a turn of the loop.
       if (!starts.empty())
-        boost::asio::post(*st.io->io, [starts = std::move(starts)]() mutable {
+        boost::asio::dispatch(*st.io->io, [starts = std::move(starts)]() mutable {
           for (auto& [ctx, req] : starts)
             start_on_io(ctx, std::move(req));
         });

@@ -12,10 +12,14 @@
 #include <caf/all.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <memory>
+#include <string>
 
 using namespace aiperf::system;
 
@@ -119,4 +123,45 @@ TEST(io_scheduler, a_long_mailbox_is_resumed_in_slices_and_in_order) {
     [&](caf::error& err) { ADD_FAILURE() << sys.render(err); });
   EXPECT_EQ(seen, messages);
   EXPECT_EQ(out_of_order, 0);
+}
+
+// A chain of sends between actors (a completion, its record, the credit
+// return, the next credit) runs in one turn of the loop, not in one turn
+// — a poll of every socket and everything queued behind it — per hop; a
+// long chain still yields to the sockets after a bounded number of hops.
+TEST(io_scheduler, a_chain_of_sends_runs_in_one_turn_of_the_loop_up_to_a_bound) {
+  io_thread io;
+  auto cfg = config_for(io);
+  caf::actor_system sys{cfg};
+  // I/O thread only, like the actor that counts.
+  int hops = 0;
+  std::promise<int> finished;
+  auto chain = sys.spawn([&](caf::event_based_actor* self) -> caf::behavior {
+    return {[=, &hops, &finished](int left) {
+      ++hops;
+      if (left > 0)
+        self->send(self, left - 1);
+      else
+        finished.set_value(hops);
+    }};
+  });
+  // Runs a chain of `length` hops started from the I/O thread; returns how
+  // many had run when a handler posted right behind its start ran, and
+  // how many ran in all.
+  auto run_chain = [&](int length) {
+    std::promise<int> one_turn;
+    finished = {};
+    boost::asio::post(io.ioc, [&, length] {
+      hops = 0;
+      caf::anon_send(chain, length - 1);
+      boost::asio::post(io.ioc, [&] { one_turn.set_value(hops); });
+    });
+    auto seen = one_turn.get_future().get();
+    return std::make_pair(seen, finished.get_future().get());
+  };
+  EXPECT_EQ(run_chain(10), std::make_pair(10, 10));
+  auto [first_turn, all] = run_chain(1000);
+  EXPECT_GE(first_turn, 10);
+  EXPECT_LT(first_turn, 1000) << "the chain never let the loop poll";
+  EXPECT_EQ(all, 1000);
 }
