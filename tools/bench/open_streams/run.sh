@@ -21,6 +21,9 @@ mock_workers="${MOCK_WORKERS:-2}"
 io_threads="${IO_THREADS:-1}"
 out="${OUT:-/tmp/open_streams}"
 [[ -x "$bin" ]] || { echo "error: $bin not built (tools/build --target aiperf-node)" >&2; exit 1; }
+for v in "$n" "$base_n"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' is not a stream count; usage: $0 [N=20000] [baseline=100] (the binary goes in AIPERF_NODE)" >&2; exit 2; }
+done
 mkdir -p "$out"
 
 port=$((20000 + RANDOM % 10000))
