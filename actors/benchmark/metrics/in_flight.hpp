@@ -30,7 +30,15 @@ public:
   /// requests started at different instants.
   [[nodiscard]] std::optional<double> mean() const;
 
+  /// Requests added (sent ones only).
   [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+  /// The first and the last start (0 before any request).
+  [[nodiscard]] std::int64_t first_start_ns() const noexcept {
+    return first_start_ns_;
+  }
+  [[nodiscard]] std::int64_t last_start_ns() const noexcept {
+    return last_start_ns_;
+  }
 
 private:
   /// (end, start) with the earliest end on top.

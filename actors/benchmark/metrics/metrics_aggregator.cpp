@@ -1,8 +1,8 @@
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <unordered_map>
 
@@ -83,14 +83,9 @@ bool metrics_aggregator::is_good(const proto::metric_record& r) const noexcept {
 void metrics_aggregator::add(const proto::metric_record& r) {
   if (r.phase != proto::benchmark_phase::profiling)
     return;
-  if (sent_count_ == 0) {
-    first_send_ns_ = last_send_ns_ = r.request_start_ns;
-  } else {
-    first_send_ns_ = std::min(first_send_ns_, r.request_start_ns);
-    last_send_ns_ = std::max(last_send_ns_, r.request_start_ns);
-  }
-  ++sent_count_;
-  in_flight_.add(r.request_start_ns, r.request_end_ns);
+  // A request that never left (cancelled before its due time, no
+  // connection) has no start: it is no send.
+  sends_.add(r.request_start_ns, r.request_end_ns);
   if (r.has_error) {
     ++error_count_;
     ++errors_[{r.error.code, r.error.type, r.error.message}];
@@ -136,22 +131,12 @@ void metrics_aggregator::merge(const metrics_aggregator& other) {
       max_response_ns_ = std::max(max_response_ns_, other.max_response_ns_);
     }
   }
-  if (other.sent_count_ > 0) {
-    if (sent_count_ == 0) {
-      first_send_ns_ = other.first_send_ns_;
-      last_send_ns_ = other.last_send_ns_;
-    } else {
-      first_send_ns_ = std::min(first_send_ns_, other.first_send_ns_);
-      last_send_ns_ = std::max(last_send_ns_, other.last_send_ns_);
-    }
-  }
   request_count_ += other.request_count_;
   error_count_ += other.error_count_;
   good_count_ += other.good_count_;
   usage_discrepancy_count_ += other.usage_discrepancy_count_;
   osl_mismatch_count_ += other.osl_mismatch_count_;
-  sent_count_ += other.sent_count_;
-  in_flight_.merge(other.in_flight_);
+  sends_.merge(other.sends_);
   for (const auto& [key, n] : other.errors_)
     errors_[key] += n;
 }
@@ -266,16 +251,19 @@ run_summary metrics_aggregator::finalize() const {
       s.errors.begin(), s.errors.end(),
       [](const auto& a, const auto& b) { return a.count > b.count; });
 
-  if (sent_count_ >= 2 && last_send_ns_ > first_send_ns_)
+  const auto sent = sends_.count();
+  if (sent >= 2 && sends_.last_start_ns() > sends_.first_start_ns())
     s.achieved_request_rate
-        = static_cast<double>(sent_count_ - 1)
-          / (static_cast<double>(last_send_ns_ - first_send_ns_) / 1e9);
+        = static_cast<double>(sent - 1)
+          / (static_cast<double>(sends_.last_start_ns()
+                                 - sends_.first_start_ns())
+             / 1e9);
   if (const auto* lag = s.find("send_lag"); lag && lag->stats) {
     s.send_lag_p50_ms = lag->stats->at(stats::pct::p50);
     s.send_lag_p99_ms = lag->stats->at(stats::pct::p99);
   }
   s.target_concurrency = options_.target_concurrency;
-  s.mean_requests_in_flight = in_flight_.mean();
+  s.mean_requests_in_flight = sends_.mean();
 
   // Warnings worth a line in the console and the JSON.
   auto total = request_count_ + error_count_;
@@ -313,12 +301,13 @@ run_summary metrics_aggregator::finalize() const {
   // Judged once every slot has been refilled at least once: before that the
   // window is one ramp.
   if (s.target_concurrency && s.mean_requests_in_flight
-      && sent_count_ >= 2ull * *s.target_concurrency
+      && sent >= 2ull * *s.target_concurrency
       && *s.mean_requests_in_flight
            < *s.target_concurrency * concurrency_shortfall_warning)
     s.warnings.push_back(
       "client-limited: the server had "
-      + format_one_decimal(*s.mean_requests_in_flight) + " requests in flight on average, not the "
+      + format_one_decimal(*s.mean_requests_in_flight)
+      + " requests in flight on average, not the "
       + std::to_string(*s.target_concurrency)
       + " of --concurrency: each slot waits for the client between a response "
         "and its next request, a large share of this server's response time, "

@@ -125,11 +125,9 @@ private:
   std::uint64_t osl_mismatch_count_ = 0;
   std::int64_t min_request_ns_ = 0;
   std::int64_t max_response_ns_ = 0;
-  // Every profiling record (valid or not) is a send, for the achieved rate.
-  in_flight_meter in_flight_;
-  std::uint64_t sent_count_ = 0;
-  std::int64_t first_send_ns_ = 0;
-  std::int64_t last_send_ns_ = 0;
+  /// Every sent profiling request (valid or not): the achieved rate and
+  /// the requests in flight.
+  in_flight_meter sends_;
   std::map<std::tuple<std::int32_t, std::string, std::string>, std::uint64_t>
       errors_;
 };

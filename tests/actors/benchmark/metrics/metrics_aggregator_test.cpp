@@ -252,6 +252,27 @@ TEST(metrics_aggregator, achieved_rate_and_send_lag) {
   EXPECT_NE(s.find("request_latency_from_intended"), nullptr);
 }
 
+// A request cancelled before its due time (or never connected) has no
+// start; counting it as a send at time 0 made the achieved rate ~0.
+TEST(metrics_aggregator, a_request_that_never_left_is_no_send) {
+  auto o = streaming();
+  o.target_request_rate = 10;
+  metrics::metrics_aggregator agg{o};
+  for (int i = 0; i < 11; ++i) {
+    std::int64_t at = 1'000'000'000 + i * 100'000'000ll;
+    add(agg, make_record(at, {at + 10'000'000}));
+  }
+  auto unsent = make_record(0, {});
+  unsent.request_start_wall_ns = 0;
+  unsent.was_cancelled = true;
+  add(agg, unsent);
+  auto s = agg.finalize();
+  ASSERT_TRUE(s.achieved_request_rate);
+  EXPECT_DOUBLE_EQ(*s.achieved_request_rate, 10.0);
+  for (auto& w : s.warnings)
+    EXPECT_EQ(w.find("below the target"), std::string::npos) << w;
+}
+
 TEST(metrics_aggregator, histogram_mode_is_reported) {
   metrics::metrics_aggregator agg{streaming(), 4};
   for (int i = 1; i <= 10; ++i)
