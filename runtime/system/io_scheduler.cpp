@@ -46,7 +46,9 @@ public:
 
   /// Takes over the reference the caller added for the scheduler.
   void enqueue(caf::resumable* ptr) override {
-    if (draining_ && ioc_.get_executor().running_in_this_thread()) {
+    // Other threads (CAF's clock, the main thread) always post: draining_
+    // belongs to the I/O thread.
+    if (ioc_.get_executor().running_in_this_thread() && draining_) {
       ready_.push_back(ptr);
       return;
     }
@@ -116,7 +118,8 @@ private:
   void run(caf::resumable* ptr) {
     switch (ptr->resume(&unit_, max_throughput())) {
       case caf::resumable::resume_later:
-        // Back of the queue: the sockets' handlers run before its next turn.
+        // Behind what is already ready (and, past the drain budget, behind
+        // the sockets' handlers).
         enqueue(ptr);
         break;
       case caf::resumable::awaiting_message:

@@ -9,8 +9,10 @@
 // epoll interrupts that cost more than the actors' own work. Running the
 // actors where the completions happen makes both hand-offs a queue push.
 // The price: an actor that runs long holds the I/O thread's sends and reads
-// back, so actors resume for at most `scheduler.max-throughput` messages at
-// a time before the loop polls its sockets again.
+// back, so an actor resumes for at most `scheduler.max-throughput` messages
+// at a time, and a turn of the loop runs at most a bounded number of
+// resumptions (a chain of sends between actors, e.g. a finished request's
+// record, credit return and next credit) before the sockets' handlers run.
 //
 // Delayed messages and timeouts keep CAF's clock thread; detached actors
 // keep their own threads. The io_context must run (and keep running) on its

@@ -12,8 +12,8 @@
 
 #include <caf/all.hpp>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -746,10 +746,11 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
       // On the I/O thread already (io-thread scheduling): sent now, not
       // after a turn of the loop.
       if (!starts.empty())
-        boost::asio::dispatch(*st.io->io, [starts = std::move(starts)]() mutable {
-          for (auto& [ctx, req] : starts)
-            start_on_io(ctx, std::move(req));
-        });
+        boost::asio::dispatch(*st.io->io,
+                              [starts = std::move(starts)]() mutable {
+                                for (auto& [ctx, req] : starts)
+                                  start_on_io(ctx, std::move(req));
+                              });
       if (!failed.empty()) {
         for (auto& r : failed_records.records)
           st.pending_records.records.push_back(std::move(r));
