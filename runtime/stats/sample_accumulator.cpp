@@ -41,6 +41,7 @@ void sample_accumulator::moments::merge(const moments& other) noexcept {
 }
 
 sample_accumulator::moments sample_accumulator::current_moments() const {
+  count_kept();
   if (!exact_)
     return moments_;
   moments m;
@@ -65,11 +66,26 @@ void sample_accumulator::spill() {
   if (!exact_)
     return;
   exact_ = false;
-  // The kept samples become one batch: moments and histogram counts in the
-  // batch path's two passes (the budget is millions of values).
-  std::vector<double> kept;
-  kept.swap(samples_); // and released at the end of this scope
-  add_batch(std::span<const double>{kept});
+  kept_next_ = 0;
+  count_kept(spill_slice);
+}
+
+void sample_accumulator::count_kept(std::size_t max) const {
+  if (exact_)
+    return;
+  if (kept_next_ < samples_.size()) {
+    // Each slice is one batch: moments and histogram counts in the batch
+    // path's two passes.
+    auto n = std::min(max, samples_.size() - kept_next_);
+    count_batch(std::span<const double>{samples_.data() + kept_next_, n});
+    kept_next_ += n;
+  }
+  // Freed when a result is asked for, not by the add that counts the last
+  // slice: returning 32 MiB of touched pages takes milliseconds.
+  if (max == all_kept && kept_next_ == samples_.size() && !samples_.empty()) {
+    std::vector<double>{}.swap(samples_);
+    kept_next_ = 0;
+  }
 }
 
 template <class T>
@@ -79,12 +95,25 @@ void sample_accumulator::add_batch(std::span<const T> values) {
     return !std::is_floating_point_v<T> || std::isfinite(v);
   };
   if (exact_ && samples_.size() + values.size() <= budget_) {
+    if (samples_.capacity() == 0)
+      samples_.reserve(budget_);
     for (auto x : values)
       if (auto v = static_cast<double>(x); finite(v))
         samples_.push_back(v);
     return;
   }
-  spill();
+  if (exact_)
+    spill();
+  else
+    count_kept(spill_slice);
+  count_batch(values);
+}
+
+template <class T>
+void sample_accumulator::count_batch(std::span<const T> values) const {
+  constexpr auto finite = [](double v) {
+    return !std::is_floating_point_v<T> || std::isfinite(v);
+  };
   // Moments of the batch in two passes, then one Chan merge. The sum is
   // the same Neumaier sum, written so that it compiles without branches;
   // the histogram buckets are counted in the same pass, in the shadow of
@@ -138,6 +167,7 @@ void sample_accumulator::merge(const sample_accumulator& other) {
     return;
   }
   spill();
+  count_kept();
   moments_.merge(other.current_moments());
   if (other.exact_) {
     for (auto v : other.samples_)
@@ -148,10 +178,13 @@ void sample_accumulator::merge(const sample_accumulator& other) {
 }
 
 std::uint64_t sample_accumulator::count() const noexcept {
-  return exact_ ? samples_.size() : moments_.n;
+  // Spilled: the kept samples not counted yet count too.
+  return exact_ ? samples_.size()
+                : moments_.n + (samples_.size() - kept_next_);
 }
 
 double sample_accumulator::sum() const {
+  count_kept();
   if (!exact_)
     return moments_.sum.value();
   // Only the sum: the full moments would take two more passes.
@@ -181,6 +214,7 @@ double sample_accumulator::max() const {
 std::optional<summary> sample_accumulator::summarize() const {
   if (exact_)
     return stats::summarize(samples_);
+  count_kept();
   if (moments_.n == 0)
     return std::nullopt;
   summary s;

@@ -19,11 +19,19 @@ namespace aiperf::stats {
 /// (default 2^22 = 4,194,304 values, 32 MiB); the first value past the
 /// budget moves everything into a `log_linear_histogram` and frees the
 /// samples, after which `exact()` is false and percentiles are approximate.
+/// Neither step stalls the caller (the records manager, on an I/O thread):
+/// the budget is reserved up front (address space only; pages are touched
+/// as values come), so the samples are never copied to grow, and the kept
+/// samples move into the histogram `spill_slice` at a time, one slice per
+/// later add, the rest when a result is asked for (their memory is freed
+/// then too).
 /// Moments are kept exactly either way (compensated sum, Welford/Chan
 /// variance), so avg/std/min/max/sum/count never degrade. Not thread-safe.
 class sample_accumulator {
 public:
   static constexpr std::size_t default_budget = std::size_t{1} << 22;
+  /// Kept samples moved into the histogram per add once spilled (~30 µs).
+  static constexpr std::size_t spill_slice = 8192;
 
   explicit sample_accumulator(std::size_t budget = default_budget)
       : budget_(budget) {}
@@ -33,6 +41,8 @@ public:
     if (!std::isfinite(value))
       return;
     if (exact_ && samples_.size() < budget_) {
+      if (samples_.capacity() == 0)
+        samples_.reserve(budget_);
       samples_.push_back(value);
       return;
     }
@@ -81,20 +91,34 @@ private:
 
   template <class T>
   void add_batch(std::span<const T> values);
+  /// Counts the finite `values` into the moments and the histogram.
+  template <class T>
+  void count_batch(std::span<const T> values) const;
   [[nodiscard]] moments current_moments() const;
   void spill();
+  static constexpr std::size_t all_kept = static_cast<std::size_t>(-1);
+  /// Moves up to `max` kept samples into the histogram; with all_kept (a
+  /// result is asked for) also frees them.
+  void count_kept(std::size_t max = all_kept) const;
   void add_spilled(double value) {
     if (exact_)
       spill();
+    else
+      count_kept(spill_slice);
     moments_.add(value);
     histogram_.record(value);
   }
 
   std::size_t budget_;
   bool exact_ = true;
+  // Mutable: summarize() reorders the samples, and every result first
+  // finishes moving the kept samples into the histogram; neither changes
+  // what the accumulator reports.
   mutable std::vector<double> samples_;
-  moments moments_;
-  log_linear_histogram histogram_;
+  /// Once spilled: the first kept sample not counted yet.
+  mutable std::size_t kept_next_ = 0;
+  mutable moments moments_;
+  mutable log_linear_histogram histogram_;
 };
 
 } // namespace aiperf::stats

@@ -53,6 +53,45 @@ TEST(sample_accumulator, spills_to_histogram_past_budget) {
     EXPECT_LE(std::abs(s->pct[i] - ref->pct[i]) / ref->pct[i], 0.001) << i;
 }
 
+// A budget larger than one spill slice: the kept samples move into the
+// histogram over later adds, never all at once in one add (a stall on the
+// I/O thread). Counts hold at every step, and the result equals the same
+// values spilled at once (a budget within one slice).
+TEST(sample_accumulator, kept_samples_spill_over_later_adds) {
+  constexpr std::size_t budget = 3 * stats::sample_accumulator::spill_slice;
+  std::mt19937_64 rng(9);
+  std::lognormal_distribution<double> dist(12, 1.0);
+  stats::sample_accumulator sliced(budget), at_once(64);
+  std::vector<std::int64_t> batch(63);
+  std::uint64_t added = 0;
+  bool counts_held = true;
+  while (added < budget + 10 * 63) {
+    for (auto& x : batch)
+      x = static_cast<std::int64_t>(dist(rng));
+    sliced.add_all(batch);
+    at_once.add_all(batch);
+    added += batch.size();
+    counts_held = counts_held && sliced.count() == added;
+  }
+  EXPECT_TRUE(counts_held) << "kept samples not counted yet must still count";
+  EXPECT_FALSE(sliced.exact());
+  // A merge in the middle of moving them counts them too.
+  stats::sample_accumulator merged(budget);
+  merged.add(1.0);
+  merged.merge(sliced);
+  EXPECT_EQ(merged.count(), added + 1);
+  auto s = sliced.summarize();
+  auto r = at_once.summarize();
+  ASSERT_TRUE(s && r);
+  EXPECT_EQ(s->count, added);
+  EXPECT_EQ(s->count, r->count);
+  EXPECT_EQ(s->min, r->min);
+  EXPECT_EQ(s->max, r->max);
+  EXPECT_NEAR(s->sum, r->sum, r->sum * 1e-12);
+  EXPECT_NEAR(s->std, r->std, r->std * 1e-9);
+  EXPECT_EQ(s->pct, r->pct); // the same histogram counts
+}
+
 // Verifies merging equals adding everything into one, in both modes.
 TEST(sample_accumulator, merge_equals_single_accumulator) {
   std::mt19937_64 rng(5);
