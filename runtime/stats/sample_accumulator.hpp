@@ -16,15 +16,14 @@
 namespace aiperf::stats {
 
 /// Accumulates one metric's values. Keeps up to `budget` values exactly
-/// (default 2^22 = 4,194,304 values, 32 MiB); the first value past the
-/// budget moves everything into a `log_linear_histogram` and frees the
-/// samples, after which `exact()` is false and percentiles are approximate.
-/// Neither step stalls the caller (the records manager, on an I/O thread):
-/// the budget is reserved up front (address space only; pages are touched
-/// as values come), so the samples are never copied to grow, and the kept
-/// samples move into the histogram `spill_slice` at a time, one slice per
-/// later add, the rest when a result is asked for (their memory is freed
-/// then too).
+/// (default 2^22 = 4,194,304 values, 32 MiB); past the budget everything
+/// goes into a `log_linear_histogram`, `exact()` is false and percentiles
+/// are approximate. Neither step stalls the caller (the records manager,
+/// on an I/O thread): the budget is reserved up front (address space only;
+/// pages are touched as values come), so the samples are never copied to
+/// grow, and the kept samples move into the histogram `spill_slice` at a
+/// time, one slice per later add, the rest — and their memory — when a
+/// result is asked for.
 /// Moments are kept exactly either way (compensated sum, Welford/Chan
 /// variance), so avg/std/min/max/sum/count never degrade. Not thread-safe.
 class sample_accumulator {

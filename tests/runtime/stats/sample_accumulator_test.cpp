@@ -55,8 +55,9 @@ TEST(sample_accumulator, spills_to_histogram_past_budget) {
 
 // A budget larger than one spill slice: the kept samples move into the
 // histogram over later adds, never all at once in one add (a stall on the
-// I/O thread). Counts hold at every step, and the result equals the same
-// values spilled at once (a budget within one slice).
+// I/O thread). Counts hold at every step, a merge while kept samples wait
+// counts them, and the result equals the same values spilled at once (a
+// budget within one slice).
 TEST(sample_accumulator, kept_samples_spill_over_later_adds) {
   constexpr std::size_t budget = 3 * stats::sample_accumulator::spill_slice;
   std::mt19937_64 rng(9);
@@ -65,21 +66,24 @@ TEST(sample_accumulator, kept_samples_spill_over_later_adds) {
   std::vector<std::int64_t> batch(63);
   std::uint64_t added = 0;
   bool counts_held = true;
-  while (added < budget + 10 * 63) {
+  auto add_one_batch = [&] {
     for (auto& x : batch)
       x = static_cast<std::int64_t>(dist(rng));
     sliced.add_all(batch);
     at_once.add_all(batch);
     added += batch.size();
     counts_held = counts_held && sliced.count() == added;
-  }
-  EXPECT_TRUE(counts_held) << "kept samples not counted yet must still count";
-  EXPECT_FALSE(sliced.exact());
-  // A merge in the middle of moving them counts them too.
+  };
+  while (sliced.exact())
+    add_one_batch(); // the add that spills moves one slice only
+  auto waiting = sliced;
   stats::sample_accumulator merged(budget);
   merged.add(1.0);
-  merged.merge(sliced);
+  merged.merge(waiting);
   EXPECT_EQ(merged.count(), added + 1);
+  while (added < budget + 10 * 63)
+    add_one_batch();
+  EXPECT_TRUE(counts_held) << "kept samples not counted yet must still count";
   auto s = sliced.summarize();
   auto r = at_once.summarize();
   ASSERT_TRUE(s && r);
