@@ -194,6 +194,10 @@ n = d["request_count"]["avg"]
 errs = sum(e.get("count", 0) for e in d.get("error_summary", []))
 if errs: print(f"aiperf-node saw {errs} errors", file=sys.stderr)
 for w in d.get("warnings", []): print("warning:", w, file=sys.stderr)
+load = d.get("load", {})
+if "mean_requests_in_flight" in load and "target_concurrency" in load:
+    print(f"requests in flight at the server: {load['mean_requests_in_flight']:.1f} "
+          f"of --concurrency {load['target_concurrency']}", file=sys.stderr)
 out = [f"{d['request_throughput']['avg']:.1f}", f"{(u + s) / n * 1e6:.2f}"]
 for m in sys.argv[3:]:
     out += [f"{d[m]['p50']:.3f}", f"{d[m]['p99']:.3f}"]
