@@ -178,8 +178,12 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   opts.coordinated_omission = t.mode != proto::timing_mode::concurrency;
   if (cfg.request_rate)
     opts.target_request_rate = *cfg.request_rate;
+  // A load to keep only when nothing but the client leaves a slot idle:
+  // no prefill limit and no think time between turns (synthetic turn delays,
+  // or an input file, whose turns may carry them).
   if (t.mode == proto::timing_mode::concurrency && t.concurrency > 0
-      && t.prefill_concurrency == 0)
+      && t.prefill_concurrency == 0 && cfg.conversation_turn_delay_mean == 0
+      && !cfg.input_file)
     opts.target_concurrency = t.concurrency;
   auto& rec = plan.records;
   rec.artifact_dir = plan.artifact_dir;

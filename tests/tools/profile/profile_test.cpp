@@ -591,7 +591,23 @@ TEST_F(profile_test, trace_replay_with_concurrency_1_replays_every_line) {
   auto r = profile({"--input-file", trace.string(), "--concurrency", "1"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(jsonl().size(), 4u);
-  expect_only_benign_warnings(summary());
+  auto s = summary();
+  expect_only_benign_warnings(s);
+  // A trace's turns may carry think time: the slot is not the client's to
+  // keep busy, so --concurrency is no target here.
+  EXPECT_FALSE(s["load"].HasMember("target_concurrency"));
+}
+
+TEST_F(profile_test, think_time_between_turns_is_no_concurrency_shortfall) {
+  auto r = profile({"--isl", "8", "--osl", "2", "--conversation-turn-mean",
+                    "2", "--conversation-turn-delay-mean", "20",
+                    "--conversation-num", "2", "--concurrency", "2",
+                    "--request-count", "8"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto s = summary();
+  EXPECT_FALSE(s["load"].HasMember("target_concurrency"));
+  EXPECT_TRUE(s["load"].HasMember("mean_requests_in_flight"));
+  expect_only_benign_warnings(s);
 }
 
 TEST_F(profile_test, single_turn_input_file_sends_its_texts_verbatim) {
