@@ -46,13 +46,16 @@ public:
 
   /// Takes over the reference the caller added for the scheduler.
   void enqueue(caf::resumable* ptr) override {
-    // Other threads (CAF's clock, the main thread) always post: draining_
-    // belongs to the I/O thread.
-    if (ioc_.get_executor().running_in_this_thread() && draining_) {
-      ready_.push_back(ptr);
+    if (ioc_.get_executor().running_in_this_thread()) {
+      make_ready(ptr);
       return;
     }
-    boost::asio::post(ioc_, [this, ptr] { drain(ptr); });
+    // Other threads (CAF's clock, the main thread): the queue belongs to
+    // the I/O thread.
+    boost::asio::post(ioc_, [this, ptr] {
+      ready_.push_back(ptr);
+      drain();
+    });
   }
 
   caf::actor_clock& clock() noexcept override {
@@ -80,7 +83,7 @@ protected:
     // runs, and the thread that held the reference is gone.
     std::promise<void> drained;
     auto fut = drained.get_future();
-    boost::asio::post(ioc_, [&drained] {
+    post_when_idle([this, &drained] {
       caf::logger::set_current_actor_system(nullptr);
       drained.set_value();
     });
@@ -93,26 +96,50 @@ protected:
   }
 
 private:
-  /// Runs `first`, then what the actors it ran made ready (a chain of
-  /// sends: completion, record, credit return, next credit) in this same
-  /// turn of the loop, instead of one loop turn — a poll of every socket
-  /// and everything queued behind it — per hop. At most drain_budget
-  /// resumptions: the rest waits behind the sockets' handlers.
-  void drain(caf::resumable* first) {
+  /// On the I/O thread: queues `ptr` and makes sure a drain is coming —
+  /// the one running now, if any: a chain of sends (completion, record,
+  /// credit return, next credit) then runs in the same turn of the loop
+  /// instead of one turn (a poll of every socket and everything queued
+  /// behind it) per hop.
+  void make_ready(caf::resumable* ptr) {
+    ready_.push_back(ptr);
+    if (!draining_ && posted_drains_ == 0)
+      post_drain();
+  }
+
+  void post_drain() {
+    ++posted_drains_;
+    boost::asio::post(ioc_, [this] {
+      --posted_drains_;
+      drain();
+    });
+  }
+
+  /// Runs up to drain_budget ready resumptions; the rest waits behind the
+  /// sockets' handlers (a drain posted again).
+  void drain() {
     draining_ = true;
-    run(first);
-    for (std::size_t n = 1; !ready_.empty() && n < drain_budget; ++n) {
+    for (std::size_t n = 0; !ready_.empty() && n < drain_budget; ++n) {
       auto* next = ready_.front();
       ready_.pop_front();
       run(next);
     }
     draining_ = false;
-    if (!ready_.empty())
-      boost::asio::post(ioc_, [this] {
-        auto* next = ready_.front();
-        ready_.pop_front();
-        drain(next);
-      });
+    if (!ready_.empty() && posted_drains_ == 0)
+      post_drain();
+  }
+
+  /// Posts `f` to run once nothing is ready and no drain is posted, so no
+  /// handler that uses `this` is left behind it.
+  template <class F>
+  void post_when_idle(F f) {
+    boost::asio::post(ioc_, [this, f = std::move(f)]() mutable {
+      if (!ready_.empty() || posted_drains_ > 0) {
+        post_when_idle(std::move(f));
+        return;
+      }
+      f();
+    });
   }
 
   void run(caf::resumable* ptr) {
@@ -133,9 +160,11 @@ private:
   static constexpr std::size_t drain_budget = 32;
 
   boost::asio::io_context& ioc_;
-  /// Made ready while draining, on the I/O thread; touched only there.
+  // The I/O thread's alone.
   std::deque<caf::resumable*> ready_;
   bool draining_ = false;
+  /// Drains posted and not run yet.
+  int posted_drains_ = 0;
   io_execution_unit unit_;
   caf::detail::thread_safe_actor_clock clock_;
   std::thread clock_thread_;

@@ -20,6 +20,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <vector>
 
 using namespace aiperf::system;
 
@@ -164,4 +165,39 @@ TEST(io_scheduler, a_chain_of_sends_runs_in_one_turn_of_the_loop_up_to_a_bound) 
   EXPECT_GE(first_turn, 10);
   EXPECT_LT(first_turn, 1000) << "the chain never let the loop poll";
   EXPECT_EQ(all, 1000);
+}
+
+// More actors made ready at once than one turn runs, while another drain
+// is already queued: every actor runs exactly once (a drain continued
+// behind another once took from an empty queue and crashed at random).
+TEST(io_scheduler, a_fan_out_past_the_budget_runs_every_actor_once) {
+  io_thread io;
+  auto cfg = config_for(io);
+  caf::actor_system sys{cfg};
+  constexpr int fan = 100;
+  int runs = 0; // I/O thread only
+  std::promise<int> all_ran;
+  auto count = [&](caf::event_based_actor*) -> caf::behavior {
+    return {[&](int) {
+      if (++runs == fan + 1)
+        all_ran.set_value(runs);
+    }};
+  };
+  std::vector<caf::actor> targets;
+  for (int i = 0; i < fan; ++i)
+    targets.push_back(sys.spawn(count));
+  auto lone = sys.spawn(count);
+  auto fan_out = sys.spawn([&](caf::event_based_actor* self) -> caf::behavior {
+    return {[=, &targets](int) {
+      for (auto& t : targets)
+        self->send(t, 1);
+    }};
+  });
+  boost::asio::post(io.ioc, [&] {
+    caf::anon_send(fan_out, 1); // fans out inside its drain
+    caf::anon_send(lone, 1);    // queued behind it
+  });
+  auto ran = all_ran.get_future();
+  ASSERT_EQ(ran.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(ran.get(), fan + 1);
 }
