@@ -6,6 +6,17 @@
 
 namespace aiperf::stats {
 
+namespace {
+
+/// Whether `v` (a value of type T made double) counts: integers always do,
+/// with no per-value check.
+template <class T>
+constexpr bool finite(double v) noexcept {
+  return !std::is_floating_point_v<T> || std::isfinite(v);
+}
+
+} // namespace
+
 void sample_accumulator::moments::add(double x) noexcept {
   if (n == 0) {
     min = max = x;
@@ -90,15 +101,11 @@ void sample_accumulator::count_kept(std::size_t max) const {
 
 template <class T>
 void sample_accumulator::add_batch(std::span<const T> values) {
-  // Integers are always finite: no per-value check for them.
-  constexpr auto finite = [](double v) {
-    return !std::is_floating_point_v<T> || std::isfinite(v);
-  };
   if (exact_ && samples_.size() + values.size() <= budget_) {
     if (samples_.capacity() == 0)
       samples_.reserve(budget_);
     for (auto x : values)
-      if (auto v = static_cast<double>(x); finite(v))
+      if (auto v = static_cast<double>(x); finite<T>(v))
         samples_.push_back(v);
     return;
   }
@@ -111,9 +118,6 @@ void sample_accumulator::add_batch(std::span<const T> values) {
 
 template <class T>
 void sample_accumulator::count_batch(std::span<const T> values) const {
-  constexpr auto finite = [](double v) {
-    return !std::is_floating_point_v<T> || std::isfinite(v);
-  };
   // Moments of the batch in two passes, then one Chan merge. The sum is
   // the same Neumaier sum, written so that it compiles without branches;
   // the histogram buckets are counted in the same pass, in the shadow of
@@ -125,7 +129,7 @@ void sample_accumulator::count_batch(std::span<const T> values) const {
   double hi = 0;
   for (auto x : values) {
     auto v = static_cast<double>(x);
-    if (!finite(v))
+    if (!finite<T>(v))
       continue;
     lo = batch.n == 0 || v < lo ? v : lo;
     hi = batch.n == 0 || v > hi ? v : hi;
@@ -146,7 +150,7 @@ void sample_accumulator::count_batch(std::span<const T> values) const {
   batch.sum.add(comp);
   batch.mean = (sum + comp) / static_cast<double>(batch.n);
   for (auto x : values)
-    if (auto v = static_cast<double>(x); finite(v))
+    if (auto v = static_cast<double>(x); finite<T>(v))
       batch.m2 += (v - batch.mean) * (v - batch.mean);
   moments_.merge(batch);
 }

@@ -15,8 +15,6 @@ namespace aiperf::profile_command {
 
 namespace {
 
-std::mutex check_mtx; // guards start() and finish()
-
 std::string number(double x) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4f", x);
@@ -31,7 +29,7 @@ client_self_check::client_self_check(http::io_pool& io) {
 }
 
 void client_self_check::start() {
-  std::lock_guard<std::mutex> guard{check_mtx};
+  std::lock_guard<std::mutex> guard{mtx_};
   start_locked();
 }
 
@@ -48,7 +46,7 @@ client_self_check::~client_self_check() {
 }
 
 std::pair<std::vector<std::string>, std::string> client_self_check::finish() {
-  std::lock_guard<std::mutex> guard{check_mtx};
+  std::lock_guard<std::mutex> guard{mtx_};
   if (result_)
     return *result_;
   start_locked();

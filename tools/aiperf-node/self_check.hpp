@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,7 @@ private:
   std::vector<std::unique_ptr<selfcheck::monitor>> monitors_;
   std::unique_ptr<std::pair<std::vector<std::string>, std::string>> result_;
   bool started_ = false;
+  std::mutex mtx_; // guards start() and finish()
 };
 
 } // namespace aiperf::profile_command

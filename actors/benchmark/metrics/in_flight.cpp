@@ -7,12 +7,8 @@ namespace aiperf::metrics {
 void in_flight_meter::add(std::int64_t start_ns, std::int64_t end_ns) {
   if (start_ns <= 0 || end_ns < start_ns)
     return;
-  if (count_++ == 0) {
-    first_start_ns_ = last_start_ns_ = start_ns;
-  } else {
-    first_start_ns_ = std::min(first_start_ns_, start_ns);
-    last_start_ns_ = std::max(last_start_ns_, start_ns);
-  }
+  widen(start_ns, start_ns);
+  ++count_;
   settle();
   if (end_ns <= last_start_ns_)
     closed_ns_ += end_ns - start_ns; // already whole inside the window
@@ -23,19 +19,23 @@ void in_flight_meter::add(std::int64_t start_ns, std::int64_t end_ns) {
 void in_flight_meter::merge(const in_flight_meter& other) {
   if (other.count_ == 0)
     return;
-  if (count_ == 0) {
-    first_start_ns_ = other.first_start_ns_;
-    last_start_ns_ = other.last_start_ns_;
-  } else {
-    first_start_ns_ = std::min(first_start_ns_, other.first_start_ns_);
-    last_start_ns_ = std::max(last_start_ns_, other.last_start_ns_);
-  }
+  widen(other.first_start_ns_, other.last_start_ns_);
   count_ += other.count_;
   closed_ns_ += other.closed_ns_;
   auto copy = other.open_;
   for (; !copy.empty(); copy.pop())
     open_.push(copy.top());
   settle();
+}
+
+void in_flight_meter::widen(std::int64_t first_ns, std::int64_t last_ns) {
+  if (count_ == 0) {
+    first_start_ns_ = first_ns;
+    last_start_ns_ = last_ns;
+    return;
+  }
+  first_start_ns_ = std::min(first_start_ns_, first_ns);
+  last_start_ns_ = std::max(last_start_ns_, last_ns);
 }
 
 void in_flight_meter::settle() {

@@ -47,6 +47,10 @@ private:
                           std::vector<std::pair<std::int64_t, std::int64_t>>,
                           std::greater<>>;
 
+  /// Widens [first start, last start] to cover [first_ns, last_ns]; call
+  /// before count_ grows.
+  void widen(std::int64_t first_ns, std::int64_t last_ns);
+
   /// Moves requests that ended by the latest start into closed_ns_: their
   /// whole duration lies inside the window whatever starts come later.
   void settle();
