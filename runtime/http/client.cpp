@@ -149,7 +149,10 @@ std::string_view response_head::find(std::string_view name) const noexcept {
 // -- internals ----------------------------------------------------------------
 
 struct pending_request {
-  request req;
+  /// The caller's request (submit_here: it outlives the request, like the
+  /// sink) or `owned` (submit).
+  const request* req = nullptr;
+  std::unique_ptr<const request> owned;
   response_sink* sink = nullptr;
   request_id id = 0;
   bool has_deadline = false;
@@ -425,11 +428,11 @@ public:
     busy_ = true;
     got_bytes_ = false;
     ++seq_;
-    if (cur_.req.timeout_ms > 0) {
+    if (cur_.req->timeout_ms > 0) {
       if (!cur_.has_deadline) {
         cur_.has_deadline = true;
         cur_.deadline = std::chrono::steady_clock::now()
-                        + std::chrono::milliseconds(cur_.req.timeout_ms);
+                        + std::chrono::milliseconds(cur_.req->timeout_ms);
       }
       arm_deadline(cur_.deadline);
     }
@@ -516,7 +519,7 @@ private:
     }
     finish(make_error(error_category::timeout, 0,
                       "request to " + describe(pool_.ep) + " timed out after "
-                        + std::to_string(cur_.req.timeout_ms)
+                        + std::to_string(cur_.req->timeout_ms)
                         + " ms; raise the request timeout if the server is "
                           "just slow"),
            now_ns());
@@ -693,7 +696,7 @@ private:
   }
 
   void build_head() {
-    auto& r = cur_.req;
+    const auto& r = *cur_.req;
     const auto& start = head_start_of(r);
     head_.assign(start.text);
     field_flags seen = start.seen;
@@ -731,15 +734,15 @@ private:
     build_head();
     parser_.emplace();
     parser_->sink = cur_.sink;
-    if (cur_.req.method == "HEAD")
+    if (cur_.req->method == "HEAD")
       parser_->skip(true);
-    fresh_ = cur_.req.method != "HEAD";
+    fresh_ = cur_.req->method != "HEAD";
     fast_ = false;
     fast_left_ = 0;
     drop_buffer();
     cur_.sink->on_send(now_ns());
     std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
-                                           asio::buffer(cur_.req.body)};
+                                           asio::buffer(cur_.req->body)};
     auto on_written = [self = shared_from_this(), seq = seq_](error_code ec,
                                                               std::size_t) {
       if (seq != self->seq_)
@@ -1174,39 +1177,39 @@ void client_impl::on_submit(pending_request&& p) {
   };
   // A shared block is immutable: validated once, then recognised by
   // identity (the kept reference stops its address from being reused).
-  if (p.req.shared_headers && p.req.shared_headers != valid_shared_headers_) {
-    for (auto& [k, v] : *p.req.shared_headers)
+  if (p.req->shared_headers && p.req->shared_headers != valid_shared_headers_) {
+    for (auto& [k, v] : *p.req->shared_headers)
       if (bad_header(k, v))
         return;
-    valid_shared_headers_ = p.req.shared_headers;
+    valid_shared_headers_ = p.req->shared_headers;
   }
-  for (auto& [k, v] : p.req.headers)
+  for (auto& [k, v] : p.req->headers)
     if (bad_header(k, v))
       return;
-  if (p.req.method.empty() || bad(p.req.method) || bad(p.req.target)
-      || p.req.method.find(' ') != std::string::npos
-      || p.req.target.find(' ') != std::string::npos) {
+  if (p.req->method.empty() || bad(p.req->method) || bad(p.req->target)
+      || p.req->method.find(' ') != std::string::npos
+      || p.req->target.find(' ') != std::string::npos) {
     fail_now(p, make_error(error_category::protocol, 0,
-                           "request method/target '" + p.req.method + " "
-                             + p.req.target
+                           "request method/target '" + p.req->method + " "
+                             + p.req->target
                              + "' contains spaces or line breaks; "
                                "percent-encode the target"));
     return;
   }
   pool* pl = nullptr;
   for (auto& x : pools_)
-    if (x->ep == p.req.ep) {
+    if (x->ep == p.req->ep) {
       pl = x.get();
       break;
     }
   if (pl == nullptr) {
     auto fresh = std::make_unique<pool>();
-    fresh->ep = p.req.ep;
-    fresh->port_str = std::to_string(p.req.ep.port);
+    fresh->ep = p.req->ep;
+    fresh->port_str = std::to_string(p.req->ep.port);
     error_code ec;
-    auto literal = asio::ip::make_address(p.req.ep.host, ec);
+    auto literal = asio::ip::make_address(p.req->ep.host, ec);
     if (!ec)
-      fresh->targets.emplace_back(literal, p.req.ep.port);
+      fresh->targets.emplace_back(literal, p.req->ep.port);
     pl = fresh.get();
     pools_.push_back(std::move(fresh));
   }
@@ -1326,18 +1329,25 @@ client::~client() {
 
 request_id client::submit(request req, response_sink& sink) {
   auto id = impl_->next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
-  asio::post(impl_->ioc_, [impl = impl_, p = pending_request{std::move(req),
-                                                             &sink, id}]() mutable {
+  pending_request p;
+  p.owned = std::make_unique<const request>(std::move(req));
+  p.req = p.owned.get();
+  p.sink = &sink;
+  p.id = id;
+  asio::post(impl_->ioc_, [impl = impl_, p = std::move(p)]() mutable {
     impl->on_submit(std::move(p));
   });
   return id;
 }
 
-void client::submit_here(request req, response_sink& sink,
+void client::submit_here(const request& req, response_sink& sink,
                          request_id& id_out) {
   auto id = impl_->next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
   id_out = id;
-  pending_request p{std::move(req), &sink, id};
+  pending_request p;
+  p.req = &req;
+  p.sink = &sink;
+  p.id = id;
   if (impl_->ioc_.get_executor().running_in_this_thread()) {
     impl_->on_submit(std::move(p));
     return;

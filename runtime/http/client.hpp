@@ -107,7 +107,8 @@ public:
   virtual void on_complete(const error_info& err, std::int64_t ts_ns) = 0;
 };
 
-/// A request. Move it into submit(); nothing in it is referenced afterwards.
+/// A request. Moved into submit() (nothing in it is referenced afterwards),
+/// or lent to submit_here() (kept alive and unchanged until on_complete).
 struct request {
   endpoint ep;
   std::string method = "GET";
@@ -196,8 +197,13 @@ public:
   /// stored in `id_out` BEFORE the request starts, because on the I/O thread
   /// any sink callback, on_complete included, may run before this returns:
   /// the caller must not touch the sink's state afterwards. Off the I/O
-  /// thread it is submit() plus the store.
-  void submit_here(request req, response_sink& sink, request_id& id_out);
+  /// thread it is submit() plus the store. `req` is lent, not copied: like
+  /// the sink it must stay alive and unchanged until on_complete has
+  /// returned (a caller that sends request after request keeps one and
+  /// refills it, so its strings keep their capacity).
+  void submit_here(const request& req, response_sink& sink,
+                   request_id& id_out);
+  void submit_here(request&&, response_sink&, request_id&) = delete;
 
   /// Completes request `id` with a `cancelled` error and closes its
   /// connection (never reused). No-op if it already completed. Thread-safe.

@@ -725,8 +725,9 @@ TEST_F(client_fixture, submit_here_on_io_thread_sends_before_returning) {
   recording_sink sink;
   request_id id = 0;
   std::promise<int> sends_at_return;
+  auto req = make_request(srv.port()); // lent: lives until on_complete
   boost::asio::post(io.context(0), [&] {
-    c.submit_here(make_request(srv.port()), sink, id);
+    c.submit_here(req, sink, id);
     sends_at_return.set_value(sink.sends);
   });
   auto fut = sends_at_return.get_future();
@@ -761,10 +762,10 @@ TEST_F(client_fixture, submit_here_stores_the_id_before_any_callback) {
   request_id id = 0;
   id_checking_sink sink{id};
   std::promise<int> completions_at_return;
+  auto req = make_request(1);
+  req.headers.emplace_back("X-Evil", "a\nb");
   boost::asio::post(io.context(0), [&] {
-    auto req = make_request(1);
-    req.headers.emplace_back("X-Evil", "a\nb");
-    c.submit_here(std::move(req), sink, id);
+    c.submit_here(req, sink, id);
     completions_at_return.set_value(sink.completions);
   });
   auto fut = completions_at_return.get_future();
@@ -776,9 +777,7 @@ TEST_F(client_fixture, submit_here_stores_the_id_before_any_callback) {
 
   request_id other = 0;
   id_checking_sink off_thread{other};
-  auto req = make_request(1);
-  req.headers.emplace_back("X-Evil", "a\nb");
-  c.submit_here(std::move(req), off_thread, other);
+  c.submit_here(req, off_thread, other);
   ASSERT_TRUE(off_thread.wait());
   EXPECT_EQ(off_thread.id_at_complete, other);
   EXPECT_GT(other, id);
