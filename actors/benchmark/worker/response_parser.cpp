@@ -6,48 +6,12 @@
 #include <cstring>
 #include <utility>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace aiperf::worker {
 
 namespace {
 
 // -- targeted scanner ----------------------------------------------------------
-
-/// Bytes that end a run of plain string characters: '"', '\\', controls.
-constexpr std::array<bool, 256> string_stops = [] {
-  std::array<bool, 256> t{};
-  for (int c = 0; c < 0x20; ++c)
-    t[c] = true;
-  t['"'] = true;
-  t['\\'] = true;
-  return t;
-}();
-
-/// Returns the first byte in [p, end) that ends a plain string run, or end.
-/// Strings are most of a message's bytes: 16 at a time where SSE2 exists.
-inline const char* skip_plain(const char* p, const char* end) noexcept {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i control_max = _mm_set1_epi8(0x1F);
-  while (end - p >= 16) {
-    auto v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // Unsigned v <= 0x1F exactly when min(v, 0x1F) == v.
-    auto stop = _mm_or_si128(
-      _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-      _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v));
-    if (auto mask = _mm_movemask_epi8(stop); mask != 0)
-      return p + __builtin_ctz(static_cast<unsigned>(mask));
-    p += 16;
-  }
-#endif
-  while (p < end && !string_stops[static_cast<unsigned char>(*p)])
-    ++p;
-  return p;
-}
 
 /// Deepest nesting the scanner skips itself; deeper goes to RapidJSON.
 constexpr int max_skip_depth = 64;
@@ -170,7 +134,7 @@ private:
     if (!eat('"'))
       return false;
     auto* start = p_;
-    p_ = skip_plain(p_, end_);
+    p_ = detail::skip_plain(p_, end_);
     if (p_ == end_ || *p_ != '"')
       return false;
     key = {start, static_cast<std::size_t>(p_ - start)};
@@ -227,7 +191,7 @@ private:
     if (!eat('"'))
       return false;
     auto* start = p_;
-    p_ = skip_plain(p_, end_);
+    p_ = detail::skip_plain(p_, end_);
     if (p_ == end_)
       return false;
     if (*p_ == '"') {
@@ -241,7 +205,7 @@ private:
       scratch_.append(start, p_);
     for (;;) {
       auto* run = p_;
-      p_ = skip_plain(p_, end_);
+      p_ = detail::skip_plain(p_, end_);
       if constexpr (decode)
         scratch_.append(run, p_);
       if (p_ == end_)
@@ -563,20 +527,6 @@ const char* response_parser::decode_string_at(const char* first,
   return first + end;
 }
 
-inline const char* response_parser::string_at(const char* first,
-                                              const char* last,
-                                              std::size_t at,
-                                              std::string_view& content) {
-  const char* text = first + at + 1;
-  const char* stop = skip_plain(text, last);
-  if (stop != last && *stop == '"') {
-    // No escapes (the usual case): a view of the input, no scratch.
-    content = {text, static_cast<std::size_t>(stop - text)};
-    return stop + 1;
-  }
-  return decode_string_at(first, last, at, content);
-}
-
 bool response_parser::match_template(std::string_view json,
                                     proto::endpoint_kind kind,
                                     message_fields& out) {
@@ -603,43 +553,6 @@ bool response_parser::match_template(std::string_view json,
   out.content = content;
   ++template_hits_;
   return true;
-}
-
-const char* response_parser::match_data_block(const char* first,
-                                              const char* last,
-                                              proto::endpoint_kind kind,
-                                              std::string_view& content) {
-  // "data: " + message + "\n\n" is one block with one data line exactly
-  // when the message holds no line break: true of the template's bytes
-  // (checked when it was taken) and of a string (raw controls end it).
-  const char* chained = std::exchange(chained_, nullptr);
-  if (!template_one_line_ || kind != template_kind_)
-    return nullptr;
-  auto avail = [last](const char* p) {
-    return static_cast<std::size_t>(last - p);
-  };
-  // The block's head (up to the content string's opening quote) was
-  // compared already when the previous call's gap reached into it.
-  if (first != chained
-      && (avail(first) < block_head_.size()
-          || std::memcmp(first, block_head_.data(), block_head_.size()) != 0))
-    return nullptr;
-  const char* after = string_at(first, last, block_head_.size() - 1, content);
-  if (after == nullptr)
-    return nullptr;
-  const std::size_t tail = block_gap_.size() - block_head_.size();
-  if (avail(after) >= block_gap_.size()
-      && std::memcmp(after, block_gap_.data(), block_gap_.size()) == 0) {
-    // This block ends as the template's do and the next one starts so:
-    // one compare for both, and the next call (the parser's, for the very
-    // next block of these bytes) skips its head.
-    chained_ = after + tail;
-  } else if (avail(after) < tail
-             || std::memcmp(after, block_gap_.data(), tail) != 0) {
-    return nullptr;
-  }
-  ++template_hits_;
-  return after + tail;
 }
 
 bool response_parser::parse(std::string_view json, proto::endpoint_kind kind,

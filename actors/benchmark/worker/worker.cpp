@@ -202,6 +202,12 @@ struct request_context final : http::response_sink {
   /// The request, lent to the client until on_complete (its strings keep
   /// their capacity from credit to credit).
   http::request req;
+  /// The content deltas so far, joined into record.output_text once the
+  /// response has ended: a per-event append to a plain buffer is a copy,
+  /// not a std::string::append call (~25 instructions per event less).
+  std::unique_ptr<char[]> text;
+  std::size_t text_size = 0;
+  std::size_t text_capacity = 0;
   std::string body;
   sse::sse_parser parser;
   response_parser fields_parser;
@@ -217,6 +223,7 @@ struct request_context final : http::response_sink {
     submitted = false;
     event_stream = false;
     last_read_ns = 0;
+    text_size = 0;
     body.clear();
     parser.reset();
     fields = message_fields{};
@@ -230,6 +237,15 @@ struct request_context final : http::response_sink {
     record.error = error_details{code, std::move(type), std::move(message)};
   }
 
+  [[gnu::noinline]] void grow_text(std::size_t more) {
+    auto capacity = std::max(text_capacity * 2, text_size + more + 256);
+    auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
+    if (text_size > 0)
+      std::memcpy(bigger.get(), text.get(), text_size);
+    text = std::move(bigger);
+    text_capacity = capacity;
+  }
+
   void add_content(std::string_view content, std::string_view reasoning,
                    std::int64_t ts) {
     if (content.empty() && reasoning.empty())
@@ -237,8 +253,12 @@ struct request_context final : http::response_sink {
     bool first = record.response_ts_ns.empty();
     record.response_ts_ns.push_back(ts);
     record.response_is_reasoning.push_back(content.empty() ? 1 : 0);
-    if (!content.empty())
-      record.output_text.append(content);
+    if (!content.empty()) {
+      if (text_size + content.size() > text_capacity)
+        grow_text(content.size());
+      std::memcpy(text.get() + text_size, content.data(), content.size());
+      text_size += content.size();
+    }
     if (!reasoning.empty())
       record.reasoning_text.append(reasoning);
     if (first && notify_first_token) {
@@ -367,6 +387,8 @@ struct request_context final : http::response_sink {
         record.raw_responses.push_back(raw_response{last_read_ns, body, {}});
       on_message(body, last_read_ns);
     }
+    if (text_size > 0)
+      record.output_text.assign(text.get(), text_size);
     timer.reset();
     auto self = std::unique_ptr<request_context>{this};
     auto side = io; // keeps the queue alive past this object
@@ -453,10 +475,9 @@ struct worker_state {
     headers;
   /// Finished contexts kept for reuse (their buffers keep their capacity).
   std::vector<std::unique_ptr<request_context>> free_contexts;
-  /// Sizes of the last finished response, to reserve the next record's
-  /// buffers once instead of growing them event by event.
+  /// Events of the last finished response, to reserve the next record's
+  /// stamps once instead of growing them event by event.
   std::size_t last_events = 0;
-  std::size_t last_text = 0;
   /// Live assistant replies per session, for multi-turn payloads.
   std::map<std::pair<std::uint8_t, std::uint32_t>, std::vector<std::string>>
     history;
@@ -651,10 +672,8 @@ void drain_completions(actor_ptr self) {
     } else {
       st.history[key].push_back(rec.output_text);
     }
-    if (!rec.has_error && !rec.response_ts_ns.empty()) {
+    if (!rec.has_error && !rec.response_ts_ns.empty())
       st.last_events = rec.response_ts_ns.size();
-      st.last_text = rec.output_text.size();
-    }
     records.records.push_back(std::move(rec));
   }
   for (auto& ctx : done)
@@ -751,7 +770,7 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
           failed_records.records.push_back(std::move(rec));
           continue;
         }
-        // The record leaves with its buffers: size them once, from the last
+        // The record leaves with its stamps: size them once, from the last
         // response and the requested length.
         auto events = std::min(
           std::max<std::size_t>(
@@ -762,7 +781,6 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
           max_reserved_events);
         rec.response_ts_ns.reserve(events);
         rec.response_is_reasoning.reserve(events);
-        rec.output_text.reserve(std::min(st.last_text, events * 16));
         ctx->io = st.io;
         ctx->kind = st.cfg.endpoint;
         ctx->export_raw = st.cfg.export_raw;
