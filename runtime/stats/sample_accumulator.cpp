@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
+
+#include <sys/mman.h>
 
 namespace aiperf::stats {
 
@@ -16,6 +19,22 @@ constexpr bool finite(double v) noexcept {
 }
 
 } // namespace
+
+void sample_accumulator::reserve_samples() {
+  samples_.reserve(budget_);
+  // Huge pages for what lies past the first 4 MiB: a run that fills the
+  // 32 MiB of inter-chunk latencies takes 8k page faults on small pages
+  // (~0.2 µs per request of a 200k-request run on a VM), while a short run
+  // stays on small pages and touches only what it uses. A hint: ignored
+  // where transparent huge pages are off.
+  constexpr std::uintptr_t small = 4u << 20;
+  constexpr std::uintptr_t huge = 2u << 20;
+  auto first = reinterpret_cast<std::uintptr_t>(samples_.data());
+  auto last = first + budget_ * sizeof(double);
+  auto from = (first + small + huge - 1) & ~(huge - 1);
+  if (from < last)
+    ::madvise(reinterpret_cast<void*>(from), last - from, MADV_HUGEPAGE);
+}
 
 void sample_accumulator::moments::add(double x) noexcept {
   if (n == 0) {
@@ -103,7 +122,7 @@ template <class T>
 void sample_accumulator::add_batch(std::span<const T> values) {
   if (exact_ && samples_.size() + values.size() <= budget_) {
     if (samples_.capacity() == 0)
-      samples_.reserve(budget_);
+      reserve_samples();
     for (auto x : values)
       if (auto v = static_cast<double>(x); finite<T>(v))
         samples_.push_back(v);

@@ -20,8 +20,8 @@ namespace aiperf::stats {
 /// goes into a `log_linear_histogram`, `exact()` is false and percentiles
 /// are approximate. Neither step stalls the caller (the records manager,
 /// on an I/O thread): the budget is reserved up front (address space only;
-/// pages are touched as values come), so the samples are never copied to
-/// grow, and the kept samples move into the histogram `spill_slice` at a
+/// pages are touched as values come, huge pages past the first 4 MiB), so
+/// the samples are never copied to grow, and the kept samples move into the histogram `spill_slice` at a
 /// time, one slice per later add, the rest — and their memory — when a
 /// result is asked for.
 /// Moments are kept exactly either way (compensated sum, Welford/Chan
@@ -41,7 +41,7 @@ public:
       return;
     if (exact_ && samples_.size() < budget_) {
       if (samples_.capacity() == 0)
-        samples_.reserve(budget_);
+        reserve_samples();
       samples_.push_back(value);
       return;
     }
@@ -76,6 +76,9 @@ public:
   [[nodiscard]] std::optional<summary> summarize() const;
 
 private:
+  /// Reserves the whole budget for samples_ (see the class comment).
+  void reserve_samples();
+
   // Running moments; valid once spilled (computed on demand before).
   struct moments {
     std::uint64_t n = 0;
