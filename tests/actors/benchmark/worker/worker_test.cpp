@@ -8,6 +8,7 @@
 
 #include "runtime/http/client.hpp"
 #include "runtime/system/io_scheduler.hpp"
+#include "tests/runtime/http/test_server.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <caf/all.hpp>
@@ -69,6 +70,12 @@ struct worker_fixture : ::testing::Test {
     mock = std::make_unique<mock_server::server>(mo);
     auto started = mock->start();
     ASSERT_TRUE(started.ok()) << started.error;
+    start_worker(started.port, streaming, max_tokens);
+  }
+
+  /// The worker alone, against whatever serves 127.0.0.1:`port`.
+  void start_worker(std::uint16_t port, bool streaming = true,
+                    std::int32_t max_tokens = 5) {
     io = std::make_unique<http::io_pool>(1);
     client = std::make_unique<http::client>(io->context(0));
     if (actors_on_io_thread)
@@ -87,7 +94,7 @@ struct worker_fixture : ::testing::Test {
     wc.worker_index = 3;
     wc.worker_id = "worker_3";
     wc.run_id = "run";
-    wc.urls = {"http://127.0.0.1:" + std::to_string(started.port)};
+    wc.urls = {"http://127.0.0.1:" + std::to_string(port)};
     wc.endpoint_path = "/v1/chat/completions";
     wc.model = "m";
     wc.streaming = streaming;
@@ -226,6 +233,63 @@ TEST_F(worker_fixture, a_burst_larger_than_a_drain_slice_all_comes_out) {
     EXPECT_FALSE(rec.has_error) << rec.error.message;
     EXPECT_EQ(returns.at(id).outcome, credit_outcome::ok);
   }
+}
+
+// A stream of content deltas of every length from 1 to 40 bytes, one of 300
+// (past the text buffer's first growth), an empty one and one with escapes,
+// first in one write (the template path, block after block) and then each
+// event split across two writes: the record's output_text is exactly their
+// concatenation, with one stamp per non-empty delta.
+TEST_F(worker_fixture, output_text_is_every_delta_joined) {
+  std::vector<std::string> wire; // JSON string bodies as sent
+  std::string expected;
+  for (int n = 1; n <= 40; ++n) {
+    std::string d;
+    for (int i = 0; i < n; ++i)
+      d.push_back(static_cast<char>('a' + (n + i) % 26));
+    wire.push_back(d);
+    expected += d;
+  }
+  wire.push_back(std::string(300, 'z'));
+  expected += std::string(300, 'z');
+  wire.push_back(""); // no content: no stamp
+  wire.push_back(R"(say \"hi\"\n)");
+  expected += "say \"hi\"\n";
+  auto event = [](const std::string& content) {
+    return "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":"
+           "{\"content\":\"" + content + "\"},\"finish_reason\":null}]}\n\n";
+  };
+  std::vector<std::string> body_writes;
+  std::string together;
+  for (std::size_t i = 0; i < wire.size() / 2; ++i)
+    together += event(wire[i]);
+  body_writes.push_back(together);
+  for (std::size_t i = wire.size() / 2; i < wire.size(); ++i) {
+    auto e = event(wire[i]);
+    body_writes.push_back(e.substr(0, e.size() / 2 + 1));
+    body_writes.push_back(e.substr(e.size() / 2 + 1));
+  }
+  body_writes.push_back("data: [DONE]\n\n");
+  std::size_t length = 0;
+  for (auto& w : body_writes)
+    length += w.size();
+  http::testing::test_server srv{[&](const http::testing::received_request&) {
+    http::testing::scripted_reply reply;
+    reply.writes.push_back("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"
+                           "\r\nContent-Length: "
+                           + std::to_string(length) + "\r\n\r\n");
+    for (auto& w : body_writes)
+      reply.writes.push_back(w);
+    return reply;
+  }};
+  actors_on_io_thread = true;
+  start_worker(srv.port());
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  auto& rec = records.at(1);
+  ASSERT_FALSE(rec.has_error) << rec.error.message;
+  EXPECT_EQ(rec.output_text, expected);
+  EXPECT_EQ(rec.response_ts_ns.size(), wire.size() - 1);
 }
 
 TEST_F(worker_fixture, non_streaming_reads_the_whole_body) {
