@@ -21,9 +21,9 @@ namespace aiperf::stats {
 /// are approximate. Neither step stalls the caller (the records manager,
 /// on an I/O thread): the budget is reserved up front (address space only;
 /// pages are touched as values come, huge pages past the first 4 MiB), so
-/// the samples are never copied to grow, and the kept samples move into the histogram `spill_slice` at a
-/// time, one slice per later add, the rest — and their memory — when a
-/// result is asked for.
+/// the samples are never copied to grow, and the kept samples move into the
+/// histogram `spill_slice` at a time, one slice per later add, the rest —
+/// and their memory — when a result is asked for.
 /// Moments are kept exactly either way (compensated sum, Welford/Chan
 /// variance), so avg/std/min/max/sum/count never degrade. Not thread-safe.
 class sample_accumulator {

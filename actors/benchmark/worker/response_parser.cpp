@@ -2,10 +2,7 @@
 
 #include <rapidjson/document.h>
 
-#include <array>
 #include <cstring>
-#include <utility>
-
 
 namespace aiperf::worker {
 
