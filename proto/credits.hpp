@@ -1,4 +1,4 @@
-// Credits: one credit = permission for one request (one turn). Issued by the
+// Credits: one credit = permission for one request (one turn). Granted by the
 // timing_manager, spent by a worker, returned when the request is over.
 // Credits carry ids and times, never payloads: the worker looks the turn up
 // in its copy of the dataset.
@@ -28,13 +28,13 @@ struct credit {
   std::uint32_t conversation = 0;
   std::uint32_t turn_index = 0;
   std::uint32_t num_turns = 1;
-  /// When the timing_manager issued the credit (its monotonic clock).
+  /// When the timing_manager granted the credit (its monotonic clock).
   std::int64_t issued_at_ns = 0;
   /// Absolute monotonic time at which the request must be sent; 0 = at once
   /// (closed loop). In rate/trace modes this is the intended send time that
   /// latencies are also measured from (coordinated omission).
   std::int64_t due_ns = 0;
-  /// Index into the configured URL list (round-robin by the issuer).
+  /// Index into the configured URL list (round-robin by the timing_manager).
   std::uint32_t url_index = 0;
 };
 

@@ -86,7 +86,7 @@ struct request_record {
   std::string x_correlation_id;
   std::string worker_id;
 
-  /// Epoch ns at which the timing manager issued the credit.
+  /// Epoch ns at which the timing manager granted the credit.
   std::int64_t credit_issued_ns = 0;
   /// Monotonic ns at which the worker received the credit (0 = unknown).
   std::int64_t credit_received_ns = 0;

@@ -1,4 +1,4 @@
-// The timing_manager's configuration: everything it needs to issue credits,
+// The timing_manager's configuration: everything it needs to grant credits,
 // with no payloads (the dataset's shape only).
 #pragma once
 
@@ -81,7 +81,7 @@ struct timing_config {
   std::uint32_t num_users = 0;
   double user_centric_rate = 0;
   std::uint32_t num_urls = 1;
-  /// Credits are issued this far ahead of their due time, in batches; the
+  /// Credits are sent this far ahead of their due time, in batches; the
   /// worker's I/O thread sends at the due time.
   std::int64_t lookahead_ns = 5'000'000;
   /// A send at most this late goes out at once; later resets the schedule.

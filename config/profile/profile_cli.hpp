@@ -1,5 +1,5 @@
 // Registers the flags of `aiperf-node profile` on a CLI11 (sub)command, with
-// AIPerf's names, aliases and help texts (reference §1).
+// AIPerf's names, aliases and help texts (its docs/cli_options.md).
 #pragma once
 
 #include "config/profile/profile_config.hpp"

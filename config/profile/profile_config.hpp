@@ -1,6 +1,6 @@
 // The configuration of one `aiperf-node profile` run: every AIPerf flag we
-// re-implement, with AIPerf's names and defaults (reference §1), plus the
-// runtime knobs of our own (CAF scheduler, I/O threads, worker pods).
+// re-implement, with AIPerf's names and defaults (its docs/cli_options.md),
+// plus the runtime knobs of our own (CAF scheduler, I/O threads, worker pods).
 //
 // Life cycle: add_profile_options() (profile_cli.hpp) fills the struct from
 // the command line, finalize() applies AIPerf's derived defaults and rejects
@@ -69,7 +69,7 @@ enum class export_level : std::uint8_t { summary, records, raw };
 /// Console progress display.
 enum class ui_type : std::uint8_t { simple, none };
 
-/// CAF scheduler policy (caf-0.17-guide §5).
+/// CAF scheduler policy: where the actors run.
 /// `automatic`: io_thread in a process with one HTTP I/O thread (the actors
 /// run on it), else sharing.
 enum class scheduler_policy : std::uint8_t {

@@ -163,7 +163,8 @@ struct pending_request {
 struct pool;
 class connection;
 
-/// Streams a response into a sink without storing headers (perf notes §2).
+/// Streams a response into a sink; header fields are views into the read
+/// buffer, not a stored `http::fields` (no allocation per field).
 class response_parser final : public bhttp::basic_parser<false> {
 public:
   response_parser() {

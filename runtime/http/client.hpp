@@ -1,9 +1,8 @@
-// The HTTP/1.1 client engine: the hot path of the benchmark. It follows
-// /work/shared/design/reference/http-client-perf-notes.md: one io_context per
-// I/O thread, one 64 KiB read per readable socket, a header-light Beast
-// basic_parser that streams decoded body bytes straight to the consumer, and
-// ONE monotonic clock read per completed read, shared by everything parsed
-// from that read.
+// The HTTP/1.1 client engine: the hot path of the benchmark. Its rules: one
+// io_context per I/O thread, one 64 KiB read per readable socket, a
+// header-light Beast basic_parser that streams decoded body bytes straight to
+// the consumer, and ONE monotonic clock read per completed read, shared by
+// everything parsed from that read.
 //
 // Memory per connection stays small so tens of thousands of mostly idle
 // streams fit: a plain connection waits for readability holding no buffer,

@@ -66,7 +66,8 @@ typename Inspector::result_type inspect(Inspector& f, http_response_msg& x) {
 ///   from make_http_error. Exactly one reply per request.
 /// - Internally the I/O thread reports completion with
 ///   `caf::anon_send(self, done_atom, ...)`; the actor then delivers the
-///   promise in its own context (never from the I/O thread; caf guide §5).
+///   promise in its own context (never from the I/O thread: a CAF response
+///   promise belongs to its actor and is not thread-safe).
 /// Requests in flight when the actor exits still run to completion on the
 /// client (their sinks keep the actor's handle until then).
 using http_client_actor

@@ -42,7 +42,7 @@ using reuse_port
 // body, so 16 KiB of headers is generous.
 constexpr std::uint32_t header_limit = 16 * 1024;
 // One read should take a whole request: an unreserved flat_buffer makes Beast
-// read 512 bytes at a time (http-client-perf-notes.md).
+// read 512 bytes at a time.
 constexpr std::size_t read_buffer_size = 64 * 1024;
 
 void append_decimal(std::string& out, std::uint64_t value) {

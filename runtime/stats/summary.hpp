@@ -1,5 +1,6 @@
 // Exact summary statistics with numpy's conventions, so that our exports can
-// be compared number for number with AIPerf's (reference §2 "Statistics").
+// be compared number for number with AIPerf's, which computes them with
+// numpy (linear-interpolation percentiles, population standard deviation).
 #pragma once
 
 #include <array>

@@ -20,7 +20,7 @@ namespace aiperf::system {
 /// CAF scheduler settings. CAF's defaults (work stealing, max(cores, 4)
 /// threads, cores of the *host* inside a container) are wrong for a 2-core
 /// pod: stealing workers spin and steal CPU from the I/O threads that stamp
-/// responses (caf-0.17-guide.md §5). So both are always set explicitly.
+/// responses. So both are always set explicitly.
 struct node_options {
   /// "io-thread" (actors run on `actor_io`'s thread, see io_scheduler.hpp),
   /// "sharing" or "stealing".

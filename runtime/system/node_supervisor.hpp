@@ -1,4 +1,4 @@
-// The per-process supervisor that links every service actor (ARCHITECTURE §5).
+// The per-process supervisor that links every service actor.
 #pragma once
 
 #include "proto/atoms.hpp"

@@ -44,7 +44,7 @@ public:
   explicit clock_offset_tracker(bool local = false,
                                 std::size_t window = default_window);
 
-  /// Records a credit issued at `controller_issued_ns` (controller clock)
+  /// Records a credit granted at `controller_issued_ns` (controller clock)
   /// that arrived at `worker_recv_ns` (worker clock). Returns false (and
   /// records nothing) if the difference overflows int64.
   bool add_one_way(std::int64_t worker_recv_ns,

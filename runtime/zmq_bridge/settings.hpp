@@ -11,7 +11,7 @@
 
 namespace aiperf::zmq_bridge {
 
-/// The four inter-process channels (ARCHITECTURE.md §4).
+/// The four inter-process channels (docs/distributed.md).
 enum class channel : std::uint8_t {
   control = 0,       // controller ROUTER <-> DEALER per process
   credit = 1,        // controller ROUTER <-> DEALER per process

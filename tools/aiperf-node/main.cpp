@@ -1,4 +1,4 @@
-// aiperf-node: one binary, one subcommand per entry point (ARCHITECTURE §1).
+// aiperf-node: one binary, one subcommand per entry point.
 #include "tools/aiperf-node/profile_command.hpp"
 #include "tools/aiperf-node/service_command.hpp"
 #include "tools/mock_server/mock_server.hpp"

@@ -1,5 +1,5 @@
 // `aiperf-node profile`: benchmark an OpenAI-compatible server from one
-// process, every service an actor (issue "Local benchmark engine").
+// process, every service an actor.
 #pragma once
 
 namespace CLI {

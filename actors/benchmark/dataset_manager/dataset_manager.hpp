@@ -38,7 +38,7 @@ struct dataset_config {
   dataset::payload_options payload;
   /// Per-turn models (several --model names), assigned over the final
   /// session order, so round_robin alternates in inputs.json and in the
-  /// order sessions are issued.
+  /// order sessions are started.
   dataset::model_options models;
   /// Where inputs.json goes ("" = not written).
   std::string inputs_json_path;

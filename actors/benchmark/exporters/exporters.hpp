@@ -1,4 +1,4 @@
-// Export formats of a run (AIPerf reference §3): profile_export_aiperf.json,
+// Export formats of a run, in AIPerf's layout: profile_export_aiperf.json,
 // profile_export_aiperf.csv, profile_export.jsonl lines and the console
 // table. Pure rendering into strings; the records_manager writes the files.
 #pragma once

@@ -1,5 +1,6 @@
-// Per-request metrics (AIPerf "record" metrics, reference §2): what a
-// record_processor computes from one worker record.
+// Per-request metrics (AIPerf's "record" metrics, as its
+// docs/metrics_reference.md defines them): what a record_processor computes
+// from one worker record.
 #pragma once
 
 #include "actors/benchmark/metrics/metric_options.hpp"

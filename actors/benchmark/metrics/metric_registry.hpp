@@ -1,6 +1,7 @@
 // Names, units and applicability of every metric we report, after AIPerf's
-// metric definitions (reference §2). Values are computed in base units (ns,
-// tokens, tokens/s, percent) and shown in display units (ms, sec, ...).
+// metric definitions (its docs/metrics_reference.md). Values are computed in
+// base units (ns, tokens, tokens/s, percent) and shown in display units (ms,
+// sec, ...).
 #pragma once
 
 #include "proto/records.hpp"

@@ -1,5 +1,5 @@
 // Run-level aggregation (AIPerf's records manager math): record metric
-// distributions, aggregate counters and derived metrics (reference §2).
+// distributions, aggregate counters and derived metrics.
 #pragma once
 
 #include "actors/benchmark/metrics/in_flight.hpp"

@@ -22,7 +22,7 @@ struct processor_config {
 spawn_record_processor(caf::actor_system& sys, processor_config cfg,
                        proto::records_manager_actor records);
 
-/// Appends one `profile_export_raw.jsonl` line (reference §3) for `rec`.
+/// Appends one `profile_export_raw.jsonl` line (AIPerf's layout) for `rec`.
 void append_raw_line(std::string& out, const proto::request_record& rec,
                      std::string_view processor_id);
 

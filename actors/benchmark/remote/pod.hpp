@@ -88,7 +88,7 @@ struct pod_inbox_config {
 
 /// pod inbox protocol: bridge deliveries `(origin, T)`:
 /// - credit channel: `credit_batch` (sender = target worker id): stamps the
-///   arrival for the clock estimate, maps due/issue times from the
+///   arrival for the clock estimate, maps due/grant times from the
 ///   controller's clock onto ours, forwards to the worker; `command`
 ///   "cancel" (body: comma-separated credit ids, empty = all).
 /// - control channel: `registered` (a refusal ends the process with exit 1),

@@ -35,7 +35,7 @@ struct session_state {
 struct in_flight_credit {
   std::uint32_t worker = 0;
   bool awaiting_first_token = false;
-  /// The credit as issued (its session, and what to hand back when its
+  /// The credit as granted (its session, and what to hand back when its
   /// worker is lost).
   credit issued;
 };
@@ -179,7 +179,7 @@ open_session(actor_ptr self, std::uint32_t conversation, std::uint32_t user = 0,
 void end_session(actor_ptr self, std::uint32_t session);
 void issue_fixed_turns(actor_ptr self, std::int64_t now);
 
-/// Issues the next turn of `session` now, due at `due_ns` (0 = at once).
+/// Grants the next turn of `session` now, due at `due_ns` (0 = at once).
 /// Ends the session instead when sending is over; parks the turn when no
 /// prefill slot is free.
 void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
@@ -222,7 +222,7 @@ void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
     st.sending_done = true;
 }
 
-/// Issues the turn now if it is due within the lookahead, else parks it
+/// Grants the turn now if it is due within the lookahead, else parks it
 /// until a tick gets there.
 void schedule_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns,
                    std::int64_t now) {
@@ -489,7 +489,7 @@ void start_phase(actor_ptr self) {
       break;
     case timing_mode::fixed_schedule:
       // Sessions are seeded from their offsets as they come due (see
-      // issue_fixed_turns); one pass over the trace is replayed.
+      // `issue_fixed_turns`); one pass over the trace is replayed.
       break;
     case timing_mode::user_centric: {
       st.users.emplace(user_centric_options_of(st.cfg), now);

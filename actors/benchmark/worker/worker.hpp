@@ -26,7 +26,8 @@ namespace aiperf::worker {
 /// goes to the record processor (in batches); with prefill concurrency the
 /// first content event also sends `(first_tok_atom, credit_id)`.
 /// I/O threads never touch the actor: they queue finished requests and wake
-/// the actor with one message per batch (caf-0.17-guide.md §5).
+/// the actor with one message per batch (an actor's state belongs to the
+/// thread that runs it; a message can be sent to it from any thread).
 /// When the worker exits, requests still in flight are cancelled.
 struct worker_deps {
   /// The I/O thread this worker's requests run on, and its HTTP client

@@ -41,7 +41,7 @@ TEST(selfcheck_judge, idle_client_is_not_limited) {
             "(1000 samples), CPU 30% of 2 cores, I/O thread 40% busy");
 }
 
-// Verifies the example: lag and CPU both saturated.
+// Verifies the warning docs/profile.md quotes: lag and CPU both saturated.
 TEST(selfcheck_judge, lag_and_cpu_saturation_give_the_documented_warning) {
   auto v = judge(lag_of(3.2), cpu_of(0.97, 2), std::nullopt);
   EXPECT_TRUE(v.client_limited);

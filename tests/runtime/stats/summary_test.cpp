@@ -10,7 +10,7 @@
 using namespace aiperf;
 using stats::pct;
 
-// Reference §8 item 10.
+// AIPerf's statistics of 1..5, as numpy computes them.
 TEST(summary, one_to_five) {
   std::vector<double> v{5, 3, 1, 4, 2};
   auto s = stats::summarize(v);

@@ -206,7 +206,7 @@ TEST(child_process, move_transfers_ownership) {
   EXPECT_EQ(b.wait().code, 7);
 }
 
-// Verifies the acceptance test: a parent that is SIGKILLed (no
+// Verifies what PR_SET_PDEATHSIG promises: a parent that is SIGKILLed (no
 // destructor, no cleanup) takes its child with it.
 TEST(child_process, grandchild_dies_with_killed_parent) {
   // Orphans are re-parented to us instead of init, so we can reap the

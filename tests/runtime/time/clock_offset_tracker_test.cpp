@@ -28,7 +28,7 @@ struct sim_link {
     return min + static_cast<std::int64_t>(rng() % (jitter + 1));
   }
 
-  // A credit issued now, received by the worker after a forward delay.
+  // A credit granted now, received by the worker after a forward delay.
   void credit(clock_offset_tracker& t) {
     controller_now += 3 * ms;
     auto issued = controller_now;

@@ -14,7 +14,7 @@
 // asserts exact counts, the exact arithmetic from client stamps to metrics,
 // and causality (no client stamp precedes the server write that produced it);
 // it never asserts how long anything took. The client − server differences
-// it observed are printed (and recorded as test properties) for the notes.
+// it observed are printed (and recorded as test properties) for comparison.
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <gtest/gtest.h>
@@ -603,7 +603,7 @@ TEST_P(fidelity, metrics_are_exact_functions_of_the_client_stamps) {
           ASSERT_TRUE(icl.has_value()) << c.inter_chunk_latency[i];
           EXPECT_EQ(*icl, pairs[i + 1].first - pairs[i].first) << "gap " << i;
         }
-        // Reference §2: ITL = (request_latency − TTFT) / (OSL − 1), tokens not
+        // AIPerf's ITL = (request_latency − TTFT) / (OSL − 1), tokens not
         // chunks (the 3-token chunk makes the two differ).
         auto osl = metric_count(c, "output_sequence_length");
         auto itl

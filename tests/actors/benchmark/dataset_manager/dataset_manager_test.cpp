@@ -69,7 +69,7 @@ private:
 } // namespace
 
 // Models are assigned over the final (shuffled) session order, so round_robin
-// alternates in the order sessions are issued, across multi-turn sessions.
+// alternates in the order sessions are started, across multi-turn sessions.
 TEST(dataset_manager_build, round_robin_models_follow_the_session_order) {
   auto cfg = synthetic_config();
   cfg.models.names = {"a", "b", "c"};

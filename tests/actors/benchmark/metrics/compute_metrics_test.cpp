@@ -22,7 +22,8 @@ proto::metric_record compute(const proto::request_record& r,
 
 } // namespace
 
-// Reference §8 item 1.
+// AIPerf's test vectors (tests/unit/metrics/test_ttft_metric.py,
+// test_ttst_metric.py).
 TEST(compute_metrics, ttft_and_ttst) {
   auto m = compute(make_record(100, {110, 120}));
   EXPECT_EQ(m.get(record_metric::time_to_first_token), 10.0);
@@ -38,7 +39,7 @@ TEST(compute_metrics, ttft_and_ttst) {
   EXPECT_FALSE(m.has(record_metric::time_to_first_token));
 }
 
-// Reference §8 item 2.
+// AIPerf's test vectors (tests/unit/metrics/test_request_latency_metric.py).
 TEST(compute_metrics, request_latency_to_last_content_response) {
   EXPECT_EQ(compute(make_record(10, {15, 25, 35}))
                 .get(record_metric::request_latency),
@@ -50,7 +51,8 @@ TEST(compute_metrics, request_latency_to_last_content_response) {
   EXPECT_EQ(got, (std::vector<double>{15, 15, 20}));
 }
 
-// Reference §8 item 3.
+// AIPerf's test vectors
+// (tests/unit/metrics/test_inter_token_latency_metric.py).
 TEST(compute_metrics, inter_token_latency) {
   auto m = compute(make_record(100, {120, 200}, 3));
   EXPECT_EQ(m.get(record_metric::output_sequence_length), 6.0);
@@ -63,7 +65,8 @@ TEST(compute_metrics, inter_token_latency) {
   EXPECT_FALSE(m.has(record_metric::output_token_throughput_per_user));
 }
 
-// Reference §8 item 4.
+// AIPerf's test vectors
+// (tests/unit/metrics/test_inter_chunk_latency_metric.py).
 TEST(compute_metrics, inter_chunk_latency) {
   EXPECT_EQ(compute(make_record(100, {110, 120, 135})).inter_chunk_latency,
             (std::vector<std::int64_t>{10, 15}));
@@ -81,7 +84,8 @@ TEST(compute_metrics, inter_chunk_latency) {
   EXPECT_TRUE(compute(make_record(100, {110})).inter_chunk_latency.empty());
 }
 
-// Reference §8 item 8.
+// AIPerf's test vectors for output token throughput per user
+// (tests/unit/metrics/).
 TEST(compute_metrics, per_user_throughputs) {
   // TTFT 0.1 s, one more token 0.1 s later: ITL 0.1 s → 10 tokens/s/user.
   auto r = make_record(0, {100'000'000, 200'000'000}, 1);
@@ -97,7 +101,8 @@ TEST(compute_metrics, per_user_throughputs) {
   EXPECT_EQ(m.get(record_metric::input_sequence_length), 1000.0);
 }
 
-// Reference §8 item 9, per record.
+// AIPerf's test vectors (tests/unit/metrics/test_osl_mismatch_metrics.py),
+// per record.
 TEST(compute_metrics, osl_mismatch_flags) {
   metrics::metric_options o = streaming();
   o.osl_mismatch_threshold_pct = 20;

@@ -28,7 +28,7 @@ double scalar(const metrics::run_summary& s, std::string_view tag) {
 
 } // namespace
 
-// Reference §8 item 5.
+// AIPerf's test vectors for the benchmark duration (tests/unit/metrics/).
 TEST(metrics_aggregator, benchmark_duration) {
   metrics::metrics_aggregator agg{streaming()};
   add(agg, make_record(10, {15}));
@@ -42,7 +42,7 @@ TEST(metrics_aggregator, benchmark_duration) {
   EXPECT_DOUBLE_EQ(scalar(one.finalize(), "benchmark_duration"), 50 / 1e9);
 }
 
-// Reference §8 item 6.
+// AIPerf's test vectors for output token throughput (tests/unit/metrics/).
 TEST(metrics_aggregator, output_token_throughput) {
   metrics::metrics_aggregator a{streaming()};
   add(a, test::make_osl_record(0, 2'000'000'000, 1000));
@@ -63,7 +63,8 @@ TEST(metrics_aggregator, output_token_throughput) {
   EXPECT_EQ(sc.find("request_throughput"), nullptr);
 }
 
-// Reference §8 item 7.
+// AIPerf's test vectors for goodput
+// (tests/unit/metrics/test_good_request_count_metric.py).
 TEST(metrics_aggregator, goodput) {
   auto o = streaming();
   o.goodput = {{"request_latency", 250}}; // ms
@@ -96,7 +97,8 @@ TEST(metrics_aggregator, goodput_larger_is_better_and_missing_values) {
   EXPECT_EQ(agg.good_request_count(), 1u);
 }
 
-// Reference §8 item 9, aggregated.
+// AIPerf's test vectors (tests/unit/metrics/test_osl_mismatch_metrics.py),
+// aggregated.
 TEST(metrics_aggregator, osl_mismatch_count) {
   auto o = streaming();
   o.osl_mismatch_threshold_pct = 20;
@@ -111,7 +113,8 @@ TEST(metrics_aggregator, osl_mismatch_count) {
   EXPECT_FALSE(s.warnings.empty());
 }
 
-// Reference §8 items 2 and 10 through the aggregator: stats in ms.
+// AIPerf's request-latency vectors and its statistics of 1..5 (numpy's)
+// through the aggregator: stats in ms.
 TEST(metrics_aggregator, record_metric_statistics_in_display_units) {
   metrics::metrics_aggregator agg{streaming()};
   for (int i = 1; i <= 5; ++i)

@@ -157,7 +157,7 @@ struct timing_fixture : caf_gtest::fixture<> {
     ASSERT_TRUE(finished());
   }
 
-  /// Every credit issued so far, in issue order.
+  /// Every credit granted so far, in grant order.
   std::vector<credit> issued() {
     std::vector<credit> xs;
     for (auto& [w, c] : log->credits)
@@ -241,7 +241,7 @@ TEST_F(timing_fixture, warmup_runs_first_and_is_its_own_phase) {
 }
 
 // Verifies constant-rate credits carry due times exactly 1/rate apart, are
-// issued ahead of time (lookahead), and the count matches.
+// granted ahead of time (lookahead), and the count matches.
 TEST_F(timing_fixture, constant_rate_due_times_are_exact) {
   timing_config cfg;
   cfg.mode = timing_mode::request_rate;
@@ -375,7 +375,7 @@ TEST_F(timing_fixture, poisson_due_times_replay_the_interval_generator) {
 
 // Verifies the bounded catch-up: after an 8 ms stall (inside the 10 ms
 // window) the missed targets go out at once but keep their due times, so the
-// lag is visible (issued_at − due) and nothing is skipped.
+// lag is visible (grant time − due) and nothing is skipped.
 TEST_F(timing_fixture, late_sends_within_catch_up_window_keep_due_times) {
   configure(constant_rate(1000, 30));
   start();
