@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -292,6 +293,305 @@ TEST(codec, random_bytes_and_bit_flips_never_crash) {
   }
   // Most payload bits are values (any bit pattern valid), header bits are not.
   EXPECT_LT(decoded, good.size() * 8);
+}
+
+// -- golden byte layout -------------------------------------------------------
+//
+// One fixed message of every frame type, encoded and compared with bytes
+// recorded in this file. The round trips above cannot see a layout change
+// (both ends change together); a peer of another build can. So a changed
+// field order, width, type or a new field fails here. When it does on
+// purpose: bump wire_version in proto/codec.hpp (the golden headers carry it
+// too, so they all change) and paste the bytes the failure prints. Every
+// field holds a value distinct from its neighbours', so swapping two fields
+// of one type changes the bytes as well.
+
+credit golden_credit(std::uint64_t id) {
+  credit c;
+  c.id = id;
+  c.phase = phase::warmup;
+  c.session_num = 2;
+  c.conversation = 3;
+  c.turn_index = 4;
+  c.num_turns = 5;
+  c.issued_at_ns = -6;
+  c.due_ns = 7;
+  c.url_index = 8;
+  return c;
+}
+
+request_record golden_request_record() {
+  request_record r;
+  r.credit_id = 1;
+  r.session_num = 2;
+  r.turn_index = 3;
+  r.phase = benchmark_phase::warmup;
+  r.conversation_id = "c";
+  r.x_request_id = "r";
+  r.x_correlation_id = "x";
+  r.worker_id = "w";
+  r.credit_issued_ns = 4;
+  r.credit_received_ns = 5;
+  r.intended_send_ns = 6;
+  r.request_start_ns = 7;
+  r.request_start_wall_ns = 8;
+  r.request_ack_ns = 9;
+  r.request_end_ns = 10;
+  r.clock_offset_ns = -11;
+  r.http_status = 200;
+  r.streaming = true;
+  r.response_ts_ns = {12, 13};
+  r.response_is_reasoning = {1, 0};
+  r.output_text = "o";
+  r.reasoning_text = "t";
+  r.usage = {14, 15, 16, 17};
+  r.input_tokens = 18;
+  r.requested_output_tokens = 19;
+  r.has_error = true;
+  r.error = {502, "e", "m"};
+  r.was_cancelled = false;
+  r.cancellation_time_ns = 20;
+  r.payload = "p";
+  r.request_headers = {"q"};
+  r.response_headers = {"s"};
+  r.raw_responses = {{21, "d", "k"}};
+  return r;
+}
+
+metric_record golden_metric_record() {
+  metric_record m;
+  m.session_num = 1;
+  m.x_request_id = "r";
+  m.x_correlation_id = "x";
+  m.conversation_id = "c";
+  m.turn_index = 2;
+  m.credit_issued_ns = 3;
+  m.request_start_ns = 4;
+  m.request_ack_ns = 5;
+  m.request_end_ns = 6;
+  m.worker_id = "w";
+  m.record_processor_id = "p";
+  m.phase = benchmark_phase::warmup;
+  m.was_cancelled = true;
+  m.cancellation_time_ns = 7;
+  for (std::size_t i = 0; i < record_metric_count; ++i)
+    m.values[i] = static_cast<double>(i + 1);
+  m.present = 0x0f0f0f0f;
+  m.inter_chunk_latency = {8, 9};
+  m.usage_discrepancy = true;
+  m.osl_mismatch = false;
+  m.has_error = true;
+  m.error = {499, "e", "m"};
+  return m;
+}
+
+timing_config golden_timing_config() {
+  timing_config t;
+  t.mode = timing_mode::fixed_schedule;
+  t.concurrency = 1;
+  t.prefill_concurrency = 2;
+  t.request_rate = 3.5;
+  t.pattern = arrival_pattern::gamma;
+  t.smoothness = 4.5;
+  t.random_seed = 5;
+  t.warmup_request_count = 6;
+  t.request_count = 7;
+  t.duration_ns = 8;
+  t.grace_ns = -9;
+  t.num_users = 10;
+  t.user_centric_rate = 11.5;
+  t.num_urls = 12;
+  t.lookahead_ns = 13;
+  t.catch_up_window_ns = 14;
+  t.sessions = {{15, 16, {17}}};
+  return t;
+}
+
+phase_stats golden_phase_stats() {
+  phase_stats s;
+  s.phase = phase::warmup;
+  s.sent = 1;
+  s.returned = 2;
+  s.cancelled = 3;
+  s.lost = 4;
+  s.sessions_started = 5;
+  s.skipped_sends = 6;
+  s.start_ns = 7;
+  s.end_ns = 8;
+  s.timed_out = true;
+  s.was_cancelled = false;
+  return s;
+}
+
+/// Lowercase hex of `bytes`: the 16-byte header, the sender, then the
+/// payload in lines of 32 bytes, as C++ string literals to paste.
+std::string golden_literal(std::string_view bytes, std::size_t sender_size) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  auto line = [&](std::string_view part) {
+    out += "\n    \"";
+    for (unsigned char ch : part) {
+      out += digits[ch >> 4];
+      out += digits[ch & 15];
+    }
+    out += '"';
+  };
+  line(bytes.substr(0, frame_header_size));
+  line(bytes.substr(frame_header_size, sender_size));
+  for (auto at = frame_header_size + sender_size; at < bytes.size(); at += 32)
+    line(bytes.substr(at, 32));
+  return out;
+}
+
+std::string hex_of(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char ch : bytes) {
+    out += digits[ch >> 4];
+    out += digits[ch & 15];
+  }
+  return out;
+}
+
+struct golden_frame {
+  msg_type type;
+  std::string bytes; // encoded with sender "svc", flags 0
+  const char* hex;
+};
+
+template <class T>
+golden_frame golden(const T& msg, const char* hex) {
+  auto bytes = encode_frame(msg, "svc");
+  EXPECT_TRUE(static_cast<bool>(bytes));
+  return {msg_type_v<T>, bytes ? *bytes : std::string{}, hex};
+}
+
+std::vector<golden_frame> golden_frames() {
+  // Each: header (magic, version, type, flags, sender and payload sizes),
+  // sender "svc", payload.
+  std::vector<golden_frame> out;
+  out.push_back(golden(golden_credit(1),
+    "4149504e01000100000003002d000000"
+    "737663"
+    "01000000000000000002000000030000000400000005000000faffffffffffff"
+    "ff070000000000000008000000"));
+  out.push_back(golden(credit_batch{golden_credit(1), golden_credit(9)},
+    "4149504e01000200000003005e000000"
+    "737663"
+    "0200000001000000000000000002000000030000000400000005000000faffff"
+    "ffffffffff070000000000000008000000090000000000000000020000000300"
+    "00000400000005000000faffffffffffffff070000000000000008000000"));
+  out.push_back(golden(credit_return{1, 2, credit_outcome::cancelled, true},
+    "4149504e01000300000003000e000000"
+    "737663"
+    "0100000000000000020000000101"));
+  out.push_back(golden(credit_return_batch{{1, 2, credit_outcome::lost, false},
+                                           {3, 4, credit_outcome::ok, true}},
+    "4149504e010004000000030020000000"
+    "737663"
+    "0200000001000000000000000200000002000300000000000000040000000001"));
+  out.push_back(golden(request_record_batch{{golden_request_record()}},
+    "4149504e010005000000030007010000"
+    "737663"
+    "0100000001000000000000000200000003000000000100000063010000007201"
+    "0000007801000000770400000000000000050000000000000006000000000000"
+    "000700000000000000080000000000000009000000000000000a000000000000"
+    "00f5ffffffffffffffc800000001020000000c000000000000000d0000000000"
+    "0000020000000100010000006f01000000740e000000000000000f0000000000"
+    "0000100000000000000011000000000000001200000000000000130000000000"
+    "000001f60100000100000065010000006d001400000000000000010000007001"
+    "0000000100000071010000000100000073010000001500000000000000010000"
+    "0064010000006b"));
+  out.push_back(golden(metric_record_batch{{golden_metric_record()}},
+    "4149504e010006000000030058010000"
+    "737663"
+    "0100000001000000010000007201000000780100000063020000000300000000"
+    "0000000400000000000000050000000000000006000000000000000100000077"
+    "010000007000010700000000000000000000000000f03f000000000000004000"
+    "0000000000084000000000000010400000000000001440000000000000184000"
+    "00000000001c4000000000000020400000000000002240000000000000244000"
+    "0000000000264000000000000028400000000000002a400000000000002c4000"
+    "00000000002e4000000000000030400000000000003140000000000000324000"
+    "0000000000334000000000000034400000000000003540000000000000364000"
+    "00000000003740000000000000384000000000000039400000000000003a4000"
+    "00000000003b400000000000003c400f0f0f0f02000000080000000000000009"
+    "00000000000000010001f30100000100000065010000006d"));
+  out.push_back(golden(golden_timing_config(),
+    "4149504e01000700000003007e000000"
+    "737663"
+    "0201000000020000000000000000000c40020000000000001240050000000000"
+    "0000060000000000000007000000000000000800000000000000f7ffffffffff"
+    "ffff0a00000000000000000027400c0000000d000000000000000e0000000000"
+    "0000010000000f0000001000000000000000010000001100000000000000"));
+  out.push_back(golden(golden_phase_stats(),
+    "4149504e010008000000030043000000"
+    "737663"
+    "0001000000000000000200000000000000030000000000000004000000000000"
+    "0005000000000000000600000000000000070000000000000008000000000000"
+    "000100"));
+  out.push_back(golden(register_service{"i", "t", "n", 1},
+    "4149504e010010000000030013000000"
+    "737663"
+    "01000000690100000074010000006e01000000"));
+  out.push_back(golden(registered{"i", false, "r"},
+    "4149504e01001100000003000b000000"
+    "737663"
+    "0100000069000100000072"));
+  out.push_back(golden(heartbeat{"i", "s", -1},
+    "4149504e010012000000030012000000"
+    "737663"
+    "01000000690100000073ffffffffffffffff"));
+  out.push_back(golden(time_ping{1, 2},
+    "4149504e010013000000030010000000"
+    "737663"
+    "01000000000000000200000000000000"));
+  out.push_back(golden(time_pong{1, 2, 3, 4},
+    "4149504e010014000000030020000000"
+    "737663"
+    "0100000000000000020000000000000003000000000000000400000000000000"));
+  out.push_back(golden(command{1, "n", "b"},
+    "4149504e010015000000030012000000"
+    "737663"
+    "0100000000000000010000006e0100000062"));
+  out.push_back(golden(ack{1, false, "e"},
+    "4149504e01001600000003000e000000"
+    "737663"
+    "0100000000000000000100000065"));
+  out.push_back(golden(shutdown{"r", -2},
+    "4149504e010017000000030009000000"
+    "737663"
+    "0100000072feffffff"));
+  out.push_back(golden(worker_connected{"w"},
+    "4149504e010018000000030005000000"
+    "737663"
+    "0100000077"));
+  return out;
+}
+
+TEST(codec, every_frame_type_encodes_to_its_golden_bytes) {
+  for (const auto& g : golden_frames()) {
+    std::string expected = g.hex;
+    EXPECT_EQ(hex_of(g.bytes), expected)
+      << to_string(g.type) << ": the wire layout changed. If on purpose, "
+      << "bump wire_version (now " << wire_version << ") and record:"
+      << golden_literal(g.bytes, 3);
+    // The golden bytes decode, so they are a frame this build accepts.
+    auto frame = parse_frame(g.bytes);
+    ASSERT_TRUE(frame) << to_string(g.type);
+    EXPECT_TRUE(static_cast<bool>(decode_any(*frame))) << to_string(g.type);
+  }
+}
+
+TEST(codec, every_msg_type_has_a_golden_frame) {
+  std::vector<msg_type> covered;
+  for (const auto& g : golden_frames())
+    covered.push_back(g.type);
+  for (std::uint16_t id = 0; id < 1024; ++id) {
+    if (auto t = to_msg_type(id)) {
+      EXPECT_NE(std::find(covered.begin(), covered.end(), *t), covered.end())
+        << to_string(*t) << " has no golden frame: add one above";
+    }
+  }
 }
 
 } // namespace
