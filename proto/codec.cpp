@@ -17,7 +17,7 @@ void store(char* p, T x) noexcept {
 }
 
 template <class T>
-codec_result<any_message> decode_as(const frame_view& frame) {
+caf::expected<any_message> decode_as(const frame_view& frame) {
   auto x = decode_payload<T>(frame);
   if (!x)
     return x.error();
@@ -73,23 +73,23 @@ std::optional<msg_type> to_msg_type(std::uint16_t id) noexcept {
   return t;
 }
 
-const char* to_string(codec_errc x) noexcept {
+const char* to_string(errc x) noexcept {
   switch (x) {
-    case codec_errc::truncated:
+    case errc::truncated:
       return "truncated";
-    case codec_errc::bad_magic:
+    case errc::bad_magic:
       return "bad_magic";
-    case codec_errc::version_mismatch:
+    case errc::version_mismatch:
       return "version_mismatch";
-    case codec_errc::unknown_type:
+    case errc::unknown_type:
       return "unknown_type";
-    case codec_errc::type_mismatch:
+    case errc::type_mismatch:
       return "type_mismatch";
-    case codec_errc::bad_value:
+    case errc::bad_value:
       return "bad_value";
-    case codec_errc::trailing_bytes:
+    case errc::trailing_bytes:
       return "trailing_bytes";
-    case codec_errc::too_large:
+    case errc::too_large:
       return "too_large";
   }
   return "unknown";
@@ -111,37 +111,37 @@ void write_header(std::string& out, msg_type type, std::uint16_t flags,
 
 } // namespace detail
 
-codec_result<frame_view> parse_frame(std::string_view bytes) {
+caf::expected<frame_view> parse_frame(std::string_view bytes) {
   // Magic and version first: a newer peer may lay out the rest differently.
   if (bytes.size() < 6)
-    return codec_error{codec_errc::truncated,
+    return make_error(errc::truncated,
                        "frame of " + std::to_string(bytes.size())
                          + " bytes is shorter than the "
                          + std::to_string(frame_header_size)
-                         + "-byte header"};
+                         + "-byte header");
   if (load<std::uint32_t>(bytes.data()) != wire_magic)
-    return codec_error{codec_errc::bad_magic,
+    return make_error(errc::bad_magic,
                        "frame does not start with the aiperf-node magic "
-                       "\"AIPN\": the peer is not an aiperf-node bridge"};
+                       "\"AIPN\": the peer is not an aiperf-node bridge");
   auto version = load<std::uint16_t>(bytes.data() + 4);
   if (version != wire_version)
-    return codec_error{codec_errc::version_mismatch,
+    return make_error(errc::version_mismatch,
                        "peer speaks wire version " + std::to_string(version)
                          + ", this build speaks "
                          + std::to_string(wire_version)
                          + ": run the same aiperf-node version on the "
-                           "controller and every worker"};
+                           "controller and every worker");
   if (bytes.size() < frame_header_size)
-    return codec_error{codec_errc::truncated,
+    return make_error(errc::truncated,
                        "frame of " + std::to_string(bytes.size())
                          + " bytes is shorter than the "
                          + std::to_string(frame_header_size)
-                         + "-byte header"};
+                         + "-byte header");
   auto raw_type = load<std::uint16_t>(bytes.data() + 6);
   auto type = to_msg_type(raw_type);
   if (!type)
-    return codec_error{codec_errc::unknown_type,
-                       "unknown message type id " + std::to_string(raw_type)};
+    return make_error(errc::unknown_type,
+                       "unknown message type id " + std::to_string(raw_type));
   frame_view result;
   result.header.version = version;
   result.header.type = *type;
@@ -149,32 +149,32 @@ codec_result<frame_view> parse_frame(std::string_view bytes) {
   std::size_t sender_size = load<std::uint16_t>(bytes.data() + 10);
   std::size_t payload_size = load<std::uint32_t>(bytes.data() + 12);
   if (sender_size > max_sender_size)
-    return codec_error{codec_errc::too_large,
+    return make_error(errc::too_large,
                        "sender length " + std::to_string(sender_size)
-                         + " exceeds " + std::to_string(max_sender_size)};
+                         + " exceeds " + std::to_string(max_sender_size));
   if (payload_size > max_payload_size)
-    return codec_error{codec_errc::too_large,
+    return make_error(errc::too_large,
                        "payload length " + std::to_string(payload_size)
-                         + " exceeds " + std::to_string(max_payload_size)};
+                         + " exceeds " + std::to_string(max_payload_size));
   auto expected = frame_header_size + sender_size + payload_size;
   if (bytes.size() < expected)
-    return codec_error{codec_errc::truncated,
+    return make_error(errc::truncated,
                        std::string{to_string(*type)} + " frame has "
                          + std::to_string(bytes.size())
                          + " bytes, its header announces "
-                         + std::to_string(expected)};
+                         + std::to_string(expected));
   if (bytes.size() > expected)
-    return codec_error{codec_errc::trailing_bytes,
+    return make_error(errc::trailing_bytes,
                        std::string{to_string(*type)} + " frame has "
                          + std::to_string(bytes.size() - expected)
-                         + " bytes after the announced payload"};
+                         + " bytes after the announced payload");
   result.header.sender = bytes.substr(frame_header_size, sender_size);
   result.header.payload_size = static_cast<std::uint32_t>(payload_size);
   result.payload = bytes.substr(frame_header_size + sender_size);
   return result;
 }
 
-codec_result<any_message> decode_any(const frame_view& frame) {
+caf::expected<any_message> decode_any(const frame_view& frame) {
   switch (frame.header.type) {
     case msg_type::credit:
       return decode_as<credit>(frame);
@@ -211,7 +211,7 @@ codec_result<any_message> decode_any(const frame_view& frame) {
     case msg_type::worker_connected:
       return decode_as<worker_connected>(frame);
   }
-  return codec_error{codec_errc::unknown_type, "unknown message type"};
+  return make_error(errc::unknown_type, "unknown message type");
 }
 
 } // namespace aiperf::proto

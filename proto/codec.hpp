@@ -28,7 +28,7 @@
 #include "proto/credits.hpp"
 #include "proto/records.hpp"
 #include "proto/timing.hpp"
-#include "runtime/result/result.hpp"
+#include "proto/error.hpp"
 
 #include <caf/meta/annotation.hpp>
 #include <caf/meta/type_name.hpp>
@@ -264,8 +264,8 @@ inline constexpr std::size_t max_payload_size = std::size_t{256} << 20;
 
 // -- errors --------------------------------------------------------------------
 
-enum class codec_errc : std::uint8_t {
-  truncated,        // fewer bytes than the header or a field needs
+enum class errc : std::uint8_t {
+  truncated = 1,    // fewer bytes than the header or a field needs
   bad_magic,        // not an aiperf-node frame
   version_mismatch, // peer runs another wire version
   unknown_type,     // message type id this build does not know
@@ -275,17 +275,15 @@ enum class codec_errc : std::uint8_t {
   too_large,        // sender or payload above its limit
 };
 
-[[nodiscard]] const char* to_string(codec_errc x) noexcept;
+[[nodiscard]] const char* to_string(errc x) noexcept;
 
-struct codec_error {
-  codec_errc code = codec_errc::truncated;
-  /// Names the field or header part and, where there is one, the fix.
-  std::string message;
-};
+} // namespace aiperf::proto
 
-/// A value or the codec_error that prevented it.
-template <class T>
-using codec_result = result<T, codec_error>;
+// Codec errors: a proto::errc and a message naming the field or header part
+// and, where there is one, the fix.
+AIPERF_ERROR_ENUM(aiperf::proto::errc, "codec")
+
+namespace aiperf::proto {
 
 // -- frames --------------------------------------------------------------------
 
@@ -306,7 +304,7 @@ struct frame_view {
 
 /// Validates the header of `bytes` (magic, version, type, lengths; the
 /// total size must match exactly). Does not decode the payload.
-[[nodiscard]] codec_result<frame_view> parse_frame(std::string_view bytes);
+[[nodiscard]] caf::expected<frame_view> parse_frame(std::string_view bytes);
 
 namespace detail {
 
@@ -404,17 +402,17 @@ public:
     (get(xs), ...);
   }
 
-  [[nodiscard]] bool failed() const noexcept { return err_.has_value(); }
+  [[nodiscard]] bool failed() const noexcept { return static_cast<bool>(err_); }
   [[nodiscard]] std::size_t remaining() const noexcept {
     return in_.size() - pos_;
   }
   [[nodiscard]] std::size_t position() const noexcept { return pos_; }
-  [[nodiscard]] std::optional<codec_error>& error() noexcept { return err_; }
+  [[nodiscard]] caf::error& error() noexcept { return err_; }
 
-  void fail(codec_errc code, std::string what) {
+  void fail(errc code, std::string what) {
     if (!err_)
-      err_ = codec_error{code, std::move(what) + " at payload byte "
-                                 + std::to_string(pos_)};
+      err_ = make_error(code, std::move(what) + " at payload byte "
+                                + std::to_string(pos_));
   }
 
   template <class T>
@@ -429,7 +427,7 @@ public:
       if (err_)
         return;
       if (b > 1)
-        return fail(codec_errc::bad_value,
+        return fail(errc::bad_value,
                     "bool field holds " + std::to_string(b));
       x = b == 1;
     } else if constexpr (std::is_enum_v<T>) {
@@ -439,14 +437,14 @@ public:
         return;
       if constexpr (enum_max<T>().has_value()) {
         if (static_cast<std::uint64_t>(raw) > *enum_max<T>())
-          return fail(codec_errc::bad_value,
+          return fail(errc::bad_value,
                       "enum field holds out-of-range value "
                         + std::to_string(static_cast<std::uint64_t>(raw)));
       }
       x = static_cast<T>(raw);
     } else if constexpr (std::is_arithmetic_v<T>) {
       if (remaining() < sizeof(T))
-        return fail(codec_errc::truncated,
+        return fail(errc::truncated,
                     "need " + std::to_string(sizeof(T)) + " bytes for a field");
       std::memcpy(&x, in_.data() + pos_, sizeof(T));
       pos_ += sizeof(T);
@@ -456,7 +454,7 @@ public:
       if (err_)
         return;
       if (remaining() < n)
-        return fail(codec_errc::truncated,
+        return fail(errc::truncated,
                     "string of " + std::to_string(n) + " bytes");
       x.assign(in_.data() + pos_, n);
       pos_ += n;
@@ -469,12 +467,12 @@ public:
       // Every element takes at least one byte: a count above the bytes left
       // is corrupt, and checking first keeps a bad count from allocating.
       if (remaining() < n)
-        return fail(codec_errc::truncated,
+        return fail(errc::truncated,
                     "list of " + std::to_string(n) + " elements");
       if constexpr (std::is_arithmetic_v<value_type>
                     && !std::is_same_v<value_type, bool>) {
         if (remaining() / sizeof(value_type) < n)
-          return fail(codec_errc::truncated,
+          return fail(errc::truncated,
                       "list of " + std::to_string(n) + " numbers");
         x.resize(n);
         std::memcpy(x.data(), in_.data() + pos_, n * sizeof(value_type));
@@ -496,7 +494,7 @@ public:
 private:
   std::string_view in_;
   std::size_t pos_ = 0;
-  std::optional<codec_error> err_;
+  caf::error err_;
 };
 
 void write_header(std::string& out, msg_type type, std::uint16_t flags,
@@ -508,16 +506,16 @@ void write_header(std::string& out, msg_type type, std::uint16_t flags,
 /// `sender`. Reuse `out` across calls to avoid allocations. Returns an
 /// error (and leaves `out` empty) when the sender id or payload is too long.
 template <class T>
-[[nodiscard]] std::optional<codec_error>
+[[nodiscard]] caf::expected<void>
 encode_frame_into(std::string& out, const T& msg, std::string_view sender,
                   std::uint16_t flags = 0) {
   out.clear();
   if (sender.size() > max_sender_size)
-    return codec_error{codec_errc::too_large,
+    return make_error(errc::too_large,
                        "sender id has " + std::to_string(sender.size())
                          + " bytes, the limit is "
                          + std::to_string(max_sender_size)
-                         + ": use a shorter service id"};
+                         + ": use a shorter service id");
   out.resize(frame_header_size);
   out.append(sender);
   auto payload_at = out.size();
@@ -526,56 +524,56 @@ encode_frame_into(std::string& out, const T& msg, std::string_view sender,
   auto payload_size = out.size() - payload_at;
   if (payload_size > max_payload_size) {
     out.clear();
-    return codec_error{codec_errc::too_large,
+    return make_error(errc::too_large,
                        std::string{"payload of "} + to_string(msg_type_v<T>)
                          + " has " + std::to_string(payload_size)
                          + " bytes, the limit is "
                          + std::to_string(max_payload_size)
-                         + ": send smaller batches"};
+                         + ": send smaller batches");
   }
   std::string header;
   detail::write_header(header, msg_type_v<T>, flags, sender,
                        static_cast<std::uint32_t>(payload_size));
   out.replace(0, frame_header_size, header);
-  return std::nullopt;
+  return caf::unit;
 }
 
 /// Returns the frame of `msg` sent by service `sender`.
 template <class T>
-[[nodiscard]] codec_result<std::string>
+[[nodiscard]] caf::expected<std::string>
 encode_frame(const T& msg, std::string_view sender, std::uint16_t flags = 0) {
   std::string out;
-  if (auto err = encode_frame_into(out, msg, sender, flags))
-    return std::move(*err);
+  if (auto done = encode_frame_into(out, msg, sender, flags); !done)
+    return std::move(done.error());
   return out;
 }
 
 /// Decodes the payload of `frame` as a T; the frame's type must be T's.
 template <class T>
-[[nodiscard]] codec_result<T> decode_payload(const frame_view& frame) {
+[[nodiscard]] caf::expected<T> decode_payload(const frame_view& frame) {
   if (frame.header.type != msg_type_v<T>)
-    return codec_error{codec_errc::type_mismatch,
+    return make_error(errc::type_mismatch,
                        std::string{"frame holds "} + to_string(frame.header.type)
-                         + ", expected " + to_string(msg_type_v<T>)};
+                         + ", expected " + to_string(msg_type_v<T>));
   T result{};
   detail::wire_reader r{frame.payload};
   r.get(result);
   if (r.failed()) {
-    auto err = std::move(*r.error());
-    err.message = std::string{to_string(msg_type_v<T>)} + ": " + err.message;
-    return err;
+    auto& err = r.error();
+    return make_error(error_code(err, errc::bad_value),
+                      std::string{to_string(msg_type_v<T>)} + ": " + error_message(err));
   }
   if (r.remaining() != 0)
-    return codec_error{codec_errc::trailing_bytes,
+    return make_error(errc::trailing_bytes,
                        std::string{to_string(msg_type_v<T>)} + ": "
                          + std::to_string(r.remaining())
-                         + " bytes after the last field"};
+                         + " bytes after the last field");
   return result;
 }
 
 /// Parses and decodes a whole frame as a T.
 template <class T>
-[[nodiscard]] codec_result<T> decode_frame(std::string_view bytes) {
+[[nodiscard]] caf::expected<T> decode_frame(std::string_view bytes) {
   auto frame = parse_frame(bytes);
   if (!frame)
     return frame.error();
@@ -583,6 +581,6 @@ template <class T>
 }
 
 /// Decodes the payload of `frame` as whatever type its header names.
-[[nodiscard]] codec_result<any_message> decode_any(const frame_view& frame);
+[[nodiscard]] caf::expected<any_message> decode_any(const frame_view& frame);
 
 } // namespace aiperf::proto

@@ -59,29 +59,30 @@ bridge::~bridge() {
     ::close(wakeup_fd_);
 }
 
-std::optional<std::string> bridge::start() {
+caf::expected<void> bridge::start() {
   if (started_)
-    return "bridge::start called twice";
+    return make_error(errc::not_running, "bridge::start called twice");
   if (cfg_.role == role::worker) {
     if (cfg_.identity.empty() || cfg_.identity.size() > 255
         || cfg_.identity.front() == '\0')
-      return "bridge identity \"" + cfg_.identity
-             + "\" is not a valid ZMQ routing id: use 1-255 bytes not starting "
-               "with NUL, unique per process";
+      return make_error(errc::bad_config,
+                        "bridge identity \"" + cfg_.identity
+                          + "\" is not a valid ZMQ routing id: use 1-255 bytes not "
+                            "starting with NUL, unique per process");
   }
   wakeup_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeup_fd_ < 0)
-    return std::string{"eventfd failed: "} + std::strerror(errno);
-  std::promise<std::optional<std::string>> ready;
+    return make_error(errc::os_error, std::string{"eventfd failed: "} + std::strerror(errno));
+  std::promise<caf::expected<void>> ready;
   auto result = ready.get_future();
   thread_ = std::thread{[this, &ready] { run(ready); }};
-  auto err = result.get();
-  if (err) {
+  auto opened = result.get();
+  if (!opened) {
     thread_.join();
-    return err;
+    return opened;
   }
   started_ = true;
-  return std::nullopt;
+  return caf::unit;
 }
 
 void bridge::stop() {
@@ -131,29 +132,31 @@ bridge_stats bridge::stats() const noexcept {
   return s;
 }
 
-std::optional<std::string>
+caf::expected<void>
 bridge::enqueue(op_kind kind, channel ch, std::string peer,
-                proto::msg_type type, proto::codec_result<std::string> frame) {
+                proto::msg_type type, caf::expected<std::string> frame) {
   if (!frame)
-    return frame.error().message;
+    return std::move(frame.error());
   bool router = is_router_channel(ch);
   if (cfg_.role == role::controller) {
     if (!router)
-      return std::string{"channel "} + to_string(ch)
-             + " is receive-only on the controller";
+      return make_error(errc::not_open, std::string{"channel "} + to_string(ch)
+                                          + " is receive-only on the controller");
     if (kind == op_kind::send)
-      return std::string{"the controller's "} + to_string(ch)
-             + " channel is a ROUTER: use send_to(peer) or broadcast";
+      return make_error(errc::not_open,
+                        std::string{"the controller's "} + to_string(ch)
+                          + " channel is a ROUTER: use send_to(peer) or broadcast");
   } else {
     if (kind != op_kind::send)
-      return std::string{"send_to and broadcast need a ROUTER; a worker's "}
-             + to_string(ch) + " channel only sends to the controller";
+      return make_error(errc::not_open,
+                        std::string{"send_to and broadcast need a ROUTER; a worker's "}
+                          + to_string(ch) + " channel only sends to the controller");
     if (cfg_.connect[ch].empty())
-      return std::string{"channel "} + to_string(ch)
-             + " has no endpoint in bridge_config::connect";
+      return make_error(errc::not_open, std::string{"channel "} + to_string(ch)
+                                          + " has no endpoint in bridge_config::connect");
   }
   if (!started_ || stopping_)
-    return "bridge is not running";
+    return make_error(errc::not_running, "bridge is not running");
   bool was_empty;
   {
     std::lock_guard<std::mutex> guard{queue_mtx_};
@@ -162,7 +165,7 @@ bridge::enqueue(op_kind kind, channel ch, std::string peer,
   }
   if (was_empty) // one wakeup per batch, not per message
     wake();
-  return std::nullopt;
+  return caf::unit;
 }
 
 void bridge::probe_return_channel(std::string worker_id, probe_budget budget,
@@ -170,7 +173,7 @@ void bridge::probe_return_channel(std::string worker_id, probe_budget budget,
   auto frame = proto::encode_frame(proto::worker_connected{worker_id},
                                    worker_id);
   if (!frame) {
-    caf::anon_send(reply_to, probe_result{false, 0, frame.error().message});
+    caf::anon_send(reply_to, probe_result{false, 0, error_message(frame.error())});
     return;
   }
   {
@@ -180,11 +183,11 @@ void bridge::probe_return_channel(std::string worker_id, probe_budget budget,
   wake();
 }
 
-std::optional<std::string> bridge::open_sockets(io_state& st) {
+caf::expected<void> bridge::open_sockets(io_state& st) {
   auto fail = [](channel ch, const std::string& what, const std::string& ep,
                  const zmq::error_t& e, const char* fix) {
-    return std::string{what} + " " + to_string(ch) + " on " + ep
-           + " failed: " + e.what() + fix;
+    return make_error(errc::bad_config, std::string{what} + " " + to_string(ch) + " on "
+                                          + ep + " failed: " + e.what() + fix);
   };
   for (std::size_t i = 0; i < channel_count; ++i) {
     auto ch = static_cast<channel>(i);
@@ -215,10 +218,9 @@ std::optional<std::string> bridge::open_sockets(io_state& st) {
       }
       bound_.tcp[ch] = s.get(zmq::sockopt::last_endpoint);
       if (!cfg_.ipc_dir.empty()) {
-        std::string err;
-        auto ipc = ipc_endpoint(cfg_.ipc_dir, ch, &err);
+        auto ipc = ipc_endpoint(cfg_.ipc_dir, ch);
         if (!ipc)
-          return err;
+          return std::move(ipc.error());
         try {
           s.bind(*ipc);
         } catch (const zmq::error_t& e) {
@@ -240,16 +242,16 @@ std::optional<std::string> bridge::open_sockets(io_state& st) {
       }
     }
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
-void bridge::run(std::promise<std::optional<std::string>>& ready) {
+void bridge::run(std::promise<caf::expected<void>>& ready) {
   io_state st;
-  if (auto err = open_sockets(st)) {
-    ready.set_value(std::move(err));
+  if (auto opened = open_sockets(st); !opened) {
+    ready.set_value(std::move(opened));
     return;
   }
-  ready.set_value(std::nullopt); // `ready` dies with start()'s frame now
+  ready.set_value(caf::unit); // `ready` dies with start()'s frame now
   auto log = log::get("zmq_bridge");
   std::vector<zmq_pollitem_t> items;
   std::vector<std::size_t> item_channel;
@@ -473,8 +475,8 @@ void bridge::drain_inbound(io_state& st, std::size_t i) {
     if (router) {
       peer.assign(part.data<char>(), part.size());
       if (!part.more()) {
-        reject(ch, peer, {proto::codec_errc::truncated,
-                          "ROUTER frame without a body"});
+        reject(ch, peer, make_error(proto::errc::truncated,
+                          "ROUTER frame without a body"));
         continue;
       }
       // Parts of one message arrive together: this does not block.
@@ -487,8 +489,8 @@ void bridge::drain_inbound(io_state& st, std::size_t i) {
         if (zmq_msg_recv(part.handle(), sock, 0) < 0)
           break;
       } while (part.more());
-      reject(ch, peer, {proto::codec_errc::trailing_bytes,
-                        "multipart message; the bridge sends one frame"});
+      reject(ch, peer, make_error(proto::errc::trailing_bytes,
+                        "multipart message; the bridge sends one frame"));
       continue;
     }
     std::string_view bytes{part.data<char>(), part.size()};
@@ -513,7 +515,7 @@ void bridge::handle_frame(io_state& st, channel ch, std::string peer,
     if (!ping)
       return reject(ch, peer, ping.error());
     proto::time_pong pong{ping->seq, ping->send_wall_ns, recv, wall_ns()};
-    if (auto err = proto::encode_frame_into(st.pong_buf, pong, "controller"))
+    if (!proto::encode_frame_into(st.pong_buf, pong, "controller"))
       return;
     auto i = static_cast<std::size_t>(ch);
     st.backlog[i].push_back(
@@ -544,8 +546,7 @@ void bridge::handle_frame(io_state& st, channel ch, std::string peer,
     *msg);
 }
 
-void bridge::reject(channel ch, const std::string& peer,
-                    proto::codec_error err) {
+void bridge::reject(channel ch, const std::string& peer, const caf::error& err) {
   ++counters_.rejected;
   caf::actor sink;
   {
@@ -554,9 +555,10 @@ void bridge::reject(channel ch, const std::string& peer,
   }
   auto text = std::string{"rejected frame on "} + to_string(ch)
               + (peer.empty() ? std::string{} : " from \"" + peer + "\"")
-              + ": " + err.message;
+              + ": " + error_message(err);
   if (sink)
-    caf::anon_send(sink, frame_rejected{ch, peer, err.code, std::move(text)});
+    caf::anon_send(sink, frame_rejected{ch, peer, error_code(err, proto::errc::bad_value),
+                                        std::move(text)});
   else
     log::get("zmq_bridge")->warn("{}", text);
 }

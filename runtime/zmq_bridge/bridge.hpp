@@ -80,7 +80,7 @@ typename Inspector::result_type inspect(Inspector& f, delivery_failure& x) {
 struct frame_rejected {
   zmq_bridge::channel channel = channel::control;
   std::string peer;
-  proto::codec_errc code = proto::codec_errc::truncated;
+  proto::errc code = proto::errc::truncated;
   std::string message;
 };
 
@@ -162,7 +162,7 @@ public:
   /// Opens the sockets on a new I/O thread and returns once they are bound
   /// or connected (the control ROUTER listens when this returns), or with
   /// an error naming the setting at fault. Call once.
-  [[nodiscard]] std::optional<std::string> start();
+  [[nodiscard]] caf::expected<void> start();
 
   /// Hands queued frames to libzmq (bounded by flush_timeout), closes the
   /// sockets (bounded by linger) and joins the I/O thread. Idempotent.
@@ -187,7 +187,7 @@ public:
   /// Returns an error when the channel is not open for sending here or the
   /// message does not encode. Thread-safe.
   template <class T>
-  std::optional<std::string> send(channel ch, const T& msg,
+  caf::expected<void> send(channel ch, const T& msg,
                                   std::string_view sender) {
     return enqueue(op_kind::send, ch, {}, proto::msg_type_v<T>,
                    encode(msg, sender));
@@ -196,7 +196,7 @@ public:
   /// Controller: sends `msg` to process `peer` (origin::peer) on a ROUTER
   /// channel. A departed peer yields delivery_failure at the sink.
   template <class T>
-  std::optional<std::string> send_to(channel ch, std::string peer,
+  caf::expected<void> send_to(channel ch, std::string peer,
                                      const T& msg, std::string_view sender) {
     return enqueue(op_kind::send_to, ch, std::move(peer), proto::msg_type_v<T>,
                    encode(msg, sender));
@@ -205,7 +205,7 @@ public:
   /// Controller: sends `msg` to every peer known on a ROUTER channel;
   /// departed peers are skipped silently (and forgotten).
   template <class T>
-  std::optional<std::string> broadcast(channel ch, const T& msg,
+  caf::expected<void> broadcast(channel ch, const T& msg,
                                        std::string_view sender) {
     return enqueue(op_kind::broadcast, ch, {}, proto::msg_type_v<T>,
                    encode(msg, sender));
@@ -247,23 +247,23 @@ private:
   struct io_state;
 
   template <class T>
-  proto::codec_result<std::string> encode(const T& msg,
+  caf::expected<std::string> encode(const T& msg,
                                           std::string_view sender) {
     return proto::encode_frame(msg, sender);
   }
 
-  std::optional<std::string> enqueue(op_kind kind, channel ch,
+  caf::expected<void> enqueue(op_kind kind, channel ch,
                                      std::string peer, proto::msg_type type,
-                                     proto::codec_result<std::string> frame);
+                                     caf::expected<std::string> frame);
   void wake() noexcept;
-  void run(std::promise<std::optional<std::string>>& ready);
-  std::optional<std::string> open_sockets(io_state& st);
+  void run(std::promise<caf::expected<void>>& ready);
+  caf::expected<void> open_sockets(io_state& st);
   void flush(io_state& st, std::size_t i);
   void step_probe(io_state& st);
   void drain_inbound(io_state& st, std::size_t i);
   void handle_frame(io_state& st, channel ch, std::string peer,
                     std::string_view bytes);
-  void reject(channel ch, const std::string& peer, proto::codec_error err);
+  void reject(channel ch, const std::string& peer, const caf::error& err);
   void report_send_failure(channel ch, const std::string& peer,
                            proto::msg_type type, int err, bool broadcast);
 

@@ -2,6 +2,20 @@
 
 namespace aiperf::zmq_bridge {
 
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::bad_config:
+      return "bad_config";
+    case errc::not_running:
+      return "not_running";
+    case errc::not_open:
+      return "not_open";
+    case errc::os_error:
+      return "os_error";
+  }
+  return "unknown";
+}
+
 const char* to_string(channel x) noexcept {
   switch (x) {
     case channel::control:
@@ -66,8 +80,7 @@ select_worker_endpoints(const std::optional<std::string>& controller_host,
   return result;
 }
 
-std::optional<std::string> ipc_endpoint(std::string_view ipc_dir, channel ch,
-                                        std::string* error) {
+caf::expected<std::string> ipc_endpoint(std::string_view ipc_dir, channel ch) {
   std::string path{ipc_dir};
   if (!path.empty() && path.back() == '/')
     path.pop_back();
@@ -75,13 +88,11 @@ std::optional<std::string> ipc_endpoint(std::string_view ipc_dir, channel ch,
   path += to_string(ch);
   path += ".ipc";
   // sockaddr_un::sun_path holds 108 bytes including the terminator.
-  if (path.size() > 107) {
-    if (error != nullptr)
-      *error = "ipc_dir \"" + std::string{ipc_dir} + "\" makes the socket path "
-               + std::to_string(path.size())
-               + " bytes long, the limit is 107: use a shorter directory";
-    return std::nullopt;
-  }
+  if (path.size() > 107)
+    return make_error(errc::bad_config,
+                      "ipc_dir \"" + std::string{ipc_dir} + "\" makes the socket path "
+                        + std::to_string(path.size())
+                        + " bytes long, the limit is 107: use a shorter directory");
   return "ipc://" + path;
 }
 

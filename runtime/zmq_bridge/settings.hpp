@@ -3,11 +3,29 @@
 // probe's schedule. No sockets here, so all of it is unit-testable.
 #pragma once
 
+#include "proto/error.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+namespace aiperf::zmq_bridge {
+
+/// Why the bridge refused or failed an operation.
+enum class errc : std::uint8_t {
+  bad_config = 1, // an endpoint, identity or directory is unusable
+  not_running,    // start() not called yet, called twice, or stop() begun
+  not_open,       // the channel does not send in this role
+  os_error,       // a system call failed (the message has the OS reason)
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::zmq_bridge
+
+AIPERF_ERROR_ENUM(aiperf::zmq_bridge::errc, "bridge")
 
 namespace aiperf::zmq_bridge {
 
@@ -75,10 +93,9 @@ struct bound_endpoints {
 select_worker_endpoints(const std::optional<std::string>& controller_host,
                         const port_config& ports, const bound_endpoints& bound);
 
-/// Returns "ipc://<dir>/<channel>.ipc", or an error naming `ipc_dir` when
+/// Returns "ipc://<dir>/<channel>.ipc", or bad_config naming `ipc_dir` when
 /// the path exceeds the 107-byte limit of a Unix socket path.
-[[nodiscard]] std::optional<std::string>
-ipc_endpoint(std::string_view ipc_dir, channel ch, std::string* error);
+[[nodiscard]] caf::expected<std::string> ipc_endpoint(std::string_view ipc_dir, channel ch);
 
 /// Budget of the return-channel readiness probe: `attempts` NOBLOCK sends
 /// spaced by `retry_delay`. 0 attempts disables the probe (it answers at

@@ -33,16 +33,16 @@ caf::behavior remote_worker(caf::stateful_actor<remote_worker_state>*,
                             std::string peer, std::string worker_id) {
   return {
     [=](credit_batch& b) {
-      if (auto err = bridge->send_to(channel::credit, peer, b, worker_id))
-        log::get("remote_group")->error("credits for {}: {}", worker_id, *err);
+      if (auto sent = bridge->send_to(channel::credit, peer, b, worker_id); !sent)
+        log::get("remote_group")->error("credits for {}: {}", worker_id, error_message(sent.error()));
     },
     [=](cancel_atom, std::vector<std::uint64_t>& ids) {
       command c;
       c.name = "cancel";
       for (auto id : ids)
         c.body += std::to_string(id) + ",";
-      if (auto err = bridge->send_to(channel::credit, peer, c, worker_id))
-        log::get("remote_group")->error("cancel for {}: {}", worker_id, *err);
+      if (auto sent = bridge->send_to(channel::credit, peer, c, worker_id); !sent)
+        log::get("remote_group")->error("cancel for {}: {}", worker_id, error_message(sent.error()));
     },
   };
 }
@@ -396,12 +396,12 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
         pod.finalize_sent = true;
         pod.finalize_command = st.next_command++;
         command c{pod.finalize_command, "finalize", {}};
-        if (auto err = st.cfg.bridge->send_to(channel::control, pod.peer, c,
-                                              "controller"))
+        if (auto sent = st.cfg.bridge->send_to(channel::control, pod.peer, c,
+                                              "controller"); !sent)
           settle_finalize(self, p,
                           caf::make_error(caf::sec::runtime_error,
                                           "FINALIZE to " + pod_name(p) + ": "
-                                            + *err));
+                                            + error_message(sent.error())));
       }
       return rp;
     },

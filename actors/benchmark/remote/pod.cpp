@@ -34,13 +34,13 @@ caf::behavior remote_timing(caf::stateful_actor<proxy_state>*,
   auto logger = log::get("pod");
   return {
     [=](credit_return_batch& b) {
-      if (auto err = bridge->send(channel::credit_return, b, pod))
-        logger->error("credit returns: {}", *err);
+      if (auto sent = bridge->send(channel::credit_return, b, pod); !sent)
+        logger->error("credit returns: {}", error_message(sent.error()));
     },
     [=](first_tok_atom, std::uint64_t id) {
-      if (auto err = bridge->send(channel::credit_return,
-                                  command{id, "first_token", {}}, pod))
-        logger->error("first token: {}", *err);
+      if (auto sent = bridge->send(channel::credit_return,
+                                  command{id, "first_token", {}}, pod); !sent)
+        logger->error("first token: {}", error_message(sent.error()));
     },
     [=](configure_atom, timing_config&,
         std::vector<credit_sink_actor>&) -> caf::result<caf::ok_atom> {
@@ -67,8 +67,8 @@ caf::behavior remote_records(caf::stateful_actor<proxy_state>*,
   auto logger = log::get("pod");
   return {
     [=](metric_record_batch& b) {
-      if (auto err = bridge->send(channel::records, b, pod))
-        logger->error("records: {}", *err);
+      if (auto sent = bridge->send(channel::records, b, pod); !sent)
+        logger->error("records: {}", error_message(sent.error()));
     },
     [=](process_atom, std::uint64_t, run_info&) -> caf::result<export_outcome> {
       return controller_only("process");
@@ -121,8 +121,8 @@ void exit_process(inbox_ptr self, int code, std::string why) {
 void send_ack(inbox_ptr self, std::uint64_t id, std::string error) {
   auto& st = self->state;
   ack a{id, error.empty(), std::move(error)};
-  if (auto err = st.cfg.bridge->send(channel::control, a, st.cfg.pod))
-    log::get("pod")->error("ack: {}", *err);
+  if (auto sent = st.cfg.bridge->send(channel::control, a, st.cfg.pod); !sent)
+    log::get("pod")->error("ack: {}", error_message(sent.error()));
 }
 
 /// Concatenates the processors' RAW parts and uploads them; "" or an error.

@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
   bc.identity = argv[1];
   bc.connect = {argv[2], argv[3], argv[4], argv[5]};
   bridge b{bc};
-  if (auto err = b.start()) {
-    std::cerr << *err << "\n";
+  if (auto started = b.start(); !started) {
+    std::cerr << aiperf::error_message(started.error()) << "\n";
     return 3;
   }
   b.route_default(caf::actor_cast<caf::actor>(self));

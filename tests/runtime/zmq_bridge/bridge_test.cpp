@@ -84,7 +84,7 @@ protected:
   void exercise_all_channels(bridge& c, bridge& w) {
     c.route_default(handle(ctl));
     w.route_default(handle(wrk));
-    ASSERT_FALSE(w.send(channel::control,
+    ASSERT_TRUE(w.send(channel::control,
                         proto::register_service{"w1/svc", "worker", "n", 1},
                         "w1/svc"));
     auto reg = recv<proto::register_service>(ctl);
@@ -95,7 +95,7 @@ protected:
     EXPECT_EQ(reg->second.service_type, "worker");
     EXPECT_EQ(c.peers(channel::control), std::vector<std::string>{"w1"});
 
-    ASSERT_FALSE(c.send_to(channel::control, reg->first.peer,
+    ASSERT_TRUE(c.send_to(channel::control, reg->first.peer,
                            proto::registered{"w1/svc", true, ""}, "ctl"));
     auto ok = recv<proto::registered>(wrk);
     ASSERT_TRUE(ok);
@@ -103,7 +103,7 @@ protected:
     EXPECT_TRUE(ok->second.accepted);
 
     // The controller's I/O thread answers pings itself.
-    ASSERT_FALSE(w.send(channel::credit, proto::time_ping{7, 1234}, "w1/svc"));
+    ASSERT_TRUE(w.send(channel::credit, proto::time_ping{7, 1234}, "w1/svc"));
     auto pong = recv<proto::time_pong>(wrk);
     ASSERT_TRUE(pong);
     EXPECT_EQ(pong->second.seq, 7u);
@@ -114,14 +114,14 @@ protected:
     proto::credit_batch credits(3);
     for (std::size_t i = 0; i < credits.size(); ++i)
       credits[i].id = 100 + i;
-    ASSERT_FALSE(c.send_to(channel::credit, "w1", credits, "tm"));
+    ASSERT_TRUE(c.send_to(channel::credit, "w1", credits, "tm"));
     auto got = recv<proto::credit_batch>(wrk);
     ASSERT_TRUE(got);
     ASSERT_EQ(got->second.size(), 3u);
     EXPECT_EQ(got->second[2].id, 102u);
     EXPECT_EQ(got->first.channel, channel::credit);
 
-    ASSERT_FALSE(w.send(channel::credit_return,
+    ASSERT_TRUE(w.send(channel::credit_return,
                         proto::credit_return_batch{{100, 1, {}, false}},
                         "w1/svc"));
     auto ret = recv<proto::credit_return_batch>(ctl);
@@ -134,7 +134,7 @@ protected:
     proto::metric_record_batch records;
     records.records.resize(2);
     records.records[1].x_request_id = "r2";
-    ASSERT_FALSE(w.send(channel::records, records, "w1/rp"));
+    ASSERT_TRUE(w.send(channel::records, records, "w1/rp"));
     auto rec = recv<proto::metric_record_batch>(ctl);
     ASSERT_TRUE(rec);
     EXPECT_EQ(rec->first.channel, channel::records);
@@ -144,7 +144,7 @@ protected:
 
 TEST_F(bridge_test, tcp_ephemeral_ports_carry_every_channel) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   for (std::size_t i = 0; i < channel_count; ++i) {
     const auto& ep = c.bound().tcp[static_cast<channel>(i)];
     EXPECT_EQ(ep.rfind("tcp://127.0.0.1:", 0), 0u) << ep;
@@ -152,7 +152,7 @@ TEST_F(bridge_test, tcp_ephemeral_ports_carry_every_channel) {
   }
   EXPECT_TRUE(c.bound().ipc.control.empty());
   bridge w{worker_cfg("w1", c.bound().tcp)};
-  ASSERT_FALSE(w.start());
+  ASSERT_TRUE(w.start());
   exercise_all_channels(c, w);
   EXPECT_EQ(c.stats().rejected, 0u);
 }
@@ -163,13 +163,13 @@ TEST_F(bridge_test, ipc_dual_bind_carries_every_channel) {
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
   {
     bridge c{controller_cfg(tmpl)};
-    ASSERT_FALSE(c.start());
+    ASSERT_TRUE(c.start());
     EXPECT_EQ(c.bound().ipc.control, "ipc://" + tmpl + "/control.ipc");
     EXPECT_FALSE(c.bound().tcp.control.empty()); // dual bind
     auto eps = select_worker_endpoints(std::nullopt, {}, c.bound());
     EXPECT_EQ(eps.credit, c.bound().ipc.credit);
     bridge w{worker_cfg("w1", eps)};
-    ASSERT_FALSE(w.start());
+    ASSERT_TRUE(w.start());
     exercise_all_channels(c, w);
   }
   std::filesystem::remove_all(tmpl);
@@ -177,17 +177,17 @@ TEST_F(bridge_test, ipc_dual_bind_carries_every_channel) {
 
 TEST_F(bridge_test, broadcast_swallows_departed_peers_targeted_send_reports) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   c.route_default(handle(ctl));
   c.set_failure_sink(handle(ctl));
   bridge w1{worker_cfg("w1", c.bound().tcp)};
-  ASSERT_FALSE(w1.start());
+  ASSERT_TRUE(w1.start());
   w1.route_default(handle(wrk));
   {
     bridge w2{worker_cfg("w2", c.bound().tcp)};
-    ASSERT_FALSE(w2.start());
-    ASSERT_FALSE(w1.send(channel::control, proto::heartbeat{"a", "up", 0}, "a"));
-    ASSERT_FALSE(w2.send(channel::control, proto::heartbeat{"b", "up", 0}, "b"));
+    ASSERT_TRUE(w2.start());
+    ASSERT_TRUE(w1.send(channel::control, proto::heartbeat{"a", "up", 0}, "a"));
+    ASSERT_TRUE(w2.send(channel::control, proto::heartbeat{"b", "up", 0}, "b"));
     ASSERT_TRUE(recv<proto::heartbeat>(ctl));
     ASSERT_TRUE(recv<proto::heartbeat>(ctl));
     EXPECT_EQ(c.peers(channel::control).size(), 2u);
@@ -198,7 +198,7 @@ TEST_F(bridge_test, broadcast_swallows_departed_peers_targeted_send_reports) {
   int sent = 0;
   while (c.stats().broadcast_unreachable == 0
          && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_FALSE(c.broadcast(channel::control, proto::shutdown{"end", 0}, "ctl"));
+    ASSERT_TRUE(c.broadcast(channel::control, proto::shutdown{"end", 0}, "ctl"));
     ++sent;
     ASSERT_TRUE(recv<proto::shutdown>(wrk)); // w1 gets every broadcast
   }
@@ -207,7 +207,7 @@ TEST_F(bridge_test, broadcast_swallows_departed_peers_targeted_send_reports) {
   EXPECT_EQ(c.peers(channel::control), std::vector<std::string>{"w1"});
   EXPECT_FALSE(recv_plain<delivery_failure>(ctl, 50ms)) << "broadcast leaked";
   // A targeted send to the same departed peer surfaces the error.
-  ASSERT_FALSE(c.send_to(channel::control, "w2", proto::command{1, "x", ""},
+  ASSERT_TRUE(c.send_to(channel::control, "w2", proto::command{1, "x", ""},
                          "ctl"));
   auto failure = recv_plain<delivery_failure>(ctl);
   ASSERT_TRUE(failure);
@@ -220,10 +220,10 @@ TEST_F(bridge_test, broadcast_swallows_departed_peers_targeted_send_reports) {
 
 TEST_F(bridge_test, return_channel_probe_proves_the_peer) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   c.route(proto::msg_type::worker_connected, handle(ctl));
   bridge w{worker_cfg("w1", c.bound().tcp)};
-  ASSERT_FALSE(w.start());
+  ASSERT_TRUE(w.start());
   w.probe_return_channel("w1/worker_0", {200, 10ms}, handle(wrk));
   auto r = recv_plain<probe_result>(wrk);
   ASSERT_TRUE(r);
@@ -238,11 +238,11 @@ TEST_F(bridge_test, return_channel_probe_proves_the_peer) {
 
 TEST_F(bridge_test, return_channel_probe_degrades_open_without_a_peer) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   auto eps = c.bound().tcp;
   c.stop(); // nothing listens there any more
   bridge w{worker_cfg("w1", eps)};
-  ASSERT_FALSE(w.start());
+  ASSERT_TRUE(w.start());
   w.probe_return_channel("w1/worker_0", {3, 5ms}, handle(wrk));
   auto r = recv_plain<probe_result>(wrk);
   ASSERT_TRUE(r);
@@ -255,7 +255,7 @@ TEST_F(bridge_test, return_channel_probe_degrades_open_without_a_peer) {
   EXPECT_FALSE(off->connected);
   EXPECT_NE(off->warning.find("disabled"), std::string::npos);
   // Returns queued while unconnected are counted, not lost silently.
-  ASSERT_FALSE(w.send(channel::credit_return, proto::credit_return_batch{},
+  ASSERT_TRUE(w.send(channel::credit_return, proto::credit_return_batch{},
                       "w1"));
   w.stop();
   EXPECT_EQ(w.stats().dropped_at_stop, 1u);
@@ -263,7 +263,7 @@ TEST_F(bridge_test, return_channel_probe_degrades_open_without_a_peer) {
 
 TEST_F(bridge_test, corrupt_and_foreign_version_frames_are_rejected) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   c.route_default(handle(ctl));
   c.set_failure_sink(handle(ctl));
   zmq::context_t ctx;
@@ -277,13 +277,13 @@ TEST_F(bridge_test, corrupt_and_foreign_version_frames_are_rejected) {
   raw.send(zmq::buffer(v2), zmq::send_flags::none);
   auto rej = recv_plain<frame_rejected>(ctl);
   ASSERT_TRUE(rej);
-  EXPECT_EQ(rej->code, proto::codec_errc::version_mismatch);
+  EXPECT_EQ(rej->code, proto::errc::version_mismatch);
   EXPECT_EQ(rej->peer, "raw");
   EXPECT_NE(rej->message.find("wire version 2"), std::string::npos);
   raw.send(zmq::str_buffer("garbage"), zmq::send_flags::none);
   rej = recv_plain<frame_rejected>(ctl);
   ASSERT_TRUE(rej);
-  EXPECT_EQ(rej->code, proto::codec_errc::bad_magic);
+  EXPECT_EQ(rej->code, proto::errc::bad_magic);
   // A good frame after bad ones still goes through.
   raw.send(zmq::buffer(frame), zmq::send_flags::none);
   auto hb = recv<proto::heartbeat>(ctl);
@@ -294,22 +294,25 @@ TEST_F(bridge_test, corrupt_and_foreign_version_frames_are_rejected) {
 
 TEST_F(bridge_test, misuse_is_an_error_naming_the_fix) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   auto e = c.send(channel::credit, proto::credit{}, "ctl");
-  ASSERT_TRUE(e);
-  EXPECT_NE(e->find("send_to"), std::string::npos);
-  EXPECT_TRUE(c.send_to(channel::records, "p", proto::credit{}, "ctl"));
+  ASSERT_FALSE(e);
+  EXPECT_TRUE(is_error(e.error(), errc::not_open));
+  EXPECT_NE(error_message(e.error()).find("send_to"), std::string::npos);
+  EXPECT_FALSE(c.send_to(channel::records, "p", proto::credit{}, "ctl"));
   bridge w{worker_cfg("w1", {c.bound().tcp.control, "", "", ""})};
-  ASSERT_FALSE(w.start());
-  EXPECT_TRUE(w.send_to(channel::control, "p", proto::credit{}, "w"));
+  ASSERT_TRUE(w.start());
+  EXPECT_FALSE(w.send_to(channel::control, "p", proto::credit{}, "w"));
   auto no_ep = w.send(channel::records, proto::credit{}, "w");
-  ASSERT_TRUE(no_ep);
-  EXPECT_NE(no_ep->find("no endpoint"), std::string::npos);
+  ASSERT_FALSE(no_ep);
+  EXPECT_TRUE(is_error(no_ep.error(), errc::not_open));
+  EXPECT_NE(error_message(no_ep.error()).find("no endpoint"), std::string::npos);
 
   bridge anonymous{worker_cfg("", c.bound().tcp)};
   auto id_err = anonymous.start();
-  ASSERT_TRUE(id_err);
-  EXPECT_NE(id_err->find("identity"), std::string::npos);
+  ASSERT_FALSE(id_err);
+  EXPECT_TRUE(is_error(id_err.error(), errc::bad_config));
+  EXPECT_NE(error_message(id_err.error()).find("identity"), std::string::npos);
 
   // The control port is taken by `c`: the error names the channel and fix.
   auto taken = controller_cfg();
@@ -318,14 +321,14 @@ TEST_F(bridge_test, misuse_is_an_error_naming_the_fix) {
     = static_cast<std::uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1)));
   bridge clash{taken};
   auto bind_err = clash.start();
-  ASSERT_TRUE(bind_err);
-  EXPECT_NE(bind_err->find("bind control"), std::string::npos);
-  EXPECT_NE(bind_err->find("AIPERF_K8S_PORT_"), std::string::npos);
+  ASSERT_FALSE(bind_err);
+  EXPECT_NE(error_message(bind_err.error()).find("bind control"), std::string::npos);
+  EXPECT_NE(error_message(bind_err.error()).find("AIPERF_K8S_PORT_"), std::string::npos);
 }
 
 TEST_F(bridge_test, second_process_registers_returns_credits_and_exits) {
   bridge c{controller_cfg()};
-  ASSERT_FALSE(c.start());
+  ASSERT_TRUE(c.start());
   c.route_default(handle(ctl));
   const auto& eps = c.bound().tcp;
   std::string bin = AIPERF_BRIDGE_PEER_BIN;
@@ -356,7 +359,7 @@ TEST_F(bridge_test, second_process_registers_returns_credits_and_exits) {
   auto deadline = std::chrono::steady_clock::now() + 10s;
   bool delivered = false;
   while (!delivered && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_FALSE(c.send_to(channel::credit, "peer1", credits, "tm"));
+    ASSERT_TRUE(c.send_to(channel::credit, "peer1", credits, "tm"));
     ctl->receive(
       [&](const origin&, const proto::credit_return_batch& r) {
         returned += r.size();
@@ -366,7 +369,7 @@ TEST_F(bridge_test, second_process_registers_returns_credits_and_exits) {
   }
   ASSERT_TRUE(delivered);
   EXPECT_EQ(returned, 100u);
-  ASSERT_FALSE(c.broadcast(channel::control, proto::shutdown{"done", 0}, "ctl"));
+  ASSERT_TRUE(c.broadcast(channel::control, proto::shutdown{"done", 0}, "ctl"));
   int status = -1;
   deadline = std::chrono::steady_clock::now() + 10s;
   while (::waitpid(pid, &status, WNOHANG) == 0

@@ -37,11 +37,13 @@ TEST(settings, worker_endpoints_tcp_with_host_else_ipc_else_tcp) {
 }
 
 TEST(settings, ipc_endpoint_names_the_channel_and_checks_the_length) {
-  std::string err;
-  EXPECT_EQ(ipc_endpoint("/tmp/x/", channel::credit_return, &err),
-            "ipc:///tmp/x/credit_return.ipc");
-  EXPECT_FALSE(ipc_endpoint(std::string(100, 'd'), channel::control, &err));
-  EXPECT_NE(err.find("ipc_dir"), std::string::npos);
+  auto ok = ipc_endpoint("/tmp/x/", channel::credit_return);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, "ipc:///tmp/x/credit_return.ipc");
+  auto too_long = ipc_endpoint(std::string(100, 'd'), channel::control);
+  ASSERT_FALSE(too_long);
+  EXPECT_TRUE(is_error(too_long.error(), errc::bad_config));
+  EXPECT_NE(error_message(too_long.error()).find("ipc_dir"), std::string::npos);
 }
 
 TEST(settings, probe_schedule_spends_its_budget_then_degrades) {

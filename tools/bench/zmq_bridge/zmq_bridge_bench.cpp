@@ -47,8 +47,8 @@ int run_worker(const std::string& policy, char** eps) {
   bc.identity = "bench-worker";
   bc.connect = {eps[0], eps[1], eps[2], eps[3]};
   bridge b{bc};
-  if (auto err = b.start()) {
-    std::cerr << *err << "\n";
+  if (auto started = b.start(); !started) {
+    std::cerr << aiperf::error_message(started.error()) << "\n";
     return 3;
   }
   // An event-based actor echoes credits as returns, like a worker would.
@@ -128,8 +128,8 @@ int run_controller(const std::string& policy, int rtt_n, int credits_n,
   bc.bind_host = "127.0.0.1";
   bc.ports = {0, 0, 0, 0, 0, 0};
   bridge b{bc};
-  if (auto err = b.start()) {
-    std::cerr << *err << "\n";
+  if (auto started = b.start(); !started) {
+    std::cerr << aiperf::error_message(started.error()) << "\n";
     return 3;
   }
   b.route_default(caf::actor_cast<caf::actor>(self));
