@@ -1,6 +1,7 @@
 // https against real Debian nginx with a CA and server certificate made by
 // the openssl CLI at test time.
 #include "runtime/http/client.hpp"
+#include "tests/support/skip.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -83,9 +84,11 @@ class nginx_tls_fixture : public ::testing::Test {
 protected:
   void SetUp() override {
     if (access("/usr/sbin/nginx", X_OK) != 0)
-      GTEST_SKIP() << "/usr/sbin/nginx is not installed";
+      AIPERF_SKIP_OR_FAIL("/usr/sbin/nginx is not installed",
+                          aiperf::test::bootstrap_hint("nginx-light"));
     if (!run("command -v openssl"))
-      GTEST_SKIP() << "the openssl CLI is not installed";
+      AIPERF_SKIP_OR_FAIL("the openssl CLI is not installed",
+                          aiperf::test::bootstrap_hint("openssl"));
     char tmpl[] = "/tmp/aiperf-http-tls-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;

@@ -16,6 +16,7 @@
 // it never asserts how long anything took. The client − server differences
 // it observed are printed (and recorded as test properties) for comparison.
 #include "runtime/tokenizer/tokenizer.hpp"
+#include "tests/support/skip.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -499,8 +500,9 @@ protected:
 
   void SetUp() override {
     if (python_bin.empty())
-      GTEST_SKIP() << "no python3 with aiohttp at configure time; install "
-                      "python3-aiohttp and re-run cmake";
+      AIPERF_SKIP_OR_FAIL("no python3 with aiohttp at configure time",
+                          aiperf::test::bootstrap_hint("python3-aiohttp")
+                            + ", then re-run cmake (tools/build does)");
     // One profile run per delay, shared by the tests of this process.
     auto& run = runs_[GetParam()];
     if (!run) {

@@ -2,6 +2,7 @@
 // plus the `aiperf-node mock-server` CLI as a child process.
 #include "runtime/tokenizer/tokenizer.hpp"
 #include "tests/runtime/http_server/test_client.hpp"
+#include "tests/support/skip.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <gtest/gtest.h>
@@ -377,7 +378,8 @@ const char* node_bin() {
 
 TEST(mock_server_cli, prints_the_bound_port_serves_and_stops_on_sigterm) {
   if (!node_bin())
-    GTEST_SKIP() << "AIPERF_NODE_BIN not set (run through ctest)";
+    AIPERF_SKIP_OR_FAIL("AIPERF_NODE_BIN is not set",
+                        "run the test through ctest, which sets it");
   auto c = spawn({node_bin(), "mock-server", "-p", "0", "--fast", "--log-level",
                   "warning"});
   ASSERT_GT(c.pid, 0);
@@ -393,7 +395,8 @@ TEST(mock_server_cli, prints_the_bound_port_serves_and_stops_on_sigterm) {
 
 TEST(mock_server_cli, invalid_flags_exit_with_2) {
   if (!node_bin())
-    GTEST_SKIP() << "AIPERF_NODE_BIN not set (run through ctest)";
+    AIPERF_SKIP_OR_FAIL("AIPERF_NODE_BIN is not set",
+                        "run the test through ctest, which sets it");
   for (std::vector<std::string> bad :
        {std::vector<std::string>{"--error-rate", "150"},
         {"--ttft", "-1"},

@@ -3,6 +3,7 @@
 // -p 0` started here), each run in its own temp artifact dir. Assertions are
 // on counts, file contents, exit codes and invariants, never on timings.
 #include "tests/tools/profile/profile_harness.hpp"
+#include "tests/support/skip.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -889,7 +890,8 @@ TEST_F(profile_test, warmup_records_are_marked_and_left_out_of_the_summary) {
 // silently ignored; the run itself goes on at normal priority.
 TEST_F(profile_test, io_priority_high_without_cap_sys_nice_warns_and_runs) {
   if (::access("/usr/bin/setpriv", X_OK) != 0)
-    GTEST_SKIP() << "setpriv (util-linux) is not installed";
+    AIPERF_SKIP_OR_FAIL("/usr/bin/setpriv is not installed",
+                        aiperf::test::bootstrap_hint("util-linux"));
   std::vector<std::string> argv{"/usr/bin/setpriv", "--bounding-set=-sys_nice",
                                 "--inh-caps=-sys_nice", node_bin(), "profile",
                                 "--model", "m", "--ui", "none",
@@ -907,7 +909,7 @@ TEST_F(profile_test, io_priority_high_without_cap_sys_nice_warns_and_runs) {
 
 TEST_F(profile_test, io_priority_high_with_cap_sys_nice_has_no_warning) {
   if (::geteuid() != 0)
-    GTEST_SKIP() << "needs CAP_SYS_NICE (root)";
+    AIPERF_SKIP_OR_FAIL("needs CAP_SYS_NICE", "run the tests as root");
   auto r = profile({"--io-priority", "high", "--request-count", "3"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.err, Not(HasSubstr("--io-priority")));
