@@ -1,5 +1,5 @@
 // Scanner vs RapidJSON on real-shaped chunks (Google Benchmark):
-//   build-engine/tests/actors/benchmark/worker/response_parser_bench
+//   build/tools/bench/response_parser_bench/response_parser_bench
 #include "actors/benchmark/worker/response_parser.hpp"
 
 #include <benchmark/benchmark.h>
