@@ -56,8 +56,30 @@ int fsync_directory(const std::filesystem::path& dir) {
 
 } // namespace
 
-std::optional<io_error> atomic_write_file(const std::filesystem::path& path,
-                                          std::string_view contents) {
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::system:
+      return "system";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::closed:
+      return "closed";
+    case errc::corrupt:
+      return "corrupt";
+    case errc::too_large:
+      return "too_large";
+    case errc::canceled:
+      return "canceled";
+    case errc::out_of_memory:
+      return "out_of_memory";
+    case errc::codec_failed:
+      return "codec_failed";
+  }
+  return "unknown";
+}
+
+caf::expected<void> atomic_write_file(const std::filesystem::path& path,
+                                      std::string_view contents) {
   // A zero-size buffer makes append write `contents` straight from the view.
   durable_writer writer{path, 0};
   writer.append(contents);
@@ -69,10 +91,10 @@ durable_writer::durable_writer(std::filesystem::path target,
     : target_(std::move(target)), buffer_bytes_(buffer_bytes) {
   auto name = target_.filename();
   if (target_.empty() || name.empty() || name == "." || name == "..") {
-    error_ = io_error{std::make_error_code(std::errc::invalid_argument),
-                      "cannot write '" + target_.string()
+    error_ = make_error(errc::invalid_argument,
+                        "cannot write '" + target_.string()
                           + "': path must name a file, not be empty or a "
-                            "directory"};
+                            "directory");
     return;
   }
   // O_EXCL: never adopt a file someone else created; retry another name.
@@ -144,13 +166,13 @@ bool durable_writer::append(std::string_view bytes) {
   return true;
 }
 
-std::optional<io_error> durable_writer::commit() {
+caf::expected<void> durable_writer::commit() {
   if (error_)
     return error_;
   if (committed_ || fd_ < 0) {
-    return io_error{std::make_error_code(std::errc::invalid_argument),
-                    "cannot write " + target_.string()
-                        + ": commit() called twice or after abandon()"};
+    return make_error(errc::closed,
+                      "cannot write " + target_.string()
+                        + ": commit() called twice or after abandon()");
   }
   if (!flush_buffer())
     return error_;
@@ -176,7 +198,7 @@ std::optional<io_error> durable_writer::commit() {
                          directory_of(target_));
     return error_;
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
 void durable_writer::abandon() noexcept {
@@ -207,9 +229,9 @@ void durable_writer::fail(int err, std::string_view step,
   abandon();
 }
 
-io_error errno_error(int err, std::string_view verb,
-                     const std::filesystem::path& path, std::string_view step,
-                     const std::filesystem::path& what) {
+caf::error errno_error(int err, std::string_view verb,
+                       const std::filesystem::path& path, std::string_view step,
+                       const std::filesystem::path& what) {
   std::string msg = "cannot ";
   msg += verb;
   msg += ' ';
@@ -222,8 +244,14 @@ io_error errno_error(int err, std::string_view verb,
   }
   msg += ": ";
   msg += std::strerror(err);
-  return io_error{std::error_code{err, std::generic_category()},
-                  std::move(msg)};
+  return make_error(errc::system, std::move(msg), err);
+}
+
+int error_errno(const caf::error& err) {
+  if (!is_error(err, errc::system))
+    return 0;
+  const auto* no = error_payload<int>(err);
+  return no != nullptr ? *no : 0;
 }
 
 } // namespace aiperf::io

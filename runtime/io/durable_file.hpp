@@ -10,36 +10,51 @@
 // The new file gets mode 0666 & ~umask; the old file's mode is not copied.
 #pragma once
 
+#include "proto/error.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 namespace aiperf::io {
 
-/// Why a durable write failed.
-struct io_error {
-  /// The errno of the failing step.
-  std::error_code code;
-  /// Names the target path, the failing step and the OS reason, e.g.
-  /// "cannot write /r/out.json: open temp file /r/out.json.tmp.1.ab: Not a
-  /// directory".
-  std::string message;
+/// Why a file operation or a (de)compression failed. Every message names the
+/// path (or the stream), the failing step and the reason, e.g. "cannot write
+/// /r/out.json: open temp file /r/out.json.tmp.1.ab: Not a directory".
+enum class errc : std::uint8_t {
+  system = 1,       // a system call failed; the errno follows as an int payload
+  invalid_argument, // a path that names no file, a zstd level out of range
+  closed,           // commit()/finish() called twice, or write after it
+  corrupt,          // not zstd data, a bad checksum, empty or cut short
+  too_large,        // decompressed output beyond the caller's limit
+  canceled,         // the output sink stopped accepting data
+  out_of_memory,    // zstd could not allocate its context
+  codec_failed,     // zstd refused to compress (its reason is in the message)
 };
 
-/// The io_error of a failed system call: errno `err` and the message
-/// "cannot <verb> <path>: <step>[ <what>]: <OS reason>".
-[[nodiscard]] io_error errno_error(int err, std::string_view verb,
-                                   const std::filesystem::path& path,
-                                   std::string_view step,
-                                   const std::filesystem::path& what = {});
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::io
+
+AIPERF_ERROR_ENUM(aiperf::io::errc, "io")
+
+namespace aiperf::io {
+
+/// The error of a failed system call: code `errc::system`, the message
+/// "cannot <verb> <path>: <step>[ <what>]: <OS reason>" and `err` as an int
+/// payload (read it with `error_errno`).
+[[nodiscard]] caf::error errno_error(int err, std::string_view verb,
+                                     const std::filesystem::path& path,
+                                     std::string_view step,
+                                     const std::filesystem::path& what = {});
+
+/// The errno of an `errc::system` error, or 0 for any other error.
+[[nodiscard]] int error_errno(const caf::error& err);
 
 /// Writes `contents` to `path` atomically and durably (see file comment).
-/// Returns std::nullopt on success.
-[[nodiscard]] std::optional<io_error>
+[[nodiscard]] caf::expected<void>
 atomic_write_file(const std::filesystem::path& path, std::string_view contents);
 
 /// Streams a large file (e.g. a 1M-line JSONL export) to a temp file and
@@ -74,19 +89,17 @@ public:
   bool append(std::string_view bytes);
 
   /// Flushes, fsyncs, renames over the target and fsyncs the directory.
-  /// Returns std::nullopt on success; calling it twice is an error.
-  [[nodiscard]] std::optional<io_error> commit();
+  /// Calling it twice is an error (`errc::closed`).
+  [[nodiscard]] caf::expected<void> commit();
 
   /// Removes the temp file without touching the target.
   void abandon() noexcept;
 
-  /// Returns the first error, if any.
-  [[nodiscard]] const std::optional<io_error>& error() const noexcept {
-    return error_;
-  }
+  /// Returns the first error (empty if none).
+  [[nodiscard]] const caf::error& error() const noexcept { return error_; }
 
   /// Returns whether no error happened so far.
-  [[nodiscard]] bool ok() const noexcept { return !error_.has_value(); }
+  [[nodiscard]] bool ok() const noexcept { return !error_; }
 
   /// Returns the bytes accepted by `append` so far.
   [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
@@ -112,7 +125,7 @@ private:
   std::string buffer_;
   std::size_t buffer_bytes_;
   std::uint64_t size_ = 0;
-  std::optional<io_error> error_;
+  caf::error error_;
 };
 
 } // namespace aiperf::io

@@ -9,7 +9,7 @@
 
 namespace aiperf::io {
 
-io_result<mmap_file> mmap_file::open(const std::filesystem::path& path) {
+caf::expected<mmap_file> mmap_file::open(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return errno_error(errno, "map", path, "open");

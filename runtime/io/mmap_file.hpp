@@ -9,19 +9,13 @@
 #pragma once
 
 #include "runtime/io/durable_file.hpp"
-#include "runtime/result/result.hpp"
 
 #include <cstddef>
 #include <filesystem>
 #include <string_view>
 #include <utility>
-#include <variant>
 
 namespace aiperf::io {
-
-/// A value or the io_error that prevented it.
-template <class T>
-using io_result = result<T, io_error>;
 
 /// Owns a read-only mapping of one file; move-only, unmaps on destruction.
 /// A default-constructed or moved-from object maps nothing (empty bytes()).
@@ -31,7 +25,7 @@ public:
   /// Maps all of `path`. Fails (naming the path, the step and the OS reason)
   /// if the path is missing, unreadable or not a regular file. An empty file
   /// succeeds with empty bytes() (mmap cannot map zero bytes).
-  [[nodiscard]] static io_result<mmap_file>
+  [[nodiscard]] static caf::expected<mmap_file>
   open(const std::filesystem::path& path);
 
   mmap_file() noexcept = default;

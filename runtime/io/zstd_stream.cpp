@@ -11,16 +11,12 @@ namespace aiperf::io {
 
 namespace {
 
-io_error make_io_error(std::errc code, std::string msg) {
-  return io_error{std::make_error_code(code), std::move(msg)};
-}
-
 // Reads `path` in blocks and hands each block to `consume` (which returns
 // false to stop early; its own error is then reported by the caller).
-std::optional<io_error> read_blocks(const std::filesystem::path& path,
-                                    std::string_view verb,
-                                    const std::function<bool(std::string_view)>&
-                                      consume) {
+caf::expected<void> read_blocks(const std::filesystem::path& path,
+                                std::string_view verb,
+                                const std::function<bool(std::string_view)>&
+                                  consume) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return errno_error(errno, verb, path, "open");
@@ -40,14 +36,13 @@ std::optional<io_error> read_blocks(const std::filesystem::path& path,
       break;
   }
   ::close(fd);
-  return std::nullopt;
+  return caf::unit;
 }
 
-// The first error of a pipeline: the writer's own failure explains a sink
-// refusal better than "the sink stopped".
-std::optional<io_error> first_error(const std::optional<io_error>& read_err,
-                                    const durable_writer& writer,
-                                    const std::optional<io_error>& codec_err) {
+// The first error of a pipeline (empty if none): the writer's own failure
+// explains a sink refusal better than "the sink stopped".
+caf::error first_error(const caf::error& read_err, const durable_writer& writer,
+                       const caf::error& codec_err) {
   if (read_err)
     return read_err;
   if (writer.error())
@@ -57,17 +52,17 @@ std::optional<io_error> first_error(const std::optional<io_error>& read_err,
 
 } // namespace
 
-std::optional<io_error> check_zstd_level(int level) {
+caf::expected<void> check_zstd_level(int level) {
   if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel() || level == 0) {
-    return make_io_error(std::errc::invalid_argument,
-                         "zstd level " + std::to_string(level)
-                           + " is out of range: use 1.."
-                           + std::to_string(ZSTD_maxCLevel())
-                           + " (or negative down to "
-                           + std::to_string(ZSTD_minCLevel())
-                           + " for faster, larger output)");
+    return make_error(errc::invalid_argument,
+                      "zstd level " + std::to_string(level)
+                        + " is out of range: use 1.."
+                        + std::to_string(ZSTD_maxCLevel())
+                        + " (or negative down to "
+                        + std::to_string(ZSTD_minCLevel())
+                        + " for faster, larger output)");
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
 // -- zstd_compressor ----------------------------------------------------------
@@ -78,14 +73,15 @@ void zstd_compressor::ctx_deleter::operator()(ZSTD_CCtx_s* ctx) const noexcept {
 
 zstd_compressor::zstd_compressor(chunk_sink sink, std::string name, int level)
     : sink_(std::move(sink)), name_(std::move(name)) {
-  if (auto err = check_zstd_level(level)) {
-    error_ = make_io_error(std::errc::invalid_argument,
-                           "cannot compress " + name_ + ": " + err->message);
+  if (auto valid = check_zstd_level(level); !valid) {
+    error_ = make_error(errc::invalid_argument,
+                        "cannot compress " + name_ + ": "
+                          + error_message(valid.error()));
     return;
   }
   ctx_.reset(ZSTD_createCCtx());
   if (!ctx_) {
-    fail(std::errc::not_enough_memory, "cannot allocate a zstd context");
+    fail(errc::out_of_memory, "cannot allocate a zstd context");
     return;
   }
   ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_compressionLevel, level);
@@ -102,24 +98,24 @@ bool zstd_compressor::write(std::string_view plain) {
   if (error_)
     return false;
   if (finished_) {
-    fail(std::errc::invalid_argument, "write() after finish()");
+    fail(errc::closed, "write() after finish()");
     return false;
   }
   in_ += plain.size();
   return pump(plain, false);
 }
 
-std::optional<io_error> zstd_compressor::finish() {
+caf::expected<void> zstd_compressor::finish() {
   if (error_)
     return error_;
   if (finished_) {
-    fail(std::errc::invalid_argument, "finish() called twice");
+    fail(errc::closed, "finish() called twice");
     return error_;
   }
   finished_ = true;
   if (!pump({}, true))
     return error_;
-  return std::nullopt;
+  return caf::unit;
 }
 
 bool zstd_compressor::pump(std::string_view plain, bool end) {
@@ -129,14 +125,13 @@ bool zstd_compressor::pump(std::string_view plain, bool end) {
     ZSTD_outBuffer out{out_buf_.data(), out_buf_.size(), 0};
     auto remaining = ZSTD_compressStream2(ctx_.get(), &out, &in, mode);
     if (ZSTD_isError(remaining)) {
-      fail(std::errc::io_error,
+      fail(errc::codec_failed,
            std::string{"zstd: "} + ZSTD_getErrorName(remaining));
       return false;
     }
     if (out.pos > 0) {
       if (!sink_({out_buf_.data(), out.pos})) {
-        fail(std::errc::operation_canceled,
-             "the output sink stopped accepting data");
+        fail(errc::canceled, "the output sink stopped accepting data");
         return false;
       }
       out_ += out.pos;
@@ -148,11 +143,10 @@ bool zstd_compressor::pump(std::string_view plain, bool end) {
   }
 }
 
-void zstd_compressor::fail(std::errc code, std::string_view reason) {
-  if (!error_) {
-    error_ = make_io_error(code, "cannot compress " + name_ + ": "
-                                   + std::string{reason});
-  }
+void zstd_compressor::fail(errc code, std::string_view reason) {
+  if (!error_)
+    error_ = make_error(code, "cannot compress " + name_ + ": "
+                                  + std::string{reason});
 }
 
 // -- zstd_decompressor --------------------------------------------------------
@@ -168,7 +162,7 @@ zstd_decompressor::zstd_decompressor(chunk_sink sink, std::string name,
       max_out_(max_output_bytes) {
   ctx_.reset(ZSTD_createDCtx());
   if (!ctx_) {
-    fail(std::errc::not_enough_memory, "cannot allocate a zstd context");
+    fail(errc::out_of_memory, "cannot allocate a zstd context");
     return;
   }
   out_buf_.resize(ZSTD_DStreamOutSize());
@@ -183,7 +177,7 @@ bool zstd_decompressor::write(std::string_view compressed) {
   if (error_)
     return false;
   if (finished_) {
-    fail(std::errc::invalid_argument, "write() after finish()");
+    fail(errc::closed, "write() after finish()");
     return false;
   }
   in_ += compressed.size();
@@ -197,7 +191,7 @@ bool zstd_decompressor::write(std::string_view compressed) {
     ZSTD_outBuffer out{out_buf_.data(), out_buf_.size(), 0};
     auto ret = ZSTD_decompressStream(ctx_.get(), &out, &in);
     if (ZSTD_isError(ret)) {
-      fail(std::errc::illegal_byte_sequence,
+      fail(errc::corrupt,
            std::string{"not valid zstd data (corrupt or not a .zst file): "}
              + ZSTD_getErrorName(ret));
       return false;
@@ -207,15 +201,14 @@ bool zstd_decompressor::write(std::string_view compressed) {
     if (out.pos == 0)
       continue;
     if (out.pos > max_out_ - out_) {
-      fail(std::errc::file_too_large,
+      fail(errc::too_large,
            "decompressed size exceeds the limit of "
              + std::to_string(max_out_)
              + " bytes (raise max_output_bytes if the input is trusted)");
       return false;
     }
     if (!sink_({out_buf_.data(), out.pos})) {
-      fail(std::errc::operation_canceled,
-           "the output sink stopped accepting data");
+      fail(errc::canceled, "the output sink stopped accepting data");
       return false;
     }
     out_ += out.pos;
@@ -223,115 +216,119 @@ bool zstd_decompressor::write(std::string_view compressed) {
   return true;
 }
 
-std::optional<io_error> zstd_decompressor::finish() {
+caf::expected<void> zstd_decompressor::finish() {
   if (error_)
     return error_;
   if (finished_) {
-    fail(std::errc::invalid_argument, "finish() called twice");
+    fail(errc::closed, "finish() called twice");
     return error_;
   }
   finished_ = true;
   if (in_ == 0) {
-    fail(std::errc::illegal_byte_sequence,
-         "input is empty (expected at least one zstd frame)");
+    fail(errc::corrupt, "input is empty (expected at least one zstd frame)");
     return error_;
   }
   if (pending_ != 0) {
-    fail(std::errc::illegal_byte_sequence,
+    fail(errc::corrupt,
          "truncated: the zstd frame ends early (re-send or re-download the "
          "file)");
     return error_;
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
-void zstd_decompressor::fail(std::errc code, std::string_view reason) {
-  if (!error_) {
-    error_ = make_io_error(code, "cannot decompress " + name_ + ": "
-                                   + std::string{reason});
-  }
+void zstd_decompressor::fail(errc code, std::string_view reason) {
+  if (!error_)
+    error_ = make_error(code, "cannot decompress " + name_ + ": "
+                                  + std::string{reason});
 }
 
 // -- one-call helpers ---------------------------------------------------------
 
-std::optional<io_error> compress_file(const std::filesystem::path& in,
-                                      const std::filesystem::path& out,
-                                      int level) {
+caf::expected<void> compress_file(const std::filesystem::path& in,
+                                  const std::filesystem::path& out, int level) {
   durable_writer writer{out};
   if (writer.error())
     return writer.error();
   zstd_compressor zc{[&](std::string_view b) { return writer.append(b); },
                      in.string() + " into " + out.string(), level};
-  auto read_err = read_blocks(in, "compress", [&](std::string_view b) {
+  auto read = read_blocks(in, "compress", [&](std::string_view b) {
     return zc.write(b);
   });
-  auto zerr = read_err ? std::nullopt : zc.finish();
-  if (auto err = first_error(read_err, writer, zerr ? zerr : zc.error()))
+  caf::error codec_err = zc.error();
+  if (read) {
+    if (auto done = zc.finish(); !done)
+      codec_err = done.error();
+  }
+  if (auto err = first_error(read.error(), writer, codec_err))
     return err;
   return writer.commit();
 }
 
-std::optional<io_error> decompress_file(const std::filesystem::path& in,
-                                        const std::filesystem::path& out,
-                                        std::uint64_t max_output_bytes) {
+caf::expected<void> decompress_file(const std::filesystem::path& in,
+                                    const std::filesystem::path& out,
+                                    std::uint64_t max_output_bytes) {
   durable_writer writer{out};
   if (writer.error())
     return writer.error();
   zstd_decompressor zd{[&](std::string_view b) { return writer.append(b); },
                        in.string(), max_output_bytes};
-  auto read_err = read_blocks(in, "decompress", [&](std::string_view b) {
+  auto read = read_blocks(in, "decompress", [&](std::string_view b) {
     return zd.write(b);
   });
-  auto zerr = read_err ? std::nullopt : zd.finish();
-  if (auto err = first_error(read_err, writer, zerr ? zerr : zd.error()))
+  caf::error codec_err = zd.error();
+  if (read) {
+    if (auto done = zd.finish(); !done)
+      codec_err = done.error();
+  }
+  if (auto err = first_error(read.error(), writer, codec_err))
     return err;
   return writer.commit();
 }
 
-std::optional<io_error> compress_to_file(std::string_view plain,
-                                         const std::filesystem::path& out,
-                                         int level) {
+caf::expected<void> compress_to_file(std::string_view plain,
+                                     const std::filesystem::path& out,
+                                     int level) {
   durable_writer writer{out};
   if (writer.error())
     return writer.error();
   zstd_compressor zc{[&](std::string_view b) { return writer.append(b); },
                      out.string(), level};
   zc.write(plain);
-  auto zerr = zc.finish();
-  if (auto err = first_error(std::nullopt, writer, zerr))
+  auto done = zc.finish();
+  if (auto err = first_error({}, writer, done.error()))
     return err;
   return writer.commit();
 }
 
-std::optional<io_error> decompress_to_file(std::string_view compressed,
-                                           std::string_view name,
-                                           const std::filesystem::path& out,
-                                           std::uint64_t max_output_bytes) {
+caf::expected<void> decompress_to_file(std::string_view compressed,
+                                       std::string_view name,
+                                       const std::filesystem::path& out,
+                                       std::uint64_t max_output_bytes) {
   durable_writer writer{out};
   if (writer.error())
     return writer.error();
   zstd_decompressor zd{[&](std::string_view b) { return writer.append(b); },
                        std::string{name}, max_output_bytes};
   zd.write(compressed);
-  auto zerr = zd.finish();
-  if (auto err = first_error(std::nullopt, writer, zerr))
+  auto done = zd.finish();
+  if (auto err = first_error({}, writer, done.error()))
     return err;
   return writer.commit();
 }
 
-std::optional<io_error> compress_file_to_sink(const std::filesystem::path& in,
-                                              const chunk_sink& sink,
-                                              int level) {
+caf::expected<void> compress_file_to_sink(const std::filesystem::path& in,
+                                          const chunk_sink& sink, int level) {
   zstd_compressor zc{sink, in.string(), level};
-  auto read_err = read_blocks(in, "compress", [&](std::string_view b) {
+  auto read = read_blocks(in, "compress", [&](std::string_view b) {
     return zc.write(b);
   });
-  if (read_err)
-    return read_err;
+  if (!read)
+    return read;
   return zc.finish();
 }
 
-io_result<std::string> compress_buffer(std::string_view plain, int level) {
+caf::expected<std::string> compress_buffer(std::string_view plain, int level) {
   std::string out;
   out.reserve(ZSTD_compressBound(plain.size()));
   zstd_compressor zc{[&](std::string_view b) {
@@ -340,14 +337,14 @@ io_result<std::string> compress_buffer(std::string_view plain, int level) {
                      },
                      "in-memory buffer", level};
   zc.write(plain);
-  if (auto err = zc.finish())
-    return *err;
+  if (auto done = zc.finish(); !done)
+    return done.error();
   return out;
 }
 
-io_result<std::string> decompress_buffer(std::string_view compressed,
-                                         std::string_view name,
-                                         std::uint64_t max_output_bytes) {
+caf::expected<std::string> decompress_buffer(std::string_view compressed,
+                                             std::string_view name,
+                                             std::uint64_t max_output_bytes) {
   std::string out;
   zstd_decompressor zd{[&](std::string_view b) {
                          out.append(b);
@@ -355,8 +352,8 @@ io_result<std::string> decompress_buffer(std::string_view compressed,
                        },
                        std::string{name}, max_output_bytes};
   zd.write(compressed);
-  if (auto err = zd.finish())
-    return *err;
+  if (auto done = zd.finish(); !done)
+    return done.error();
   return out;
 }
 

@@ -23,7 +23,6 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,9 +43,9 @@ inline constexpr int default_zstd_level = 3;
 inline constexpr std::uint64_t unlimited_output
   = std::numeric_limits<std::uint64_t>::max();
 
-/// Returns std::nullopt if `level` is a valid zstd level, else an error
-/// naming the valid range.
-[[nodiscard]] std::optional<io_error> check_zstd_level(int level);
+/// Succeeds if `level` is a valid zstd level, else fails with
+/// `errc::invalid_argument` naming the valid range.
+[[nodiscard]] caf::expected<void> check_zstd_level(int level);
 
 /// Push-style compressor producing one zstd frame. Not thread-safe.
 ///
@@ -64,14 +63,12 @@ public:
   /// Compresses `plain`; compressed bytes reach the sink as zstd emits them.
   bool write(std::string_view plain);
 
-  /// Ends the frame and hands its last bytes to the sink. Returns
-  /// std::nullopt on success; writing after finish() is an error.
-  [[nodiscard]] std::optional<io_error> finish();
+  /// Ends the frame and hands its last bytes to the sink; writing after
+  /// finish() is an error (`errc::closed`).
+  [[nodiscard]] caf::expected<void> finish();
 
-  /// Returns the first error, if any.
-  [[nodiscard]] const std::optional<io_error>& error() const noexcept {
-    return error_;
-  }
+  /// Returns the first error (empty if none).
+  [[nodiscard]] const caf::error& error() const noexcept { return error_; }
 
   /// Returns the plain bytes accepted so far.
   [[nodiscard]] std::uint64_t bytes_in() const noexcept { return in_; }
@@ -85,7 +82,7 @@ private:
   };
 
   bool pump(std::string_view plain, bool end);
-  void fail(std::errc code, std::string_view reason);
+  void fail(errc code, std::string_view reason);
 
   chunk_sink sink_;
   std::string name_;
@@ -94,7 +91,7 @@ private:
   std::uint64_t in_ = 0;
   std::uint64_t out_ = 0;
   bool finished_ = false;
-  std::optional<io_error> error_;
+  caf::error error_;
 };
 
 /// Push-style decompressor for one or more concatenated zstd frames. Not
@@ -114,13 +111,11 @@ public:
   bool write(std::string_view compressed);
 
   /// Checks that the input ended on a frame boundary (not empty, not cut
-  /// short). Returns std::nullopt on success.
-  [[nodiscard]] std::optional<io_error> finish();
+  /// short: `errc::corrupt`).
+  [[nodiscard]] caf::expected<void> finish();
 
-  /// Returns the first error, if any.
-  [[nodiscard]] const std::optional<io_error>& error() const noexcept {
-    return error_;
-  }
+  /// Returns the first error (empty if none).
+  [[nodiscard]] const caf::error& error() const noexcept { return error_; }
 
   /// Returns the compressed bytes accepted so far.
   [[nodiscard]] std::uint64_t bytes_in() const noexcept { return in_; }
@@ -133,7 +128,7 @@ private:
     void operator()(ZSTD_DCtx_s* ctx) const noexcept;
   };
 
-  void fail(std::errc code, std::string_view reason);
+  void fail(errc code, std::string_view reason);
 
   chunk_sink sink_;
   std::string name_;
@@ -145,46 +140,46 @@ private:
   // zstd's hint after the last call: 0 iff the input ended on a frame end.
   std::size_t pending_ = 0;
   bool finished_ = false;
-  std::optional<io_error> error_;
+  caf::error error_;
 };
 
 // -- one-call helpers ---------------------------------------------------------
 
 /// Compresses file `in` into `out` (atomically replaced).
-[[nodiscard]] std::optional<io_error>
+[[nodiscard]] caf::expected<void>
 compress_file(const std::filesystem::path& in, const std::filesystem::path& out,
               int level = default_zstd_level);
 
 /// Decompresses file `in` into `out` (atomically replaced).
-[[nodiscard]] std::optional<io_error>
+[[nodiscard]] caf::expected<void>
 decompress_file(const std::filesystem::path& in,
                 const std::filesystem::path& out,
                 std::uint64_t max_output_bytes = unlimited_output);
 
 /// Compresses `plain` into the file `out` (atomically replaced).
-[[nodiscard]] std::optional<io_error>
+[[nodiscard]] caf::expected<void>
 compress_to_file(std::string_view plain, const std::filesystem::path& out,
                  int level = default_zstd_level);
 
 /// Decompresses `compressed` (named `name` in errors, e.g. the URL it came
 /// from) into the file `out` (atomically replaced).
-[[nodiscard]] std::optional<io_error>
+[[nodiscard]] caf::expected<void>
 decompress_to_file(std::string_view compressed, std::string_view name,
                    const std::filesystem::path& out,
                    std::uint64_t max_output_bytes = unlimited_output);
 
 /// Compresses file `in` and hands the compressed bytes to `sink` (HTTP
 /// streaming of a dataset).
-[[nodiscard]] std::optional<io_error>
+[[nodiscard]] caf::expected<void>
 compress_file_to_sink(const std::filesystem::path& in, const chunk_sink& sink,
                       int level = default_zstd_level);
 
 /// Compresses `plain` into memory.
-[[nodiscard]] io_result<std::string>
+[[nodiscard]] caf::expected<std::string>
 compress_buffer(std::string_view plain, int level = default_zstd_level);
 
 /// Decompresses `compressed` (named `name` in errors) into memory.
-[[nodiscard]] io_result<std::string>
+[[nodiscard]] caf::expected<std::string>
 decompress_buffer(std::string_view compressed, std::string_view name,
                   std::uint64_t max_output_bytes = unlimited_output);
 

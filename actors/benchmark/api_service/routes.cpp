@@ -219,10 +219,10 @@ awaitable<void> stage_raw(response_writer& w, http_server::request& req,
   auto target = cfg.raw_dir / raw_part_file_name(pod);
   io::durable_writer out{target};
   out.append(body);
-  if (auto err = out.commit()) {
-    log::get("api_service")
-        ->error("staging RAW part of pod {}: {}", pod, err->message);
-    co_await send_error(w, 500, "cannot stage RAW part: " + err->message);
+  if (auto done = out.commit(); !done) {
+    auto why = error_message(done.error());
+    log::get("api_service")->error("staging RAW part of pod {}: {}", pod, why);
+    co_await send_error(w, 500, "cannot stage RAW part: " + why);
     co_return;
   }
   raw_part part{std::string{pod}, body.size(), target.string()};

@@ -163,10 +163,10 @@ processor_impl(record_processor_actor::stateful_pointer<processor_state> self,
       if (!st.raw)
         return std::string{};
       auto path = st.raw->target().string();
-      auto err = st.raw->commit();
+      auto done = st.raw->commit();
       st.raw.reset();
-      if (err)
-        return caf::make_error(caf::sec::runtime_error, err->message);
+      if (!done)
+        return done.error();
       return path;
     },
   };

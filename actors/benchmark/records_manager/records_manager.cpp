@@ -7,6 +7,7 @@
 
 #include <caf/all.hpp>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -68,8 +69,8 @@ std::vector<std::string> phase_warnings(const run_info& info) {
 }
 
 /// Concatenates the processors' raw parts into profile_export_raw.jsonl.
-std::optional<std::string> merge_raw_parts(const run_info& info,
-                                           const fs::path& target) {
+caf::expected<void> merge_raw_parts(const run_info& info,
+                                    const fs::path& target) {
   io::durable_writer out{target};
   std::string chunk(1 << 20, '\0');
   for (auto& part : info.raw_parts) {
@@ -77,19 +78,20 @@ std::optional<std::string> merge_raw_parts(const run_info& info,
       continue;
     std::ifstream in{part, std::ios::binary};
     if (!in)
-      return "cannot read raw part " + part;
+      return make_error(io::errc::system, "cannot read raw part " + part,
+                        errno);
     while (in) {
       in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
       out.append(std::string_view{chunk.data(),
                                   static_cast<std::size_t>(in.gcount())});
     }
   }
-  if (auto err = out.commit())
-    return err->message;
+  if (auto done = out.commit(); !done)
+    return done;
   for (auto& part : info.raw_parts)
     if (!part.empty())
       fs::remove(part);
-  return std::nullopt;
+  return caf::unit;
 }
 
 void finish(actor_ptr self) {
@@ -133,25 +135,26 @@ void finish(actor_ptr self) {
                           + st.info.client_self_check_json);
   }
   auto json_path = dir / "profile_export_aiperf.json";
-  if (auto err = io::atomic_write_file(json_path, *json))
-    return fail(err->message);
+  if (auto done = io::atomic_write_file(json_path, *json); !done)
+    return fail(error_message(done.error()));
   out.files.push_back(json_path.string());
   auto csv_path = dir / "profile_export_aiperf.csv";
-  if (auto err = io::atomic_write_file(csv_path,
-                                       exporters::render_profile_csv(summary)))
-    return fail(err->message);
+  if (auto done = io::atomic_write_file(
+        csv_path, exporters::render_profile_csv(summary));
+      !done)
+    return fail(error_message(done.error()));
   out.files.push_back(csv_path.string());
   if (st.jsonl) {
     auto path = st.jsonl->target().string();
-    if (auto err = st.jsonl->commit())
-      return fail(err->message);
+    if (auto done = st.jsonl->commit(); !done)
+      return fail(error_message(done.error()));
     st.jsonl.reset();
     out.files.push_back(path);
   }
   if (st.cfg.level == export_level::raw) {
     auto raw_path = dir / "profile_export_raw.jsonl";
-    if (auto err = merge_raw_parts(st.info, raw_path))
-      return fail(*err);
+    if (auto done = merge_raw_parts(st.info, raw_path); !done)
+      return fail(error_message(done.error()));
     out.files.push_back(raw_path.string());
   }
   out.console = exporters::render_console_table(summary);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <fstream>
 #include <random>
@@ -59,45 +60,45 @@ TEST_F(durable_file, round_trips_contents) {
   std::string contents = "{\"a\":1}\n";
   contents.push_back('\0');
   contents += "binary\xff";
-  EXPECT_EQ(atomic_write_file(target, contents), std::nullopt);
+  EXPECT_TRUE(atomic_write_file(target, contents));
   EXPECT_EQ(read_file(target), contents);
   EXPECT_EQ(entries(), std::vector<std::string>{"out.json"}) << "no temp left";
 }
 
 TEST_F(durable_file, empty_contents) {
   auto target = dir_ / "empty";
-  EXPECT_EQ(atomic_write_file(target, ""), std::nullopt);
+  EXPECT_TRUE(atomic_write_file(target, ""));
   EXPECT_TRUE(fs::exists(target));
   EXPECT_EQ(fs::file_size(target), 0u);
 }
 
 TEST_F(durable_file, overwrite_replaces_old_contents) {
   auto target = dir_ / "latest.txt";
-  ASSERT_EQ(atomic_write_file(target, "old old old"), std::nullopt);
-  ASSERT_EQ(atomic_write_file(target, "new"), std::nullopt);
+  ASSERT_TRUE(atomic_write_file(target, "old old old"));
+  ASSERT_TRUE(atomic_write_file(target, "new"));
   EXPECT_EQ(read_file(target), "new");
   EXPECT_EQ(entries(), std::vector<std::string>{"latest.txt"});
 }
 
 TEST_F(durable_file, parent_that_is_a_file_fails_with_enotdir) {
   auto parent = dir_ / "not_a_dir";
-  ASSERT_EQ(atomic_write_file(parent, "keep me"), std::nullopt);
-  auto err = atomic_write_file(parent / "out.json", "x");
-  ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(err->code, std::errc::not_a_directory);
-  EXPECT_NE(err->message.find((parent / "out.json").string()),
-            std::string::npos)
-      << err->message;
-  EXPECT_NE(err->message.find("open temp file"), std::string::npos)
-      << err->message;
+  ASSERT_TRUE(atomic_write_file(parent, "keep me"));
+  auto done = atomic_write_file(parent / "out.json", "x");
+  ASSERT_FALSE(done);
+  EXPECT_TRUE(aiperf::is_error(done.error(), errc::system));
+  EXPECT_EQ(error_errno(done.error()), ENOTDIR);
+  auto message = aiperf::error_message(done.error());
+  EXPECT_NE(message.find((parent / "out.json").string()), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("open temp file"), std::string::npos) << message;
   EXPECT_EQ(read_file(parent), "keep me");
   EXPECT_EQ(entries(), std::vector<std::string>{"not_a_dir"});
 }
 
 TEST_F(durable_file, missing_directory_fails_with_enoent) {
-  auto err = atomic_write_file(dir_ / "missing" / "out.json", "x");
-  ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(err->code, std::errc::no_such_file_or_directory);
+  auto done = atomic_write_file(dir_ / "missing" / "out.json", "x");
+  ASSERT_FALSE(done);
+  EXPECT_EQ(error_errno(done.error()), ENOENT);
   EXPECT_TRUE(entries().empty());
 }
 
@@ -107,10 +108,11 @@ TEST_F(durable_file, missing_directory_fails_with_enoent) {
 TEST_F(durable_file, failed_rename_leaves_target_and_no_temp) {
   auto target = dir_ / "results";
   fs::create_directories(target);
-  ASSERT_EQ(atomic_write_file(target / "inner", "old"), std::nullopt);
-  auto err = atomic_write_file(target, "new");
-  ASSERT_TRUE(err.has_value());
-  EXPECT_NE(err->message.find("rename"), std::string::npos) << err->message;
+  ASSERT_TRUE(atomic_write_file(target / "inner", "old"));
+  auto done = atomic_write_file(target, "new");
+  ASSERT_FALSE(done);
+  auto message = aiperf::error_message(done.error());
+  EXPECT_NE(message.find("rename"), std::string::npos) << message;
   EXPECT_TRUE(fs::is_directory(target));
   EXPECT_EQ(read_file(target / "inner"), "old");
   EXPECT_EQ(entries(), std::vector<std::string>{"results"});
@@ -118,10 +120,11 @@ TEST_F(durable_file, failed_rename_leaves_target_and_no_temp) {
 
 TEST_F(durable_file, rejects_paths_that_name_no_file) {
   for (fs::path bad : {fs::path{}, dir_ / "", dir_ / "."}) {
-    auto err = atomic_write_file(bad, "x");
-    ASSERT_TRUE(err.has_value()) << bad;
-    EXPECT_EQ(err->code, std::errc::invalid_argument);
-    EXPECT_NE(err->message.find("must name a file"), std::string::npos);
+    auto done = atomic_write_file(bad, "x");
+    ASSERT_FALSE(done) << bad;
+    EXPECT_TRUE(aiperf::is_error(done.error(), errc::invalid_argument));
+    EXPECT_NE(aiperf::error_message(done.error()).find("must name a file"),
+              std::string::npos);
   }
   EXPECT_TRUE(entries().empty());
 }
@@ -144,15 +147,15 @@ TEST_F(durable_file, abandoned_writer_leaves_no_file) {
 
 TEST_F(durable_file, abandoned_writer_keeps_old_target) {
   auto target = dir_ / "export.jsonl";
-  ASSERT_EQ(atomic_write_file(target, "old"), std::nullopt);
+  ASSERT_TRUE(atomic_write_file(target, "old"));
   {
     durable_writer writer{target};
     writer.append("new");
     writer.abandon();
     EXPECT_FALSE(writer.append("more"));
-    auto err = writer.commit();
-    ASSERT_TRUE(err.has_value());
-    EXPECT_EQ(err->code, std::errc::invalid_argument);
+    auto done = writer.commit();
+    ASSERT_FALSE(done);
+    EXPECT_TRUE(aiperf::is_error(done.error(), errc::closed));
   }
   EXPECT_EQ(read_file(target), "old");
   EXPECT_EQ(entries(), std::vector<std::string>{"export.jsonl"});
@@ -178,21 +181,21 @@ TEST_F(durable_file, large_streamed_write_is_byte_exact) {
   }
   EXPECT_EQ(writer.size(), expected.size());
   EXPECT_FALSE(fs::exists(target)) << "nothing visible before commit";
-  EXPECT_EQ(writer.commit(), std::nullopt);
+  EXPECT_TRUE(writer.commit());
   EXPECT_TRUE(writer.temp_path().empty());
   EXPECT_EQ(read_file(target), expected);
   EXPECT_EQ(entries(), std::vector<std::string>{"profile_export.jsonl"});
   auto again = writer.commit();
-  ASSERT_TRUE(again.has_value()) << "second commit is an error";
+  ASSERT_FALSE(again) << "second commit is an error";
 }
 
 TEST_F(durable_file, writer_open_failure_is_reported_by_commit) {
   durable_writer writer{dir_ / "missing" / "x.jsonl"};
   EXPECT_FALSE(writer.ok());
   EXPECT_FALSE(writer.append("data"));
-  auto err = writer.commit();
-  ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(err->code, std::errc::no_such_file_or_directory);
+  auto done = writer.commit();
+  ASSERT_FALSE(done);
+  EXPECT_EQ(error_errno(done.error()), ENOENT);
   EXPECT_TRUE(entries().empty());
 }
 
@@ -201,7 +204,7 @@ TEST_F(durable_file, writer_open_failure_is_reported_by_commit) {
 // target is intact.
 TEST_F(durable_file, write_failure_mid_stream_keeps_old_target) {
   auto target = dir_ / "big.jsonl";
-  ASSERT_EQ(atomic_write_file(target, "old"), std::nullopt);
+  ASSERT_TRUE(atomic_write_file(target, "old"));
   rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
   auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
@@ -209,20 +212,20 @@ TEST_F(durable_file, write_failure_mid_stream_keeps_old_target) {
   small.rlim_cur = 1u << 20;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   bool appended_all = true;
-  std::optional<io_error> err;
+  caf::expected<void> done;
   {
     durable_writer writer{target, 64u << 10};
     for (int i = 0; i < 64 && appended_all; ++i)
       appended_all = writer.append(std::string(64u << 10, 'x'));
-    err = writer.commit();
+    done = writer.commit();
   }
   ::setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, old_handler);
   EXPECT_FALSE(appended_all);
-  ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(err->code, std::errc::file_too_large);
-  EXPECT_NE(err->message.find("write temp file"), std::string::npos)
-      << err->message;
+  ASSERT_FALSE(done);
+  EXPECT_EQ(error_errno(done.error()), EFBIG);
+  auto message = aiperf::error_message(done.error());
+  EXPECT_NE(message.find("write temp file"), std::string::npos) << message;
   EXPECT_EQ(read_file(target), "old");
   EXPECT_EQ(entries(), std::vector<std::string>{"big.jsonl"});
 }
@@ -233,7 +236,7 @@ TEST_F(durable_file, moved_writer_owns_the_temp_file) {
   a.append("hello");
   durable_writer b{std::move(a)};
   EXPECT_TRUE(b.append(" world"));
-  EXPECT_EQ(b.commit(), std::nullopt);
+  EXPECT_TRUE(b.commit());
   EXPECT_EQ(read_file(target), "hello world");
   EXPECT_EQ(entries(), std::vector<std::string>{"moved.txt"});
 }
@@ -241,8 +244,8 @@ TEST_F(durable_file, moved_writer_owns_the_temp_file) {
 TEST_F(durable_file, relative_path_in_current_directory) {
   auto cwd = fs::current_path();
   fs::current_path(dir_);
-  auto err = atomic_write_file("relative.txt", "r");
+  auto done = atomic_write_file("relative.txt", "r");
   fs::current_path(cwd);
-  EXPECT_EQ(err, std::nullopt);
+  EXPECT_TRUE(done);
   EXPECT_EQ(read_file(dir_ / "relative.txt"), "r");
 }
