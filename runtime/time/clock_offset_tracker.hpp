@@ -6,7 +6,7 @@
 //   controller_time = worker_time - clock_offset_ns
 //
 // Inputs:
-// - One-way samples: every credit carries `issued_at_ns` (controller clock)
+// - One-way samples: every credit carries its grant time (controller clock)
 //   and the worker stamps its arrival (worker clock). Their difference is
 //   offset + forward delay; the minimum over the last `window` samples
 //   approaches offset + the smallest delay, and a min filter is immune to the

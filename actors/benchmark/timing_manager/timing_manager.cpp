@@ -488,8 +488,8 @@ void start_phase(actor_ptr self) {
                       now, st.cfg.catch_up_window_ns);
       break;
     case timing_mode::fixed_schedule:
-      // Sessions are seeded from their offsets as they come due (see
-      // `issue_fixed_turns`); one pass over the trace is replayed.
+      // Sessions are seeded from their offsets as they come due (see the
+      // fixed-schedule pass above); one pass over the trace is replayed.
       break;
     case timing_mode::user_centric: {
       st.users.emplace(user_centric_options_of(st.cfg), now);

@@ -578,7 +578,7 @@ TEST_F(profile_test, trace_line_that_contradicts_its_hash_ids_exits_2) {
 // Known bug in actors/benchmark/timing_manager (its own unit test pins the
 // current behaviour, fixed_schedule_replays_offsets_in_order): a trace line
 // due while every --concurrency slot is taken is skipped, while AIPerf's
-// fixed schedule waits for a slot (`CreditIssuer.issue_credit` blocks) and so
+// fixed schedule waits for a slot (its `CreditIssuer` blocks) and so
 // replays every line, late.
 TEST_F(profile_test, trace_replay_with_concurrency_1_replays_every_line) {
   auto trace = tmp_.path() / "trace.jsonl";
