@@ -25,7 +25,9 @@ using process_atom = caf::atom_constant<caf::atom("process")>;
 ///   export level raw also appends the raw records to its own part file.
 /// - `(finalize_atom)` from the controller after the last record: flushes
 ///   and durably closes the raw part file; replies its path ("" = none) or
-///   an error naming the file.
+///   `benchmark::errc::export_failed` naming the file. The controller waits
+///   `service_timeouts::finalize`; past it the run fails naming this
+///   processor (`silent_service`).
 using record_processor_actor = record_sink_actor::extend<
   caf::replies_to<finalize_atom>::with<std::string>>;
 
@@ -84,7 +86,9 @@ typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
 /// - `(process_atom, uint64_t expected, run_info)` from the controller once
 ///   every credit is back: waits until `expected` records have arrived (or
 ///   a timeout), then writes every export and replies `export_outcome`; a
-///   file that cannot be written is an error naming it.
+///   file that cannot be written is `benchmark::errc::export_failed` naming
+///   it. The controller waits `service_timeouts::exports`; past it the run
+///   fails naming the records_manager (`silent_service`).
 /// - `(progress_atom)`: live counters.
 using records_manager_actor = caf::typed_actor<
   caf::reacts_to<metric_record_batch>,

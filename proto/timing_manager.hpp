@@ -48,10 +48,14 @@ typename Inspector::result_type inspect(Inspector& f, timing_progress& x) {
 /// timing_manager protocol:
 /// - `(configure_atom, timing_config, std::vector<credit_sink_actor>)` from
 ///   the system_controller: the strategy and the workers (index = worker
-///   index in returns). Replies `ok_atom`, or an error naming the setting.
+///   index in returns). Replies `ok_atom`, or an error naming the setting
+///   (`benchmark::errc::invalid_config`; `bad_request` while running).
+///   Requesters wait `service_timeouts::control`.
 /// - `(start_atom)`: runs the warmup phase (if any) then the profiling
 ///   phase; the reply arrives when every credit of both phases is back:
-///   one `phase_stats` per phase that ran.
+///   one `phase_stats` per phase that ran (`bad_request` before configure).
+///   The controller waits `service_timeouts::run` (the run's own bound plus
+///   a margin); past it the run fails naming the timing_manager.
 /// - `(credit_return_batch)` from workers: credits coming back. No reply.
 /// - `(first_tok_atom, uint64_t credit_id)` from workers: first token seen
 ///   (releases a prefill slot). No reply.
@@ -61,7 +65,8 @@ typename Inspector::result_type inspect(Inspector& f, timing_progress& x) {
 /// - `(lost_atom, uint32_t worker_index)` from the worker_group_manager: the
 ///   worker died; its in-flight credits count as lost, its sessions end,
 ///   and it gets no more credits. Replies with the lost credits, so the
-///   caller can turn them into `WorkerLost` error records.
+///   caller can turn them into `WorkerLost` error records (waiting
+///   `service_timeouts::control`; past it the reaping is logged as failed).
 /// - `(progress_atom)`: replies the live counters.
 using timing_manager_actor = caf::typed_actor<
   caf::replies_to<configure_atom, timing_config,

@@ -67,6 +67,8 @@ std::string_view to_string(error_category c) noexcept {
       return "protocol";
     case error_category::io:
       return "io";
+    case error_category::invalid_url:
+      return "invalid_url";
   }
   return "unknown";
 }

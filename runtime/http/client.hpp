@@ -18,6 +18,7 @@
 // thread and post to it. Sinks are called on the I/O thread.
 #pragma once
 
+#include "runtime/http/errors.hpp"
 #include "runtime/http/url.hpp"
 
 #include <atomic>
@@ -39,19 +40,6 @@ namespace aiperf::http {
 /// Monotonic nanoseconds (CLOCK_MONOTONIC), the clock of every sink stamp.
 [[nodiscard]] std::int64_t now_ns() noexcept;
 
-/// Why a request failed; `none` means it completed with a full response.
-enum class error_category : std::uint8_t {
-  none,
-  connect,   ///< resolve/connect failed (refused, unreachable, DNS)
-  tls,       ///< TLS handshake or certificate verification failed
-  timeout,   ///< the request deadline passed
-  cancelled, ///< cancel() or client shutdown
-  protocol,  ///< malformed HTTP from the server
-  io,        ///< read/write failed or the server closed mid-response
-};
-
-/// Returns "none", "connect", "tls", ... for logs and records.
-[[nodiscard]] std::string_view to_string(error_category c) noexcept;
 
 /// Outcome of one request, passed to response_sink::on_complete.
 struct error_info {

@@ -74,12 +74,12 @@ http_client_behavior(http_client_impl::stateful_pointer<http_client_state> self,
       }
       auto parsed = parse_url(text);
       if (!parsed)
-        return caf::make_error(caf::sec::invalid_argument, parsed.error);
+        return std::move(parsed.error());
       request req;
-      req.ep = parsed.value->ep;
+      req.ep = parsed->ep;
       req.method = std::move(msg.method);
-      req.target = parsed.value->base_path.empty() ? "/"
-                                                   : parsed.value->base_path;
+      req.target = parsed->base_path.empty() ? "/"
+                                                   : parsed->base_path;
       req.target += query;
       req.headers = std::move(msg.headers);
       req.body = std::move(msg.body);
@@ -112,20 +112,7 @@ http_client_behavior(http_client_impl::stateful_pointer<http_client_state> self,
 } // namespace
 
 caf::error make_http_error(const error_info& err) {
-  return caf::error{static_cast<std::uint8_t>(err.category), caf::atom("http"),
-                    caf::make_message(err.message)};
-}
-
-std::string render_http_error(std::uint8_t code, caf::atom_value,
-                              const caf::message& context) {
-  std::string out = "http_error(";
-  out += to_string(static_cast<error_category>(code));
-  if (context.match_elements<std::string>()) {
-    out += ", ";
-    out += context.get_as<std::string>(0);
-  }
-  out += ')';
-  return out;
+  return make_error(err.category, err.message, err.code);
 }
 
 http_client_actor spawn_http_client(caf::actor_system& sys, client& c) {

@@ -46,21 +46,13 @@ typename Inspector::result_type inspect(Inspector& f, http_response_msg& x) {
            x.content_type, x.body);
 }
 
-/// Transport failures as CAF errors: code = error_category, category atom
-/// "http", context = the error message. Register render_http_error with
-/// `cfg.add_error_category(caf::atom("http"), render_http_error)` to print
-/// them readably.
+/// A transport failure as a caf::error: code = error_category (http::errc),
+/// context = the message, then the errno / asio / OpenSSL code as an int.
 [[nodiscard]] caf::error make_http_error(const error_info& err);
-
-/// Renders errors made by make_http_error ("http_error(timeout, ...)").
-[[nodiscard]] std::string render_http_error(std::uint8_t code,
-                                            caf::atom_value category,
-                                            const caf::message& context);
 
 /// Protocol:
 /// - `http_request_msg` from anyone: parses the URL (a bad URL is answered
-///   at once with `caf::sec::invalid_argument` whose context names the URL
-///   and the fix), submits the request to the client, and replies with
+///   at once with `errc::invalid_url` naming the URL and the fix), submits the request to the client, and replies with
 ///   `http_response_msg` once the whole body has arrived. A transport failure
 ///   (connect, tls, timeout, cancelled, protocol, io) is replied as the error
 ///   from make_http_error. Exactly one reply per request.

@@ -6,13 +6,12 @@ namespace aiperf::http {
 
 namespace {
 
-url_result fail(std::string_view text, std::string_view what) {
-  url_result r;
-  r.error = "invalid URL '";
-  r.error += text;
-  r.error += "': ";
-  r.error += what;
-  return r;
+caf::error fail(std::string_view text, std::string_view what) {
+  std::string message = "invalid URL '";
+  message += text;
+  message += "': ";
+  message += what;
+  return make_error(errc::invalid_url, std::move(message));
 }
 
 bool ascii_iequals(std::string_view a, std::string_view b) {
@@ -28,7 +27,7 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
 
 } // namespace
 
-url_result parse_url(std::string_view text) {
+caf::expected<url> parse_url(std::string_view text) {
   auto rest = text;
   while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
     rest.remove_prefix(1);
@@ -108,9 +107,7 @@ url_result parse_url(std::string_view text) {
   while (!path.empty() && path.back() == '/')
     path.remove_suffix(1);
   out.base_path.assign(path);
-  url_result r;
-  r.value = std::move(out);
-  return r;
+  return out;
 }
 
 } // namespace aiperf::http

@@ -3,6 +3,8 @@
 // path, or into an error message that names the URL and says how to fix it.
 #pragma once
 
+#include "runtime/http/errors.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,20 +34,13 @@ struct url {
   }
 };
 
-/// Outcome of parse_url: a value, or a message naming the input and the fix.
-struct url_result {
-  std::optional<url> value;
-  std::string error;
-  [[nodiscard]] explicit operator bool() const noexcept {
-    return value.has_value();
-  }
-};
 
 /// Parses `text` as http[s]://host[:port][/path]. Without a scheme the input
 /// is taken as http (AIPerf's default `localhost:8000`). Ports default to
 /// 80/443; IPv6 literals need brackets ("http://[::1]:8000"). Query strings
 /// and fragments are rejected because they cannot be combined with the
 /// endpoint paths appended later.
-[[nodiscard]] url_result parse_url(std::string_view text);
+/// A rejected URL is `errc::invalid_url` naming the input and the fix.
+[[nodiscard]] caf::expected<url> parse_url(std::string_view text);
 
 } // namespace aiperf::http

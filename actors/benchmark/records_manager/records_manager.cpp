@@ -1,4 +1,5 @@
 #include "actors/benchmark/records_manager/records_manager.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
@@ -120,7 +121,7 @@ void finish(actor_ptr self) {
   fs::path dir{st.cfg.artifact_dir};
   auto fail = [&](const std::string& what) {
     logger->error("{}", what);
-    st.promise.deliver(caf::make_error(caf::sec::runtime_error, what));
+    st.promise.deliver(make_error(benchmark::errc::export_failed, what));
   };
   exporters::run_info run{st.cfg.benchmark_id, st.cfg.input_config_json,
                           st.info.was_cancelled};

@@ -1,4 +1,5 @@
 #include "actors/benchmark/remote/controller.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "actors/benchmark/dataset/dataset_file.hpp"
 #include "actors/benchmark/metrics/compute_metrics.hpp"
@@ -64,9 +65,14 @@ caf::behavior remote_processor(caf::stateful_actor<remote_processor_state>* self
     },
     [=](finalize_atom) -> caf::result<std::string> {
       auto rp = self->make_response_promise<std::string>();
-      self->request(group, caf::infinite, finalize_pod_atom::value, pod, index)
+      self->request(group, benchmark::service_timeouts{}.finalize, finalize_pod_atom::value, pod,
+                    index)
         .then([=](std::string& path) mutable { rp.deliver(std::move(path)); },
-              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+              [=](caf::error& err) mutable {
+                rp.deliver(benchmark::name_timeout(std::move(err), "remote worker group",
+                                                   "finalize of " + pod_name(pod),
+                                                   benchmark::service_timeouts{}.finalize));
+              });
       return rp;
     },
   };
@@ -145,7 +151,7 @@ void fail_registration(group_ptr self, std::string message) {
   if (st.ready || st.failed)
     return;
   log::get("remote_group")->error("{}", message);
-  st.failed = caf::make_error(caf::sec::runtime_error, std::move(message));
+  st.failed = make_error(benchmark::errc::pod_failed, std::move(message));
   answer_waiters(self);
 }
 
@@ -200,7 +206,7 @@ void lose_pod(group_ptr self, std::uint32_t p, const std::string& why) {
                               + " was lost before it registered: " + why);
     return;
   }
-  auto lost = ++st.cfg.monitor->pods_lost;
+  auto lost = st.cfg.monitor->add_lost_pod(pod_name(p) + " (" + why + ")");
   logger->warn("{} lost ({}): its in-flight requests become WorkerLost "
                "records",
                pod_name(p), why);
@@ -210,7 +216,8 @@ void lose_pod(group_ptr self, std::uint32_t p, const std::string& why) {
     auto wcfg = st.group.worker;
     wcfg.worker_index = index;
     wcfg.worker_id = worker_service_id(p, i);
-    self->request(st.group.timing, caf::infinite, lost_atom::value, index)
+    self->request(st.group.timing, benchmark::service_timeouts{}.control, lost_atom::value,
+                  index)
       .then(
         [=](credit_batch& credits) {
           auto& st = self->state;
@@ -225,7 +232,9 @@ void lose_pod(group_ptr self, std::uint32_t p, const std::string& why) {
         [=](caf::error& err) {
           log::get("remote_group")
             ->error("cannot reap {}: {}", wcfg.worker_id,
-                    self->system().render(err));
+                    error_message(benchmark::name_timeout(
+                      std::move(err), "timing_manager", "lost (the worker's credits)",
+                      benchmark::service_timeouts{}.control)));
         });
   }
   // Its processors' records so far are in; nothing more will come.
@@ -269,8 +278,10 @@ void export_dataset(group_ptr self) {
   st.exported = true;
   std::error_code ec;
   std::filesystem::create_directories(st.cfg.dataset_dir, ec);
-  if (auto err = dataset::export_compressed(*st.group.data, st.cfg.dataset_dir))
-    fail_registration(self, "dataset export for the pods: " + err->message);
+  if (auto done = dataset::export_compressed(*st.group.data, st.cfg.dataset_dir);
+      !done)
+    fail_registration(self, "dataset export for the pods: "
+                              + error_message(done.error()));
 }
 
 caf::behavior remote_group(group_ptr self, remote_group_config cfg,
@@ -355,12 +366,12 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
       if (!a.ok)
         return settle_finalize(
           self, *p,
-          caf::make_error(caf::sec::runtime_error,
-                          pod_name(*p) + " failed to finalize: " + a.error));
+          make_error(benchmark::errc::pod_failed,
+                     pod_name(*p) + " failed to finalize: " + a.error));
       if (!st.group.worker.export_raw)
         return settle_finalize(self, *p, std::vector<std::string>(n));
       auto pod = *p;
-      self->request(st.cfg.api, caf::infinite, caf::get_atom::value,
+      self->request(st.cfg.api, benchmark::service_timeouts{}.control, caf::get_atom::value,
                     api_service::raw_atom::value)
         .then(
           [=](std::vector<api_service::raw_part>& parts) {
@@ -372,13 +383,16 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
               return settle_finalize(self, pod, std::move(paths));
             }
             settle_finalize(self, pod,
-                            caf::make_error(caf::sec::runtime_error,
-                                            pod_name(pod)
+                            make_error(benchmark::errc::export_failed,
+                                       pod_name(pod)
                                               + " acked FINALIZE but the API "
                                                 "holds no RAW part of it"));
           },
           [=](caf::error& err) {
-            settle_finalize(self, pod, std::move(err));
+            settle_finalize(self, pod,
+                            benchmark::name_timeout(std::move(err), "api_service",
+                                                    "get (RAW parts)",
+                                                    benchmark::service_timeouts{}.control));
           });
     },
     [=](finalize_pod_atom, std::uint32_t p,
@@ -399,8 +413,8 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
         if (auto sent = st.cfg.bridge->send_to(channel::control, pod.peer, c,
                                               "controller"); !sent)
           settle_finalize(self, p,
-                          caf::make_error(caf::sec::runtime_error,
-                                          "FINALIZE to " + pod_name(p) + ": "
+                          make_error(benchmark::errc::pod_failed,
+                                     "FINALIZE to " + pod_name(p) + ": "
                                             + error_message(sent.error())));
       }
       return rp;

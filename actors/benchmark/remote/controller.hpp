@@ -48,6 +48,19 @@ public:
     std::lock_guard<std::mutex> guard{mtx_};
     return group_;
   }
+  /// Records a lost pod ("pod1 (exited with code 9)"); returns how many
+  /// pods are lost now.
+  std::uint32_t add_lost_pod(std::string description) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    lost_.push_back(std::move(description));
+    pods_lost = static_cast<std::uint32_t>(lost_.size());
+    return pods_lost;
+  }
+  /// The lost pods, in the order they were lost.
+  [[nodiscard]] std::vector<std::string> lost_pods() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return lost_;
+  }
   /// Pods declared lost so far.
   std::atomic<std::uint32_t> pods_lost{0};
   /// The run was cancelled because too many pods were lost.
@@ -57,6 +70,7 @@ private:
   mutable std::mutex mtx_;
   caf::actor controller_;
   caf::actor group_;
+  std::vector<std::string> lost_;
 };
 
 struct remote_group_config {

@@ -2,23 +2,36 @@
 
 namespace aiperf::remote {
 
-std::optional<std::string> make_layout(std::uint32_t workers,
-                                       std::uint32_t processors,
-                                       std::uint32_t pods, pod_layout& out) {
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::bad_layout:
+      return "bad_layout";
+  }
+  return "unknown";
+}
+
+caf::expected<pod_layout> make_layout(std::uint32_t workers,
+                                      std::uint32_t processors,
+                                      std::uint32_t pods) {
   if (pods == 0)
-    return "--worker-pods must be at least 1";
+    return make_error(errc::bad_layout, "--worker-pods must be at least 1");
   if (workers == 0 || workers % pods != 0)
-    return "--workers-max " + std::to_string(workers)
-           + " does not split evenly over --worker-pods "
-           + std::to_string(pods) + ": use a multiple of the pod count";
+    return make_error(errc::bad_layout,
+                      "--workers-max " + std::to_string(workers)
+                        + " does not split evenly over --worker-pods "
+                        + std::to_string(pods)
+                        + ": use a multiple of the pod count");
   if (processors > pods && processors % pods != 0)
-    return "--record-processors " + std::to_string(processors)
-           + " does not split evenly over --worker-pods "
-           + std::to_string(pods) + ": use a multiple of the pod count";
+    return make_error(errc::bad_layout,
+                      "--record-processors " + std::to_string(processors)
+                        + " does not split evenly over --worker-pods "
+                        + std::to_string(pods)
+                        + ": use a multiple of the pod count");
+  pod_layout out;
   out.pods = pods;
   out.workers_per_pod = workers / pods;
   out.processors_per_pod = processors > pods ? processors / pods : 1;
-  return std::nullopt;
+  return out;
 }
 
 std::string pod_name(std::uint32_t pod) {

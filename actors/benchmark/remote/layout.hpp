@@ -2,10 +2,26 @@
 // the ids services use on the wire. Pure, unit-tested.
 #pragma once
 
+#include "proto/error.hpp"
+
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
+
+namespace aiperf::remote {
+
+/// Why a distributed run cannot be laid out.
+enum class errc : std::uint8_t {
+  bad_layout = 1, // workers or processors do not split evenly over the pods
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::remote
+
+// Remote-run errors: a remote::errc and a message naming the flag and the
+// fix.
+AIPERF_ERROR_ENUM(aiperf::remote::errc, "remote")
 
 namespace aiperf::remote {
 
@@ -26,13 +42,12 @@ struct pod_layout {
   }
 };
 
-/// Splits `workers` and `processors` (run totals) over `pods`. Returns an
-/// error naming the flag when they do not divide evenly (the CLI already
+/// Splits `workers` and `processors` (run totals) over `pods`. Fails with
+/// bad_layout naming the flag when they do not divide evenly (the CLI already
 /// checks this; the run file may come from elsewhere). Every pod gets at
 /// least one processor.
-[[nodiscard]] std::optional<std::string>
-make_layout(std::uint32_t workers, std::uint32_t processors, std::uint32_t pods,
-            pod_layout& out);
+[[nodiscard]] caf::expected<pod_layout>
+make_layout(std::uint32_t workers, std::uint32_t processors, std::uint32_t pods);
 
 /// "pod<i>": the ZMQ identity, service-id prefix and RAW part name of pod i.
 [[nodiscard]] std::string pod_name(std::uint32_t pod);

@@ -1,4 +1,5 @@
 #include "actors/benchmark/remote/pod.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "runtime/log/log.hpp"
 
@@ -18,8 +19,7 @@ using zmq_bridge::origin;
 namespace {
 
 caf::error controller_only(const char* what) {
-  return caf::make_error(caf::sec::unexpected_message,
-                         std::string{what}
+  return make_error(benchmark::errc::bad_request, std::string{what}
                            + " is handled by the controller process, not a "
                              "worker pod");
 }
@@ -174,7 +174,8 @@ void finalize(inbox_ptr self, std::uint64_t command_id) {
   if (n == 0)
     return done();
   for (std::size_t i = 0; i < n; ++i)
-    self->request(st.cfg.processors[i], caf::infinite, finalize_atom::value)
+    self->request(st.cfg.processors[i], benchmark::service_timeouts{}.finalize,
+                  finalize_atom::value)
       .then(
         [=](std::string& path) {
           (*paths)[i] = std::move(path);
@@ -182,7 +183,9 @@ void finalize(inbox_ptr self, std::uint64_t command_id) {
             done();
         },
         [=](caf::error& err) {
-          *failed = self->system().render(err);
+          *failed = error_message(benchmark::name_timeout(
+            std::move(err), "record_processor", "finalize",
+            benchmark::service_timeouts{}.finalize));
           if (--*pending == 0)
             done();
         });

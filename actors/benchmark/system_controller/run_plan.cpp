@@ -1,5 +1,7 @@
 #include "actors/benchmark/system_controller/run_plan.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -193,7 +195,35 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   rec.benchmark_id = std::move(run_id);
   plan.failed_request_threshold = cfg.failed_request_threshold.value_or(-1);
   plan.show_progress = cfg.ui == config::ui_type::simple;
+  bool think_time = cfg.conversation_turn_delay_mean > 0 || cfg.input_file.has_value()
+                    || t.mode == proto::timing_mode::user_centric;
+  plan.timeouts.run = longest_run(t, w.timeout_ms, think_time);
   return plan;
+}
+
+std::chrono::milliseconds longest_run(const proto::timing_config& t, std::int64_t timeout_ms,
+                                      bool has_think_time) {
+  using std::chrono::milliseconds;
+  constexpr double margin_ms = 10 * 60 * 1e3;
+  constexpr double day_ms = 24 * 3600 * 1e3;
+  double parallel = t.concurrency > 0 ? t.concurrency : 1.0;
+  auto counted = [&](double requests) {
+    double sending = t.request_rate > 0 ? requests / t.request_rate * 1e3 : 0.0;
+    return std::ceil(requests / parallel) * static_cast<double>(timeout_ms) + sending;
+  };
+  double ms = counted(static_cast<double>(t.warmup_request_count));
+  if (t.duration_ns > 0)
+    ms += static_cast<double>(t.duration_ns) / 1e6
+          + (t.grace_ns >= 0 ? static_cast<double>(t.grace_ns) / 1e6
+                             : static_cast<double>(timeout_ms));
+  else
+    ms += counted(static_cast<double>(t.request_count));
+  if (has_think_time || t.mode == proto::timing_mode::fixed_schedule)
+    ms += day_ms;
+  ms += margin_ms;
+  // Far beyond any run, and still representable in a caf::duration.
+  constexpr double cap_ms = 365 * day_ms;
+  return milliseconds{static_cast<std::int64_t>(std::min(ms, cap_ms))};
 }
 
 } // namespace aiperf::system_controller

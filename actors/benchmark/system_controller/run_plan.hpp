@@ -6,6 +6,7 @@
 #include "actors/benchmark/record_processor/record_processor.hpp"
 #include "actors/benchmark/records_manager/records_manager.hpp"
 #include "config/profile/profile_config.hpp"
+#include "proto/benchmark_errors.hpp"
 #include "proto/timing.hpp"
 #include "proto/worker.hpp"
 
@@ -30,6 +31,9 @@ struct run_plan {
   /// Percent of failed requests above which the exit code is 4 (< 0: off).
   double failed_request_threshold = -1;
   bool show_progress = false;
+  /// How long the controller waits for each service's answers; `run` is
+  /// derived from the configuration (longest_run).
+  benchmark::service_timeouts timeouts;
   /// Called once when the load starts (the timing manager is started).
   std::function<void()> client_self_check_start;
   /// Called once when the credits are complete: the client self-check's
@@ -44,6 +48,16 @@ struct run_plan {
 [[nodiscard]] run_plan make_run_plan(const config::profile_config& cfg,
                                      std::string run_id,
                                      std::string input_config_json);
+
+/// The longest the timing manager's run can legitimately take, plus a
+/// margin: the bound for its start request. A duration run ends at duration
+/// + grace; a counted one when every request ended, each within
+/// `timeout_ms`, `concurrency` at a time (1 when unlimited), sent no
+/// faster than the rate. Think times (turn delays, schedules from a file)
+/// have no bound known here: they add a day.
+[[nodiscard]] std::chrono::milliseconds longest_run(const proto::timing_config& t,
+                                                    std::int64_t timeout_ms,
+                                                    bool has_think_time);
 
 /// A random RFC 4122 version 4 UUID.
 [[nodiscard]] std::string make_uuid();

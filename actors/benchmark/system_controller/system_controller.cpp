@@ -77,10 +77,14 @@ void fail(actor_ptr self, int code, std::string message) {
   finish(self, std::move(r));
 }
 
-auto on_error(actor_ptr self, const char* step) {
+/// The error handler of a request to `service` for `what` that waited at
+/// most `timeout`: the run fails (exit code 1) with the service's error, or
+/// with one naming the service when it did not answer in time.
+auto on_error(actor_ptr self, const char* service, const char* what,
+              std::chrono::milliseconds timeout) {
   return [=](caf::error& err) {
-    fail(self, exit_internal,
-         std::string{step} + ": " + self->system().render(err));
+    auto named = benchmark::name_timeout(std::move(err), service, what, timeout);
+    fail(self, exit_internal, std::string{service} + ": " + error_message(named));
   };
 }
 
@@ -98,7 +102,7 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
     expected += p.sent;
   log::get("system_controller")
     ->debug("process records: expecting {}", expected);
-  self->request(st.records, caf::infinite, process_atom::value, expected, info)
+  self->request(st.records, st.plan.timeouts.exports, process_atom::value, expected, info)
     .then(
       [=](export_outcome& out) {
         auto& st = self->state;
@@ -126,7 +130,7 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
         }
         finish(self, std::move(r));
       },
-      on_error(self, "export"));
+      on_error(self, "records_manager", "process (the exports)", st.plan.timeouts.exports));
 }
 
 /// Raw part files are closed by their processors before the export.
@@ -136,15 +140,14 @@ void finalize_processors(actor_ptr self) {
     st.handles.processors.size());
   auto pending = std::make_shared<std::size_t>(st.handles.processors.size());
   for (std::size_t i = 0; i < st.handles.processors.size(); ++i) {
-    self->request(st.handles.processors[i], caf::infinite,
-                  finalize_atom::value)
+    self->request(st.handles.processors[i], st.plan.timeouts.finalize, finalize_atom::value)
       .then(
         [=](std::string& path) {
           (*parts)[i] = std::move(path);
           if (--*pending == 0)
             export_results(self, std::move(*parts));
         },
-        on_error(self, "record processor"));
+        on_error(self, "record_processor", "finalize", st.plan.timeouts.finalize));
   }
 }
 
@@ -156,14 +159,14 @@ void start_run(actor_ptr self) {
     self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
   if (st.plan.client_self_check_start)
     st.plan.client_self_check_start();
-  self->request(st.timing, caf::infinite, start_atom::value)
+  self->request(st.timing, st.plan.timeouts.run, start_atom::value)
     .then(
       [=](std::vector<phase_stats>& phases) {
         self->state.phases = std::move(phases);
         log::get("system_controller")->debug("credits complete");
         finalize_processors(self);
       },
-      on_error(self, "timing"));
+      on_error(self, "timing_manager", "start (the whole run)", st.plan.timeouts.run));
 }
 
 void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
@@ -196,7 +199,7 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
   self->link_to(st.records);
   self->link_to(st.timing);
   self->link_to(st.group);
-  self->request(st.group, caf::infinite, caf::get_atom::value)
+  self->request(st.group, st.plan.timeouts.registration, caf::get_atom::value)
     .then(
       [=, timing_cfg = std::move(timing_cfg)](
         worker_group_manager::group_handles& handles) mutable {
@@ -213,7 +216,7 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
           ->debug("registered {} workers, {} record processors",
                   st.handles.workers.size(), st.handles.processors.size());
         self
-          ->request(st.timing, caf::infinite, configure_atom::value,
+          ->request(st.timing, st.plan.timeouts.control, configure_atom::value,
                     std::move(timing_cfg), st.handles.workers)
           .then(
             [=](caf::ok_atom) {
@@ -223,9 +226,10 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
                             "exported");
               start_run(self);
             },
-            on_error(self, "timing configuration"));
+            on_error(self, "timing_manager", "configure", st.plan.timeouts.control));
       },
-      on_error(self, "worker group"));
+      on_error(self, "worker_group_manager", "registration (get handles)",
+               st.plan.timeouts.registration));
 }
 
 void print_progress(actor_ptr self) {
@@ -266,7 +270,7 @@ controller_impl(actor_ptr self, run_plan plan,
     if (!msg.reason || msg.reason == caf::exit_reason::user_shutdown)
       return;
     fail(self, exit_internal,
-         "a service failed: " + self->system().render(msg.reason));
+         "a service failed: " + error_message(msg.reason));
   });
   return {
     [=](start_atom) -> caf::result<run_result> {
@@ -276,15 +280,17 @@ controller_impl(actor_ptr self, run_plan plan,
       st.datasets = dataset_manager::spawn_dataset_manager(self->system(),
                                                            st.plan.dataset);
       self->link_to(st.datasets);
-      self->request(st.datasets, caf::infinite, configure_atom::value)
+      auto timeout = st.plan.timeouts.dataset;
+      self->request(st.datasets, timeout, configure_atom::value)
         .then([=](dataset_manager::dataset_ready& ready) { configure(self, ready); },
               [=](caf::error& err) {
+                if (err == caf::sec::request_timeout)
+                  return fail(self, exit_internal,
+                              error_message(benchmark::silent_service(
+                                "dataset_manager", "configure (build the dataset)",
+                                timeout)));
                 // Bad input files are configuration errors (exit code 2).
-                auto msg = self->system().render(err);
-                if (auto ctx = err.context();
-                    ctx.match_elements<std::string>())
-                  msg = ctx.get_as<std::string>(0);
-                fail(self, exit_config, msg);
+                fail(self, exit_config, error_message(err));
               });
       return st.promise;
     },

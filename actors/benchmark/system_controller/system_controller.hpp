@@ -6,6 +6,7 @@
 #include "actors/benchmark/system_controller/run_plan.hpp"
 #include "actors/benchmark/worker_group_manager/worker_group_manager.hpp"
 #include "proto/atoms.hpp"
+#include "proto/exit_codes.hpp"
 #include "proto/timing_manager.hpp"
 
 #include <caf/fwd.hpp>
@@ -19,16 +20,8 @@
 
 namespace aiperf::system_controller {
 
-/// Process exit codes of `profile` (README "Exit codes").
-enum exit_code : int {
-  exit_ok = 0,
-  exit_internal = 1,
-  exit_config = 2,
-  exit_unreachable = 3,
-  exit_failed_threshold = 4,
-  exit_degraded = 5,
-  exit_interrupted = 130,
-};
+using proto::exit_code;
+using enum proto::exit_code;
 
 struct run_result {
   int exit_code = exit_ok;
@@ -48,12 +41,18 @@ typename Inspector::result_type inspect(Inspector& f, run_result& x) {
 
 /// system_controller protocol:
 /// - `(proto::start_atom)` from main: runs the whole benchmark and replies
-///   `run_result` once the exports are written (or the run failed).
-/// - `(proto::cancel_atom)` from main (SIGINT/SIGTERM): stops issuing
+///   `run_result` once the exports are written (or the run failed). Main
+///   waits at most `run_plan::timeouts.whole_run()`.
+/// - `(proto::cancel_atom)` from main (SIGINT/SIGTERM): stops sending
 ///   credits, cancels in-flight requests (code 499), still writes every
-///   export (`was_cancelled: true`); the reply then carries exit code 130.
+///   export (`was_cancelled: true`); the reply then carries exit code 130
+///   (main turns it into 143 for SIGTERM).
 /// Every service it spawns is linked to it: a service that fails ends the
-/// run with exit code 1 and the service's error.
+/// run with exit code 1 and the service's error. Each request to a service
+/// waits at most its `run_plan::timeouts` entry (dataset, registration,
+/// control, run, finalize, exports); a service that does not answer in time
+/// ends the run with exit code 1 and `benchmark::errc::silent_service`
+/// naming it ("timing_manager did not answer configure within 30 s").
 using system_controller_actor = caf::typed_actor<
   caf::replies_to<proto::start_atom>::with<run_result>,
   caf::reacts_to<proto::cancel_atom>>;

@@ -1,6 +1,7 @@
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
 #include "actors/benchmark/worker/worker.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "actors/benchmark/dataset/payload.hpp"
 #include "actors/benchmark/worker/response_parser.hpp"
@@ -741,12 +742,12 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
     // URLs were validated with the configuration; a bad one here is a bug.
     auto parsed = http::parse_url(u);
     if (!parsed) {
-      logger->error("worker {}: {}", st.cfg.worker_id, parsed.error);
-      self->quit(caf::make_error(caf::sec::invalid_argument, parsed.error));
+      logger->error("worker {}: {}", st.cfg.worker_id, error_message(parsed.error()));
+      self->quit(std::move(parsed.error()));
       continue;
     }
     st.destinations.push_back(
-      {parsed.value->ep, parsed.value->base_path + st.cfg.endpoint_path});
+      {parsed->ep, parsed->base_path + st.cfg.endpoint_path});
   }
   std::vector<std::pair<std::string, std::string>> headers;
   headers.emplace_back("Content-Type", "application/json");

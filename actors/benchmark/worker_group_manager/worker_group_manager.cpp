@@ -1,4 +1,5 @@
 #include "actors/benchmark/worker_group_manager/worker_group_manager.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "actors/benchmark/worker/worker.hpp"
 #include "runtime/log/log.hpp"
@@ -95,7 +96,7 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
                    st.worker_configs[i].worker_id,
                    self->system().render(msg.reason));
       self
-        ->request(st.cfg.timing, caf::infinite, lost_atom::value,
+        ->request(st.cfg.timing, benchmark::service_timeouts{}.control, lost_atom::value,
                   st.worker_configs[i].worker_index)
         .then(
           [=](credit_batch& lost) {
@@ -109,7 +110,9 @@ group_impl(worker_group_manager_actor::stateful_pointer<group_state> self,
           },
           [=](caf::error& err) {
             logger->error("cannot reap worker {}: {}", i,
-                          self->system().render(err));
+                          error_message(benchmark::name_timeout(
+                            std::move(err), "timing_manager", "lost (the worker's credits)",
+                            benchmark::service_timeouts{}.control)));
           });
       return;
     }

@@ -16,7 +16,7 @@ using testing::test_server;
 struct actor_fixture : ::testing::Test {
   static caf::actor_system_config& init(caf::actor_system_config& cfg) {
     cfg.set("scheduler.max-threads", 2);
-    cfg.add_error_category(caf::atom("http"), render_http_error);
+    add_error_category<errc>(cfg);
     return cfg;
   }
   actor_fixture() : sys(init(cfg)) {
@@ -62,7 +62,9 @@ TEST_F(actor_fixture, failures_are_errors) {
   self->request(client_actor, std::chrono::seconds(20), bad)
     .receive([](http_response_msg&) {},
              [&](caf::error& e) { failure = sys.render(e); });
-  EXPECT_NE(failure.find("unsupported scheme"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("http.invalid_url: invalid URL 'gopher://x': unsupported scheme"),
+            std::string::npos)
+    << failure;
 
   std::uint16_t closed_port = 0;
   {

@@ -112,12 +112,12 @@ int main(int argc, char** argv) {
     return usage("--connections, --threads and --duration must be positive");
   auto parsed = http::parse_url(url_text);
   if (!parsed)
-    return usage(parsed.error.c_str());
+    return usage(error_message(parsed.error()).c_str());
 
   http::request proto;
-  proto.ep = parsed.value->ep;
+  proto.ep = parsed->ep;
   proto.method = method;
-  proto.target = parsed.value->base_path.empty() ? "/" : parsed.value->base_path;
+  proto.target = parsed->base_path.empty() ? "/" : parsed->base_path;
   proto.headers = {{"Content-Type", "application/json"}};
   proto.body = body;
 
