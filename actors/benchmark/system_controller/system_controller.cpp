@@ -83,8 +83,10 @@ void fail(actor_ptr self, int code, std::string message) {
 auto on_error(actor_ptr self, const char* service, const char* what,
               std::chrono::milliseconds timeout) {
   return [=](caf::error& err) {
-    auto named = benchmark::name_timeout(std::move(err), service, what, timeout);
-    fail(self, exit_internal, std::string{service} + ": " + error_message(named));
+    if (err == caf::sec::request_timeout)
+      return fail(self, exit_internal,
+                  error_message(benchmark::silent_service(service, what, timeout)));
+    fail(self, exit_internal, std::string{service} + ": " + error_message(err));
   };
 }
 

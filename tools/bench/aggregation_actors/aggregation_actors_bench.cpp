@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
     info.phases.push_back(phase);
     bool ok = true;
     self
-      ->request(manager, std::chrono::minutes{30}, proto::process_atom::value,
+      ->request(manager, std::chrono::seconds{1800}, proto::process_atom::value,
                 static_cast<std::uint64_t>(n), info)
       .receive([&](proto::export_outcome& out) { outcome = std::move(out); },
                [&](caf::error& err) {
