@@ -1,4 +1,5 @@
 #include "actors/benchmark/record_processor/record_processor.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 #include "runtime/io/durable_file.hpp"
@@ -166,7 +167,7 @@ processor_impl(record_processor_actor::stateful_pointer<processor_state> self,
       auto done = st.raw->commit();
       st.raw.reset();
       if (!done)
-        return done.error();
+        return make_error(benchmark::errc::export_failed, error_message(done.error()));
       return path;
     },
   };

@@ -1,0 +1,200 @@
+// The record_processor and the records_manager on the deterministic
+// coordinator: what they send, when the export happens, and how a failed
+// write is answered.
+#include "actors/benchmark/record_processor/record_processor.hpp"
+#include "actors/benchmark/records_manager/records_manager.hpp"
+
+#include "proto/benchmark_errors.hpp"
+#include "tests/support/caf_gtest.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+using namespace aiperf;
+using namespace aiperf::proto;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A records_manager that keeps what record processors send it.
+records_manager_actor::behavior_type fake_records(records_manager_actor::pointer,
+                                                  std::shared_ptr<std::vector<metric_record>> got) {
+  return {
+    [=](metric_record_batch& b) {
+      for (auto& r : b.records)
+        got->push_back(std::move(r));
+    },
+    [](process_atom, std::uint64_t, run_info&) { return export_outcome{}; },
+    [](progress_atom) { return records_progress{}; },
+  };
+}
+
+request_record sample_request(std::uint64_t id) {
+  request_record r;
+  r.credit_id = id;
+  r.session_num = static_cast<std::uint32_t>(id);
+  r.x_request_id = "req-" + std::to_string(id);
+  r.worker_id = "worker_0";
+  r.request_start_ns = 1'000'000;
+  r.request_start_wall_ns = 1'700'000'000'000'000'000;
+  r.request_end_ns = 3'000'000;
+  r.http_status = 200;
+  return r;
+}
+
+metric_record sample_metric(std::uint32_t session) {
+  metric_record r;
+  r.session_num = session;
+  r.x_request_id = "req-" + std::to_string(session);
+  r.request_start_ns = 1'700'000'000'000'000'000;
+  r.request_end_ns = r.request_start_ns + 2'000'000;
+  return r;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in{p, std::ios::binary};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct records_fixture : caf_gtest::fixture<> {
+  fs::path dir = fs::temp_directory_path()
+                 / ("aiperf_records_path_test." + std::to_string(::getpid()) + "."
+                    + std::to_string(std::random_device{}()));
+
+  records_fixture() { fs::create_directories(dir); }
+  ~records_fixture() override {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  records_manager_actor spawn_manager(records_manager::export_level level) {
+    records_manager::records_config cfg;
+    cfg.artifact_dir = dir.string();
+    cfg.level = level;
+    cfg.benchmark_id = "run-1";
+    cfg.input_config_json = "{}";
+    cfg.drain_timeout_ms = 2'000;
+    return records_manager::spawn_records_manager(sys, cfg);
+  }
+
+  run_info one_phase(std::uint64_t sent) {
+    run_info info;
+    phase_stats p;
+    p.sent = p.returned = sent;
+    info.phases.push_back(p);
+    return info;
+  }
+};
+
+TEST_F(records_fixture, processor_forwards_each_batch_with_its_id) {
+  auto got = std::make_shared<std::vector<metric_record>>();
+  record_processor::processor_config cfg;
+  cfg.processor_id = "record_processor_3";
+  auto proc = record_processor::spawn_record_processor(sys, cfg, sys.spawn(fake_records, got));
+  request_record_batch batch;
+  batch.records = {sample_request(1), sample_request(2)};
+  self->send(proc, std::move(batch));
+  drain();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].x_request_id, "req-1");
+  EXPECT_EQ((*got)[1].x_request_id, "req-2");
+  EXPECT_EQ((*got)[1].record_processor_id, "record_processor_3");
+  // Without a RAW part there is nothing to close.
+  auto path = request<std::string>(proc, finalize_atom::value);
+  ASSERT_TRUE(path);
+  EXPECT_EQ(*path, "");
+}
+
+TEST_F(records_fixture, processor_closes_its_raw_part_on_finalize) {
+  auto got = std::make_shared<std::vector<metric_record>>();
+  record_processor::processor_config cfg;
+  cfg.processor_id = "record_processor_0";
+  cfg.raw_part_path = (dir / "raw.part0.jsonl").string();
+  auto proc = record_processor::spawn_record_processor(sys, cfg, sys.spawn(fake_records, got));
+  request_record_batch batch;
+  batch.records = {sample_request(7)};
+  self->send(proc, std::move(batch));
+  drain();
+  // Nothing is visible under the final name before finalize.
+  EXPECT_FALSE(fs::exists(cfg.raw_part_path));
+  auto path = request<std::string>(proc, finalize_atom::value);
+  ASSERT_TRUE(path) << error_message(path.error());
+  EXPECT_EQ(*path, cfg.raw_part_path);
+  auto text = read_all(*path);
+  EXPECT_NE(text.find("req-7"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+}
+
+TEST_F(records_fixture, processor_answers_a_failed_raw_part_naming_it) {
+  auto got = std::make_shared<std::vector<metric_record>>();
+  record_processor::processor_config cfg;
+  cfg.raw_part_path = (dir / "no-such-dir" / "raw.part0.jsonl").string();
+  auto proc = record_processor::spawn_record_processor(sys, cfg, sys.spawn(fake_records, got));
+  auto path = request<std::string>(proc, finalize_atom::value);
+  ASSERT_FALSE(path);
+  EXPECT_TRUE(is_error(path.error(), benchmark::errc::export_failed));
+  EXPECT_NE(error_message(path.error()).find(cfg.raw_part_path), std::string::npos)
+    << error_message(path.error());
+}
+
+TEST_F(records_fixture, manager_exports_once_every_expected_record_arrived) {
+  auto mgr = spawn_manager(records_manager::export_level::records);
+  metric_record_batch first;
+  first.records = {sample_metric(0)};
+  self->send(mgr, std::move(first));
+  drain();
+  // Asked to process 2 records with 1 in: it waits and writes nothing.
+  auto h = self->request(mgr, caf::infinite, process_atom::value, std::uint64_t{2}, one_phase(2));
+  drain();
+  EXPECT_EQ(self->peek_at_next_mailbox_element(), nullptr);
+  EXPECT_FALSE(fs::exists(dir / "profile_export_aiperf.json"));
+  metric_record_batch second;
+  second.records = {sample_metric(1)};
+  self->send(mgr, std::move(second));
+  drain();
+  std::optional<export_outcome> out;
+  h.receive([&](export_outcome& o) { out = std::move(o); },
+            [&](caf::error& e) { ADD_FAILURE() << error_message(e); });
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->request_count, 2u);
+  ASSERT_EQ(out->files.size(), 3u);
+  EXPECT_EQ(out->files[0], (dir / "profile_export_aiperf.json").string());
+  EXPECT_EQ(out->files[1], (dir / "profile_export_aiperf.csv").string());
+  EXPECT_EQ(out->files[2], (dir / "profile_export.jsonl").string());
+  auto jsonl = read_all(dir / "profile_export.jsonl");
+  EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 2);
+}
+
+TEST_F(records_fixture, manager_exports_after_its_drain_timeout_with_a_warning) {
+  auto mgr = spawn_manager(records_manager::export_level::summary);
+  auto h = self->request(mgr, caf::infinite, process_atom::value, std::uint64_t{3}, one_phase(3));
+  drain();
+  EXPECT_EQ(self->peek_at_next_mailbox_element(), nullptr);
+  advance_time(std::chrono::milliseconds{2'000});
+  std::optional<export_outcome> out;
+  h.receive([&](export_outcome& o) { out = std::move(o); },
+            [&](caf::error& e) { ADD_FAILURE() << error_message(e); });
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->request_count, 0u);
+  auto missing = std::find_if(out->warnings.begin(), out->warnings.end(), [](auto& w) {
+    return w.find("3 records never arrived") != std::string::npos;
+  });
+  EXPECT_NE(missing, out->warnings.end());
+}
+
+TEST_F(records_fixture, manager_answers_a_failed_export_naming_the_file) {
+  fs::create_directories(dir / "profile_export_aiperf.csv"); // a directory in the way
+  auto mgr = spawn_manager(records_manager::export_level::summary);
+  auto out = request<export_outcome>(mgr, process_atom::value, std::uint64_t{0}, one_phase(0));
+  ASSERT_FALSE(out);
+  EXPECT_TRUE(is_error(out.error(), benchmark::errc::export_failed));
+  EXPECT_NE(error_message(out.error()).find("profile_export_aiperf.csv"), std::string::npos)
+    << error_message(out.error());
+}
+
+} // namespace
