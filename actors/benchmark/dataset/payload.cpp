@@ -1,5 +1,7 @@
 #include "actors/benchmark/dataset/payload.hpp"
 
+#include "runtime/io/durable_file.hpp"
+
 // Every x86-64 CPU has SSE2; RapidJSON then copies runs of unescaped string
 // bytes 16 at a time (Writer<StringBuffer> only), ~5x faster for prompts.
 #if defined(__SSE2__) && !defined(RAPIDJSON_SSE2)
@@ -13,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 namespace aiperf::dataset {
 
@@ -67,17 +68,19 @@ std::optional<endpoint_type> parse_endpoint_type(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::string> validate(const payload_options& opts) {
+caf::expected<void> validate(const payload_options& opts) {
   if (opts.model.empty())
-    return "model: must not be empty; set --model";
+    return make_error(errc::bad_option,
+                      "model: must not be empty; set --model");
   if (!opts.extra_inputs_json.empty()) {
     rapidjson::Document doc;
     doc.Parse(opts.extra_inputs_json.c_str(), opts.extra_inputs_json.size());
     if (doc.HasParseError() || !doc.IsObject())
-      return "extra_inputs: must be a JSON object like {\"ignore_eos\": true}; "
-             "fix --extra-inputs";
+      return make_error(errc::bad_option,
+                        "extra_inputs: must be a JSON object like "
+                        "{\"ignore_eos\": true}; fix --extra-inputs");
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
 struct payload_builder::buffer {
@@ -230,26 +233,15 @@ std::string inputs_json(const payload_options& opts, const dataset& data) {
   return out;
 }
 
-std::optional<std::string> write_inputs_json(const std::string& path,
-                                             const payload_options& opts,
-                                             const dataset& data) {
-  const auto tmp = path + ".tmp";
-  {
-    std::ofstream out{tmp, std::ios::binary | std::ios::trunc};
-    if (!out)
-      return "inputs.json: cannot create '" + tmp
-             + "'; check the artifact directory exists and is writable";
-    const auto text = inputs_json(opts, data);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out)
-      return "inputs.json: write to '" + tmp
-             + "' failed; check free disk space";
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return "inputs.json: cannot rename '" + tmp + "' to '" + path
-           + "'; check directory permissions";
-  return std::nullopt;
+caf::expected<void> write_inputs_json(const std::string& path,
+                                      const payload_options& opts,
+                                      const dataset& data) {
+  // Like every export: a temp file unique to this writer, fsync, rename,
+  // directory fsync, so a reader never sees half a file under the name.
+  if (auto done = io::atomic_write_file(path, inputs_json(opts, data)); !done)
+    return make_error(errc::io, "inputs.json: " + error_message(done.error())
+                                  + "; check the artifact directory is writable and has space");
+  return caf::unit;
 }
 
 } // namespace aiperf::dataset
