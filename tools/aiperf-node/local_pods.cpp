@@ -114,11 +114,11 @@ sc::run_result run_controller(caf::actor_system& sys,
     result.message = std::move(msg);
     return result;
   };
-  remote::pod_layout layout;
-  if (auto err = remote::make_layout(plan.num_workers, plan.num_processors,
-                                     static_cast<std::uint32_t>(cfg.worker_pods),
-                                     layout))
-    return fail(sc::exit_config, *err);
+  auto made = remote::make_layout(plan.num_workers, plan.num_processors,
+                                  static_cast<std::uint32_t>(cfg.worker_pods));
+  if (!made)
+    return fail(sc::exit_config, error_message(made.error()));
+  auto layout = *made;
   // Every pod runs at least one processor, which may exceed the total.
   plan.num_processors = layout.pods * layout.processors_per_pod;
 

@@ -166,11 +166,11 @@ int run_worker(service_options o) {
                       "the --*-endpoint flags");
 
   auto plan = sc::make_run_plan(cfg, o.run_id, "{}");
-  remote::pod_layout layout;
-  if (auto err = remote::make_layout(plan.num_workers, plan.num_processors,
-                                     static_cast<std::uint32_t>(cfg.worker_pods),
-                                     layout))
-    return fail(sc::exit_config, *err);
+  auto made = remote::make_layout(plan.num_workers, plan.num_processors,
+                                  static_cast<std::uint32_t>(cfg.worker_pods));
+  if (!made)
+    return fail(sc::exit_config, error_message(made.error()));
+  auto layout = *made;
   if (*o.pod_index >= layout.pods)
     return fail(sc::exit_config, "pod index " + std::to_string(*o.pod_index)
                                    + " is outside this run's "
@@ -207,9 +207,8 @@ int run_worker(service_options o) {
   auto imported = dataset::import_compressed(scratch.p);
   if (!imported)
     return fail(sc::exit_internal,
-                "dataset import: " + imported.error().message);
-  auto data = std::make_shared<const dataset::dataset>(
-    std::move(imported.value()));
+                "dataset import: " + error_message(imported.error()));
+  auto data = std::make_shared<const dataset::dataset>(std::move(*imported));
   logger->debug("{}: dataset with {} conversations", pod,
                 data->conversations.size());
 

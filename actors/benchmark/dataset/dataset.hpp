@@ -2,9 +2,35 @@
 // dataset manager (synthetic generator or input file), then read-only.
 #pragma once
 
+#include "proto/error.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
+
+namespace aiperf::dataset {
+
+/// Why a dataset could not be built, read or written. The message names the
+/// option, file (and line) or field, and the fix.
+enum class errc : std::uint8_t {
+  io = 1,      // open/read/write/mmap/(de)compress failed
+  bad_magic,   // not a dataset.dat / index.dat at all
+  version,     // written by another format version
+  truncated,   // shorter than its header or than the index says
+  checksum,    // bytes changed after writing, or files from different runs
+  corrupt,     // structure inconsistent (offsets, lengths, counts, flags)
+  too_large,   // a string or count does not fit the format's u32 fields
+  bad_option,  // a synthetic, model or payload option is unusable
+  bad_input,   // an input file has malformed lines (all are listed)
+  empty,       // the dataset has no conversation
+};
+
+/// Returns the enumerator's name ("checksum").
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::dataset
+
+AIPERF_ERROR_ENUM(aiperf::dataset::errc, "dataset")
 
 namespace aiperf::dataset {
 

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace aiperf::dataset {
@@ -30,12 +31,10 @@ constexpr std::size_t turn_fixed_size = 4 + 4 + 4 + 8 + 8 + 4;
 // Model index of a turn without a model of its own.
 constexpr std::uint32_t no_model = 0xFFFF'FFFF;
 
-dataset_file_error make_error(dataset_file_errc code, std::string msg) {
-  return dataset_file_error{code, std::move(msg)};
-}
-
-dataset_file_error from_io(const io::io_error& err) {
-  return make_error(dataset_file_errc::io, err.message);
+// An io failure: its message, and the io error itself (errno and all) as a
+// payload.
+caf::error from_io(const caf::error& err) {
+  return make_error(errc::io, error_message(err), err);
 }
 
 template <class T>
@@ -154,22 +153,28 @@ std::string path_string(const std::filesystem::path& dir,
 
 } // namespace
 
-const char* to_string(dataset_file_errc x) noexcept {
+const char* to_string(errc x) noexcept {
   switch (x) {
-    case dataset_file_errc::io:
+    case errc::io:
       return "io";
-    case dataset_file_errc::bad_magic:
+    case errc::bad_magic:
       return "bad_magic";
-    case dataset_file_errc::version:
+    case errc::version:
       return "version";
-    case dataset_file_errc::truncated:
+    case errc::truncated:
       return "truncated";
-    case dataset_file_errc::checksum:
+    case errc::checksum:
       return "checksum";
-    case dataset_file_errc::corrupt:
+    case errc::corrupt:
       return "corrupt";
-    case dataset_file_errc::too_large:
+    case errc::too_large:
       return "too_large";
+    case errc::bad_option:
+      return "bad_option";
+    case errc::bad_input:
+      return "bad_input";
+    case errc::empty:
+      return "empty";
   }
   return "unknown";
 }
@@ -197,7 +202,7 @@ std::uint64_t dataset_checksum(std::string_view bytes) noexcept {
   return h;
 }
 
-dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
+caf::expected<encoded_dataset> encode_dataset(const dataset& ds) {
   constexpr auto max_u32 = std::numeric_limits<std::uint32_t>::max();
   encoded_dataset out;
   std::vector<std::uint64_t> offsets;
@@ -214,7 +219,7 @@ dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
       if (tu.model.empty() || model_index.count(tu.model) != 0)
         continue;
       if (models.size() >= no_model || tu.model.size() > max_u32) {
-        return make_error(dataset_file_errc::too_large,
+        return make_error(errc::too_large,
                           "model table: too many distinct turn models or a "
                           "model name over 4 GiB - 1 bytes; use fewer "
                           "--model names");
@@ -232,7 +237,7 @@ dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
   for (std::size_t c = 0; c < ds.conversations.size(); ++c) {
     const auto& conv = ds.conversations[c];
     if (conv.session_id.size() > max_u32 || conv.turns.size() > max_u32) {
-      return make_error(dataset_file_errc::too_large,
+      return make_error(errc::too_large,
                         "conversation " + std::to_string(c)
                           + ": session_id or turn count exceeds 2^32 - 1; "
                             "split the conversation");
@@ -245,7 +250,7 @@ dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
     for (std::size_t t = 0; t < conv.turns.size(); ++t) {
       const auto& tu = conv.turns[t];
       if (tu.text.size() > max_u32) {
-        return make_error(dataset_file_errc::too_large,
+        return make_error(errc::too_large,
                           "conversation " + std::to_string(c) + " turn "
                             + std::to_string(t)
                             + ": text exceeds 4 GiB - 1 bytes; shorten it");
@@ -284,11 +289,10 @@ dataset_file_result<encoded_dataset> encode_dataset(const dataset& ds) {
 
 // -- mapped_dataset -----------------------------------------------------------
 
-dataset_file_result<mapped_dataset>
+caf::expected<mapped_dataset>
 mapped_dataset::from_bytes(std::string_view data, std::string_view index,
                            std::string_view data_name,
                            std::string_view index_name) {
-  using errc = dataset_file_errc;
   auto fail = [](errc code, std::string_view file, std::string what) {
     return make_error(code, "invalid dataset file " + std::string{file} + ": "
                               + what);
@@ -446,7 +450,7 @@ mapped_dataset::from_bytes(std::string_view data, std::string_view index,
   return out;
 }
 
-dataset_file_result<mapped_dataset>
+caf::expected<mapped_dataset>
 mapped_dataset::open(const std::filesystem::path& dir) {
   auto data_file = io::mmap_file::open(dir / data_file_name);
   if (!data_file)
@@ -460,8 +464,8 @@ mapped_dataset::open(const std::filesystem::path& dir) {
   if (!result)
     return result;
   // Moving an mmap_file keeps its address, so data_ stays valid.
-  result->data_file_ = std::move(data_file).value();
-  result->index_file_ = std::move(index_file).value();
+  result->data_file_ = std::move(*data_file);
+  result->index_file_ = std::move(*index_file);
   return result;
 }
 
@@ -488,79 +492,80 @@ dataset mapped_dataset::to_dataset() const {
 
 // -- files --------------------------------------------------------------------
 
-dataset_file_result<dataset> decode_dataset(std::string_view data,
-                                            std::string_view index) {
+caf::expected<dataset> decode_dataset(std::string_view data,
+                                      std::string_view index) {
   auto mapped = mapped_dataset::from_bytes(data, index);
   if (!mapped)
-    return mapped.error();
+    return std::move(mapped.error());
   return mapped->to_dataset();
 }
 
-std::optional<dataset_file_error>
-write_dataset_files(const dataset& ds, const std::filesystem::path& dir) {
+caf::expected<void> write_dataset_files(const dataset& ds,
+                                        const std::filesystem::path& dir) {
   auto encoded = encode_dataset(ds);
   if (!encoded)
-    return encoded.error();
+    return std::move(encoded.error());
   // Data first: a crash before the index is replaced leaves an old index
   // whose size/checksum no longer match, which reading reports.
-  if (auto err = io::atomic_write_file(dir / data_file_name, encoded->data))
-    return from_io(*err);
-  if (auto err = io::atomic_write_file(dir / index_file_name, encoded->index))
-    return from_io(*err);
-  return std::nullopt;
+  if (auto w = io::atomic_write_file(dir / data_file_name, encoded->data); !w)
+    return from_io(w.error());
+  if (auto w = io::atomic_write_file(dir / index_file_name, encoded->index);
+      !w)
+    return from_io(w.error());
+  return caf::unit;
 }
 
-dataset_file_result<dataset>
-read_dataset_files(const std::filesystem::path& dir) {
+caf::expected<dataset> read_dataset_files(const std::filesystem::path& dir) {
   auto mapped = mapped_dataset::open(dir);
   if (!mapped)
-    return mapped.error();
+    return std::move(mapped.error());
   return mapped->to_dataset();
 }
 
-std::optional<dataset_file_error>
-export_compressed(const dataset& ds, const std::filesystem::path& dir,
-                  int level) {
-  if (auto err = io::check_zstd_level(level))
-    return from_io(*err);
+caf::expected<void> export_compressed(const dataset& ds,
+                                      const std::filesystem::path& dir,
+                                      int level) {
+  if (auto valid = io::check_zstd_level(level); !valid)
+    return from_io(valid.error());
   auto encoded = encode_dataset(ds);
   if (!encoded)
-    return encoded.error();
-  if (auto err = io::compress_to_file(encoded->data, dir / data_zst_file_name,
-                                      level))
-    return from_io(*err);
-  if (auto err = io::compress_to_file(encoded->index,
-                                      dir / index_zst_file_name, level))
-    return from_io(*err);
-  return std::nullopt;
+    return std::move(encoded.error());
+  if (auto w = io::compress_to_file(encoded->data, dir / data_zst_file_name,
+                                    level);
+      !w)
+    return from_io(w.error());
+  if (auto w = io::compress_to_file(encoded->index, dir / index_zst_file_name,
+                                    level);
+      !w)
+    return from_io(w.error());
+  return caf::unit;
 }
 
-std::optional<dataset_file_error>
+caf::expected<void>
 decompress_dataset_files(const std::filesystem::path& zst_dir,
                          const std::filesystem::path& dat_dir,
                          std::uint64_t max_output_bytes) {
-  if (auto err = io::decompress_file(zst_dir / data_zst_file_name,
-                                     dat_dir / data_file_name,
-                                     max_output_bytes))
-    return from_io(*err);
-  if (auto err = io::decompress_file(zst_dir / index_zst_file_name,
-                                     dat_dir / index_file_name,
-                                     max_output_bytes))
-    return from_io(*err);
-  return std::nullopt;
+  if (auto w = io::decompress_file(zst_dir / data_zst_file_name,
+                                   dat_dir / data_file_name, max_output_bytes);
+      !w)
+    return from_io(w.error());
+  if (auto w = io::decompress_file(zst_dir / index_zst_file_name,
+                                   dat_dir / index_file_name, max_output_bytes);
+      !w)
+    return from_io(w.error());
+  return caf::unit;
 }
 
-dataset_file_result<dataset>
-import_compressed(const std::filesystem::path& zst_dir,
-                  const std::filesystem::path& dat_dir,
-                  std::uint64_t max_output_bytes) {
-  if (auto err = decompress_dataset_files(zst_dir, dat_dir, max_output_bytes))
-    return *err;
+caf::expected<dataset> import_compressed(const std::filesystem::path& zst_dir,
+                                         const std::filesystem::path& dat_dir,
+                                         std::uint64_t max_output_bytes) {
+  if (auto done = decompress_dataset_files(zst_dir, dat_dir, max_output_bytes);
+      !done)
+    return std::move(done.error());
   return read_dataset_files(dat_dir);
 }
 
-dataset_file_result<dataset>
-import_compressed(const std::filesystem::path& dir) {
+caf::expected<dataset> import_compressed(const std::filesystem::path& dir) {
   return import_compressed(dir, dir);
 }
 

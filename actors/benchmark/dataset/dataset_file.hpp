@@ -39,16 +39,13 @@
 #include "actors/benchmark/dataset/dataset.hpp"
 #include "runtime/io/mmap_file.hpp"
 #include "runtime/io/zstd_stream.hpp"
-#include "runtime/result/result.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace aiperf::dataset {
@@ -62,30 +59,10 @@ inline constexpr std::string_view index_zst_file_name = "index.dat.zst";
 /// Format version written by this build, and the only one it reads.
 inline constexpr std::uint32_t dataset_file_version = 2;
 
-/// What went wrong reading or writing dataset files.
-enum class dataset_file_errc : std::uint8_t {
-  io,           // open/read/write/mmap/(de)compress failed
-  bad_magic,    // not a dataset.dat / index.dat at all
-  version,      // written by another format version
-  truncated,    // shorter than its header or than the index says
-  checksum,     // bytes changed after writing, or files from different runs
-  corrupt,      // structure inconsistent (offsets, lengths, counts, flags)
-  too_large,    // a string or count does not fit the format's u32 fields
-};
-
-/// Returns the enumerator's name ("checksum").
-[[nodiscard]] const char* to_string(dataset_file_errc x) noexcept;
-
-/// A dataset file problem; `message` names the file, what is wrong and the
-/// fix.
-struct dataset_file_error {
-  dataset_file_errc code = dataset_file_errc::io;
-  std::string message;
-};
-
-/// A value or the dataset_file_error that prevented it.
-template <class T>
-using dataset_file_result = result<T, dataset_file_error>;
+// Errors are dataset::errc (dataset.hpp): io (the io error is the message,
+// and rides along as a caf::error payload), bad_magic, version, truncated,
+// checksum, corrupt, too_large. Every message names the file, what is wrong
+// and the fix.
 
 /// The bytes of both files.
 struct encoded_dataset {
@@ -96,7 +73,7 @@ struct encoded_dataset {
 /// Encodes `ds`; fails only if a string exceeds 4 GiB - 1 bytes, a
 /// conversation has more than 2^32 - 1 turns or there are 2^32 - 1 or more
 /// distinct turn models.
-[[nodiscard]] dataset_file_result<encoded_dataset>
+[[nodiscard]] caf::expected<encoded_dataset>
 encode_dataset(const dataset& ds);
 
 /// Checksum used by the format (64-bit, non-cryptographic).
@@ -109,13 +86,13 @@ class mapped_dataset {
 public:
   /// Validates `data` and `index` (see file comment); `data_name` and
   /// `index_name` label them in errors. The views must outlive the result.
-  [[nodiscard]] static dataset_file_result<mapped_dataset>
+  [[nodiscard]] static caf::expected<mapped_dataset>
   from_bytes(std::string_view data, std::string_view index,
              std::string_view data_name = data_file_name,
              std::string_view index_name = index_file_name);
 
   /// Maps and validates `dir`/dataset.dat and `dir`/index.dat.
-  [[nodiscard]] static dataset_file_result<mapped_dataset>
+  [[nodiscard]] static caf::expected<mapped_dataset>
   open(const std::filesystem::path& dir);
 
   /// Returns the number of conversations.
@@ -156,40 +133,40 @@ private:
 };
 
 /// Parses an encoded pair into a dataset (same checks as mapped_dataset).
-[[nodiscard]] dataset_file_result<dataset>
+[[nodiscard]] caf::expected<dataset>
 decode_dataset(std::string_view data, std::string_view index);
 
 /// Writes `dir`/dataset.dat then `dir`/index.dat, each atomically; `dir`
 /// must exist. A crash between the two leaves a pair that fails to read
 /// (checksum), never a wrong dataset.
-[[nodiscard]] std::optional<dataset_file_error>
+[[nodiscard]] caf::expected<void>
 write_dataset_files(const dataset& ds, const std::filesystem::path& dir);
 
 /// Maps, validates and decodes `dir`/dataset.dat and `dir`/index.dat.
-[[nodiscard]] dataset_file_result<dataset>
+[[nodiscard]] caf::expected<dataset>
 read_dataset_files(const std::filesystem::path& dir);
 
 /// Writes `dir`/dataset.dat.zst and `dir`/index.dat.zst (each atomically).
-[[nodiscard]] std::optional<dataset_file_error>
+[[nodiscard]] caf::expected<void>
 export_compressed(const dataset& ds, const std::filesystem::path& dir,
                   int level = io::default_zstd_level);
 
 /// Decompresses `zst_dir`/{dataset,index}.dat.zst into
 /// `dat_dir`/{dataset,index}.dat, refusing output beyond `max_output_bytes`
 /// per file (a pod's disk guard).
-[[nodiscard]] std::optional<dataset_file_error>
+[[nodiscard]] caf::expected<void>
 decompress_dataset_files(const std::filesystem::path& zst_dir,
                          const std::filesystem::path& dat_dir,
                          std::uint64_t max_output_bytes = io::unlimited_output);
 
 /// decompress_dataset_files, then read_dataset_files(`dat_dir`).
-[[nodiscard]] dataset_file_result<dataset>
+[[nodiscard]] caf::expected<dataset>
 import_compressed(const std::filesystem::path& zst_dir,
                   const std::filesystem::path& dat_dir,
                   std::uint64_t max_output_bytes = io::unlimited_output);
 
 /// import_compressed with the .dat files next to the .zst files.
-[[nodiscard]] dataset_file_result<dataset>
+[[nodiscard]] caf::expected<dataset>
 import_compressed(const std::filesystem::path& dir);
 
 } // namespace aiperf::dataset

@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -349,13 +350,28 @@ void append_hash_block(std::string& out, std::uint64_t id,
   }
 }
 
-load_result parse_input_file(std::string_view content, input_file_type type,
-                             const file_options& opts) {
-  load_result result;
+namespace {
+
+// The error of `errors` (not empty) found in `source`.
+caf::error input_error(errc code, const std::string& source,
+                       std::vector<load_error> errors) {
+  std::string msg = source + ":";
+  const auto listed = std::min(errors.size(), listed_load_errors);
+  for (std::size_t i = 0; i < listed; ++i)
+    msg += "\n  " + errors[i].to_string();
+  if (errors.size() > listed)
+    msg += "\n  ... and " + std::to_string(errors.size() - listed) + " more";
+  return make_error(code, std::move(msg), std::move(errors));
+}
+
+// Parses `content`; the dataset, or nullopt with every problem in `errors`.
+std::optional<dataset> parse_content(std::string_view content,
+                                     input_file_type type,
+                                     const file_options& opts,
+                                     std::vector<load_error>& errors) {
   if (opts.block_size == 0) {
-    result.errors.push_back(
-        {0, "block_size", "must be >= 1; set --isl-block-size"});
-    return result;
+    errors.push_back({0, "block_size", "must be >= 1; set --isl-block-size"});
+    return std::nullopt;
   }
   conversation_builder convs;
   std::size_t line_no = 0;
@@ -380,7 +396,7 @@ load_result parse_input_file(std::string_view content, input_file_type type,
       continue;
     }
     ++objects;
-    line_context ctx{line_no, result.errors};
+    line_context ctx{line_no, errors};
     rapidjson::Document doc;
     doc.Parse(line.data(), line.size());
     if (doc.HasParseError()) {
@@ -397,33 +413,48 @@ load_result parse_input_file(std::string_view content, input_file_type type,
       break;
   }
   if (objects == 0)
-    result.errors.push_back(
+    errors.push_back(
         {0, "",
          "the input file has no JSON lines; add one JSON object per line"});
-  if (!result.errors.empty())
-    return result;
+  if (!errors.empty())
+    return std::nullopt;
   dataset data;
   data.conversations = convs.take();
   data.has_timestamps = !data.conversations.empty();
   for (const auto& conv : data.conversations)
     if (conv.turns.front().timestamp_ms < 0)
       data.has_timestamps = false;
-  result.data = std::move(data);
-  return result;
+  return data;
 }
 
-load_result load_input_file(const std::string& path, input_file_type type,
-                            const file_options& opts) {
+} // namespace
+
+caf::expected<dataset> parse_input_file(std::string_view content,
+                                        input_file_type type,
+                                        const file_options& opts) {
+  std::vector<load_error> errors;
+  auto data = parse_content(content, type, opts, errors);
+  if (!data)
+    return input_error(errc::bad_input, "input file", std::move(errors));
+  return std::move(*data);
+}
+
+caf::expected<dataset> load_input_file(const std::string& path,
+                                       input_file_type type,
+                                       const file_options& opts) {
+  const auto source = "--input-file " + path;
   std::ifstream in{path, std::ios::binary};
-  if (!in) {
-    load_result result;
-    result.errors.push_back(
-        {0, "", "cannot open input file '" + path + "'; check --input-file"});
-    return result;
-  }
+  if (!in)
+    return input_error(
+        errc::io, source,
+        {{0, "", "cannot open input file '" + path + "'; check --input-file"}});
   std::ostringstream buf;
   buf << in.rdbuf();
-  return parse_input_file(buf.str(), type, opts);
+  std::vector<load_error> errors;
+  auto data = parse_content(buf.str(), type, opts, errors);
+  if (!data)
+    return input_error(errc::bad_input, source, std::move(errors));
+  return std::move(*data);
 }
 
 } // namespace aiperf::dataset

@@ -20,6 +20,8 @@
 
 #include "actors/benchmark/dataset/dataset.hpp"
 
+#include <caf/meta/type_name.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -55,22 +57,30 @@ struct load_error {
   [[nodiscard]] std::string to_string() const;
 };
 
-/// Either a dataset or every error found (one per malformed line).
-struct load_result {
-  /// Set iff `errors` is empty.
-  std::optional<dataset> data;
-  std::vector<load_error> errors;
-};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, load_error& x) {
+  return f(caf::meta::type_name("aiperf::dataset::load_error"), x.line,
+           x.field, x.message);
+}
 
-/// Parses JSONL `content` of the given type.
-[[nodiscard]] load_result parse_input_file(std::string_view content,
-                                           input_file_type type,
-                                           const file_options& opts = {});
+/// At most this many load_errors are listed in an error's message (all of
+/// them are in its payload).
+inline constexpr std::size_t listed_load_errors = 20;
 
-/// Reads and parses the file at `path` (an unreadable file is one error).
-[[nodiscard]] load_result load_input_file(const std::string& path,
-                                          input_file_type type,
-                                          const file_options& opts = {});
+/// Parses JSONL `content` of the given type. Fails with bad_input whose
+/// message lists the first listed_load_errors problems ("input file:" then
+/// one "line N: field: message" per line) and whose payload is the
+/// std::vector<load_error> of every problem found (one per malformed line).
+[[nodiscard]] caf::expected<dataset>
+parse_input_file(std::string_view content, input_file_type type,
+                 const file_options& opts = {});
+
+/// Reads and parses the file at `path`: parse_input_file's errors, the
+/// message starting "--input-file <path>:". An unreadable file fails with
+/// errc::io and one load_error.
+[[nodiscard]] caf::expected<dataset>
+load_input_file(const std::string& path, input_file_type type,
+                const file_options& opts = {});
 
 /// Appends the text of hash block `id`, truncated to `tokens` tokens
 /// (≤ block size): vocabulary words separated by " ", a pure function of

@@ -20,12 +20,14 @@ std::optional<model_selection> parse_model_selection(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::string> validate(const model_options& opts) {
+caf::expected<void> validate(const model_options& opts) {
   for (std::size_t i = 0; i < opts.names.size(); ++i)
     if (opts.names[i].empty())
-      return "model_names[" + std::to_string(i)
-             + "]: must not be empty; remove the stray comma in --model";
-  return std::nullopt;
+      return make_error(errc::bad_option,
+                        "model_names[" + std::to_string(i)
+                          + "]: must not be empty; remove the stray comma in "
+                            "--model");
+  return caf::unit;
 }
 
 void assign_models(dataset& data, const model_options& opts) {

@@ -31,8 +31,8 @@ struct model_options {
   std::uint64_t seed = 0;
 };
 
-/// Returns an error naming the field and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string> validate(const model_options& opts);
+/// Returns bad_option naming the field and the fix when `opts` is unusable.
+[[nodiscard]] caf::expected<void> validate(const model_options& opts);
 
 /// Sets turn::model of every turn that has none (a model from the input file
 /// wins), visiting conversations and their turns in dataset order:

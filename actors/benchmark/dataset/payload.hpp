@@ -44,8 +44,8 @@ struct payload_options {
   std::string extra_inputs_json;
 };
 
-/// Returns an error naming the field and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string> validate(const payload_options& opts);
+/// Returns bad_option naming the field and the fix when `opts` is unusable.
+[[nodiscard]] caf::expected<void> validate(const payload_options& opts);
 
 /// Builds request bodies into one reused buffer (not thread-safe: one per
 /// worker). Extra inputs are parsed once, at construction.
@@ -94,9 +94,10 @@ build_payload(const payload_options& opts, const conversation& conv,
 [[nodiscard]] std::string inputs_json(const payload_options& opts,
                                       const dataset& data);
 
-/// Writes inputs_json() to `path` (via `path.tmp` + rename, so readers never
-/// see half a file). Returns an error message naming the path, or nullopt.
-[[nodiscard]] std::optional<std::string>
+/// Writes inputs_json() to `path` atomically (io::atomic_write_file, so
+/// readers never see half a file). Fails with errc::io naming the path and
+/// the fix.
+[[nodiscard]] caf::expected<void>
 write_inputs_json(const std::string& path, const payload_options& opts,
                   const dataset& data);
 

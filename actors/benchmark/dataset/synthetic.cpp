@@ -33,37 +33,49 @@ std::string session_id(rng& gen) {
 
 } // namespace
 
-std::optional<std::string> validate(const synthetic_options& opts) {
+caf::expected<void> validate(const synthetic_options& opts) {
   constexpr double max_tokens = std::numeric_limits<std::int32_t>::max();
   if (opts.num_conversations == 0)
-    return "num_conversations: must be >= 1; set --num-conversations";
+    return make_error(errc::bad_option,
+                      "num_conversations: must be >= 1; set "
+                      "--num-conversations");
   if (!std::isfinite(opts.isl_mean) || opts.isl_mean < 1
       || opts.isl_mean > max_tokens)
-    return "isl_mean: must be a number >= 1; set --isl to the prompt length "
-           "in tokens";
+    return make_error(errc::bad_option,
+                      "isl_mean: must be a number >= 1; set --isl to the "
+                      "prompt length in tokens");
   if (!finite_non_negative(opts.isl_stddev))
-    return "isl_stddev: must be >= 0; set --isl-stddev";
+    return make_error(errc::bad_option,
+                      "isl_stddev: must be >= 0; set --isl-stddev");
   if (opts.osl_mean
       && (!std::isfinite(*opts.osl_mean) || *opts.osl_mean < 1
           || *opts.osl_mean > max_tokens))
-    return "osl_mean: must be a number >= 1; set --osl or leave it unset for "
-           "no max tokens";
+    return make_error(errc::bad_option,
+                      "osl_mean: must be a number >= 1; set --osl or leave it "
+                      "unset for no max tokens");
   if (!finite_non_negative(opts.osl_stddev))
-    return "osl_stddev: must be >= 0; set --osl-stddev";
+    return make_error(errc::bad_option,
+                      "osl_stddev: must be >= 0; set --osl-stddev");
   if (!std::isfinite(opts.turn_mean) || opts.turn_mean < 1)
-    return "turn_mean: must be >= 1; set --conversation-turn-mean";
+    return make_error(errc::bad_option,
+                      "turn_mean: must be >= 1; set --conversation-turn-mean");
   if (!finite_non_negative(opts.turn_stddev))
-    return "turn_stddev: must be >= 0; set --conversation-turn-stddev";
+    return make_error(errc::bad_option,
+                      "turn_stddev: must be >= 0; set "
+                      "--conversation-turn-stddev");
   if (!finite_non_negative(opts.turn_delay_mean_ms))
-    return "turn_delay_mean_ms: must be >= 0; set "
-           "--conversation-turn-delay-mean";
+    return make_error(errc::bad_option,
+                      "turn_delay_mean_ms: must be >= 0; set "
+                      "--conversation-turn-delay-mean");
   if (!finite_non_negative(opts.turn_delay_stddev_ms))
-    return "turn_delay_stddev_ms: must be >= 0; set "
-           "--conversation-turn-delay-stddev";
+    return make_error(errc::bad_option,
+                      "turn_delay_stddev_ms: must be >= 0; set "
+                      "--conversation-turn-delay-stddev");
   if (!finite_non_negative(opts.turn_delay_ratio))
-    return "turn_delay_ratio: must be >= 0; set "
-           "--conversation-turn-delay-ratio";
-  return std::nullopt;
+    return make_error(errc::bad_option,
+                      "turn_delay_ratio: must be >= 0; set "
+                      "--conversation-turn-delay-ratio");
+  return caf::unit;
 }
 
 void append_random_words(std::string& out, std::uint64_t tokens, rng& gen) {

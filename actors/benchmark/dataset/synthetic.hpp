@@ -36,9 +36,9 @@ struct synthetic_options {
 /// Seed used when synthetic_options::random_seed is unset.
 inline constexpr std::uint64_t default_seed = 0x5eed'a1fe'0000'0001ULL;
 
-/// Returns an error naming the offending field and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string>
-validate(const synthetic_options& opts);
+/// Returns bad_option naming the offending field and the fix when `opts` is
+/// unusable.
+[[nodiscard]] caf::expected<void> validate(const synthetic_options& opts);
 
 /// Generates a dataset; `opts` must have passed validate().
 ///

@@ -25,21 +25,27 @@ std::vector<proto::session_plan> plans_of(const dataset::dataset& data) {
 
 } // namespace
 
-std::variant<dataset_ready, std::string> build(const dataset_config& cfg) {
+caf::expected<dataset_ready> build(const dataset_config& cfg) {
   dataset::dataset data;
   if (!cfg.input_file.empty()) {
     auto loaded
       = dataset::load_input_file(cfg.input_file, cfg.file_type, cfg.file);
-    if (!loaded.data) {
+    if (!loaded) {
+      // Every bad line, not only the first few the loader's message lists.
+      const auto* errors
+        = error_payload<std::vector<dataset::load_error>>(loaded.error());
+      if (errors == nullptr)
+        return std::move(loaded.error());
       std::string msg = "--input-file " + cfg.input_file + ":";
-      for (auto& e : loaded.errors)
+      for (auto& e : *errors)
         msg += "\n  " + e.to_string();
-      return msg;
+      return make_error(error_code(loaded.error(), dataset::errc::bad_input),
+                        std::move(msg), *errors);
     }
-    data = std::move(*loaded.data);
+    data = std::move(*loaded);
   } else {
-    if (auto err = dataset::validate(cfg.synthetic))
-      return *err;
+    if (auto valid = dataset::validate(cfg.synthetic); !valid)
+      return std::move(valid.error());
     data = dataset::generate_synthetic(cfg.synthetic);
     // One seeded shuffled pass: sessions take conversations in this order.
     dataset::dataset_sampler sampler{dataset::sampling_strategy::shuffle,
@@ -51,16 +57,17 @@ std::variant<dataset_ready, std::string> build(const dataset_config& cfg) {
     data = std::move(shuffled);
   }
   if (data.conversations.empty())
-    return std::string{"the dataset is empty: give --input-file a file with "
-                       "at least one request, or a positive "
-                       "--num-dataset-entries"};
+    return make_error(dataset::errc::empty,
+                      "the dataset is empty: give --input-file a file with "
+                      "at least one request, or a positive "
+                      "--num-dataset-entries");
   std::vector<proto::session_plan> sessions;
   if (cfg.fixed_schedule) {
     // Sessions in replay order, each with its offset from the start.
     auto schedule = timing::make_fixed_schedule(data, 0, cfg.schedule);
-    if (auto* err = std::get_if<std::string>(&schedule))
-      return *err;
-    auto& fixed = std::get<timing::fixed_schedule>(schedule);
+    if (!schedule)
+      return std::move(schedule.error());
+    auto& fixed = *schedule;
     dataset::dataset ordered;
     ordered.has_timestamps = true;
     for (auto& first : fixed.first_turns)
@@ -72,13 +79,14 @@ std::variant<dataset_ready, std::string> build(const dataset_config& cfg) {
   } else {
     sessions = plans_of(data);
   }
-  if (auto err = dataset::validate(cfg.models))
-    return *err;
+  if (auto valid = dataset::validate(cfg.models); !valid)
+    return std::move(valid.error());
   dataset::assign_models(data, cfg.models);
   if (!cfg.inputs_json_path.empty())
-    if (auto err = dataset::write_inputs_json(cfg.inputs_json_path,
-                                              cfg.payload, data))
-      return *err;
+    if (auto written = dataset::write_inputs_json(cfg.inputs_json_path,
+                                                  cfg.payload, data);
+        !written)
+      return std::move(written.error());
   return dataset_ready{
     std::make_shared<const dataset::dataset>(std::move(data)),
     std::move(sessions)};
@@ -92,11 +100,12 @@ dataset_manager_impl(dataset_manager_actor::pointer, dataset_config cfg) {
     [=](proto::configure_atom) -> caf::result<dataset_ready> {
       auto logger = log::get("dataset_manager");
       auto built = build(cfg);
-      if (auto* err = std::get_if<std::string>(&built)) {
-        logger->error("{}", *err);
-        return caf::make_error(caf::sec::invalid_argument, *err);
+      if (!built) {
+        auto msg = error_message(built.error());
+        logger->error("{}", msg);
+        return caf::make_error(caf::sec::invalid_argument, std::move(msg));
       }
-      auto& ready = std::get<dataset_ready>(built);
+      auto& ready = *built;
       logger->debug("dataset ready: {} conversations",
                     ready.data->conversations.size());
       return std::move(ready);

@@ -51,10 +51,12 @@ struct dataset_ready {
   std::vector<proto::session_plan> sessions;
 };
 
-/// Builds everything `dataset_ready` holds; errors name the file, line and
-/// field (bad input is exit code 2 for the caller).
-[[nodiscard]] std::variant<dataset_ready, std::string>
-build(const dataset_config& cfg);
+/// Builds everything `dataset_ready` holds. Fails with a dataset::errc
+/// (bad_input: the message lists every bad line of --input-file, the
+/// std::vector<dataset::load_error> is its payload) or a timing::errc (the
+/// fixed schedule); messages name the file, line and field (bad input is
+/// exit code 2 for the caller).
+[[nodiscard]] caf::expected<dataset_ready> build(const dataset_config& cfg);
 
 } // namespace aiperf::dataset_manager
 

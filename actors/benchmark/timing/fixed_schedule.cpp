@@ -15,32 +15,38 @@ fixed_schedule::follow_up_due(const dataset::turn& next,
   return prev_return_ns;
 }
 
-std::optional<std::string> validate(const fixed_schedule_options& opts) {
+caf::expected<void> validate(const fixed_schedule_options& opts) {
   if (opts.start_offset_ms && *opts.start_offset_ms < 0)
-    return "fixed_schedule_start_offset: must be >= 0 ms; fix "
-           "--fixed-schedule-start-offset";
+    return make_error(errc::bad_option,
+                      "fixed_schedule_start_offset: must be >= 0 ms; fix "
+                      "--fixed-schedule-start-offset");
   if (opts.end_offset_ms && *opts.end_offset_ms < 0)
-    return "fixed_schedule_end_offset: must be >= 0 ms; fix "
-           "--fixed-schedule-end-offset";
+    return make_error(errc::bad_option,
+                      "fixed_schedule_end_offset: must be >= 0 ms; fix "
+                      "--fixed-schedule-end-offset");
   if (opts.start_offset_ms && opts.end_offset_ms
       && *opts.start_offset_ms > *opts.end_offset_ms)
-    return "fixed_schedule_end_offset: must be >= the start offset; fix "
-           "--fixed-schedule-start-offset/--fixed-schedule-end-offset";
+    return make_error(errc::bad_option,
+                      "fixed_schedule_end_offset: must be >= the start offset; "
+                      "fix --fixed-schedule-start-offset/"
+                      "--fixed-schedule-end-offset");
   if (opts.auto_offset && opts.start_offset_ms)
-    return "fixed_schedule_auto_offset: cannot be combined with "
-           "--fixed-schedule-start-offset; drop one of them";
-  return std::nullopt;
+    return make_error(errc::bad_option,
+                      "fixed_schedule_auto_offset: cannot be combined with "
+                      "--fixed-schedule-start-offset; drop one of them");
+  return caf::unit;
 }
 
-std::variant<fixed_schedule, std::string>
+caf::expected<fixed_schedule>
 make_fixed_schedule(const dataset::dataset& data, std::int64_t start_ns,
                     const fixed_schedule_options& opts) {
-  if (auto err = validate(opts))
-    return *err;
+  if (auto valid = validate(opts); !valid)
+    return std::move(valid.error());
   if (!data.has_timestamps)
-    return std::string{"fixed schedule: the dataset has no timestamps on its "
-                       "first turns; use a trace input file or drop "
-                       "--fixed-schedule"};
+    return make_error(errc::no_timestamps,
+                      "fixed schedule: the dataset has no timestamps on its "
+                      "first turns; use a trace input file or drop "
+                      "--fixed-schedule");
   fixed_schedule out;
   out.start_ns = start_ns;
   const auto lo
@@ -57,9 +63,10 @@ make_fixed_schedule(const dataset::dataset& data, std::int64_t start_ns,
       kept.emplace_back(ts, c);
   }
   if (kept.empty())
-    return std::string{"fixed schedule: no request has a timestamp inside the "
-                       "start/end offsets; widen "
-                       "--fixed-schedule-start-offset/-end-offset"};
+    return make_error(errc::empty_window,
+                      "fixed schedule: no request has a timestamp inside the "
+                      "start/end offsets; widen "
+                      "--fixed-schedule-start-offset/-end-offset");
   std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
     return a.first < b.first;
   });

@@ -3,12 +3,11 @@
 #pragma once
 
 #include "actors/benchmark/dataset/dataset.hpp"
+#include "actors/benchmark/timing/errc.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <variant>
 #include <vector>
 
 namespace aiperf::timing {
@@ -57,13 +56,14 @@ struct fixed_schedule {
                 std::int64_t prev_return_ns) const noexcept;
 };
 
-/// Returns an error naming the option and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string>
-validate(const fixed_schedule_options& opts);
+/// Returns bad_option naming the option and the fix when `opts` is
+/// unusable.
+[[nodiscard]] caf::expected<void> validate(const fixed_schedule_options& opts);
 
-/// Builds the replay of `data` starting at `start_ns`. Errors (with a fix)
-/// when the dataset has no timestamps or the offsets keep nothing.
-[[nodiscard]] std::variant<fixed_schedule, std::string>
+/// Builds the replay of `data` starting at `start_ns`. Errors (with a fix):
+/// bad_option (see validate), no_timestamps when the dataset has none,
+/// empty_window when the offsets keep nothing.
+[[nodiscard]] caf::expected<fixed_schedule>
 make_fixed_schedule(const dataset::dataset& data, std::int64_t start_ns,
                     const fixed_schedule_options& opts);
 

@@ -14,16 +14,18 @@ std::optional<arrival_pattern> parse_arrival_pattern(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::string> validate(const interval_options& opts) {
+caf::expected<void> validate(const interval_options& opts) {
   // Below 1e-9 req/s a gap no longer fits the ns clock's range sensibly.
   if (!std::isfinite(opts.rate) || opts.rate < 1e-9)
-    return "request_rate: must be a positive number of requests per second; "
-           "set --request-rate";
+    return make_error(errc::bad_option,
+                      "request_rate: must be a positive number of requests per "
+                      "second; set --request-rate");
   if (opts.pattern == arrival_pattern::gamma
       && (!std::isfinite(opts.smoothness) || opts.smoothness <= 0))
-    return "arrival_smoothness: must be > 0 (1 = poisson, larger = smoother); "
-           "set --arrival-smoothness";
-  return std::nullopt;
+    return make_error(errc::bad_option,
+                      "arrival_smoothness: must be > 0 (1 = poisson, larger = "
+                      "smoother); set --arrival-smoothness");
+  return caf::unit;
 }
 
 interval_generator::interval_generator(const interval_options& opts)

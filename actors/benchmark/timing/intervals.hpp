@@ -2,10 +2,10 @@
 #pragma once
 
 #include "actors/benchmark/dataset/random.hpp"
+#include "actors/benchmark/timing/errc.hpp"
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
 
 namespace aiperf::timing {
@@ -30,8 +30,8 @@ struct interval_options {
   std::uint64_t seed = 0;
 };
 
-/// Returns an error naming the field and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string> validate(const interval_options& opts);
+/// Returns bad_option naming the field and the fix when `opts` is unusable.
+[[nodiscard]] caf::expected<void> validate(const interval_options& opts);
 
 /// Draws gaps; same options → same sequence. Not thread-safe.
 class interval_generator {

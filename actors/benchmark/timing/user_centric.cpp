@@ -4,19 +4,23 @@
 
 namespace aiperf::timing {
 
-std::optional<std::string> validate(const user_centric_options& opts) {
+caf::expected<void> validate(const user_centric_options& opts) {
   if (opts.num_users == 0)
-    return "num_users: must be >= 1; set --num-users";
+    return make_error(errc::bad_option,
+                      "num_users: must be >= 1; set --num-users");
   if (!std::isfinite(opts.qps) || opts.qps <= 0)
-    return "user_centric_rate: must be a positive requests/second; set "
-           "--user-centric-rate";
+    return make_error(errc::bad_option,
+                      "user_centric_rate: must be a positive requests/second; "
+                      "set --user-centric-rate");
   if (opts.session_turns < 2)
-    return "session_turns: user-centric mode needs sessions of >= 2 turns; "
-           "set --session-turns-mean 2 or more";
+    return make_error(errc::bad_option,
+                      "session_turns: user-centric mode needs sessions of >= 2 "
+                      "turns; set --session-turns-mean 2 or more");
   if (static_cast<double>(opts.num_users) / opts.qps > 1e9)
-    return "user_centric_rate: turn gap num_users/qps exceeds 1e9 s; raise "
-           "--user-centric-rate";
-  return std::nullopt;
+    return make_error(errc::bad_option,
+                      "user_centric_rate: turn gap num_users/qps exceeds 1e9 s; "
+                      "raise --user-centric-rate");
+  return caf::unit;
 }
 
 user_centric_schedule::user_centric_schedule(const user_centric_options& opts,

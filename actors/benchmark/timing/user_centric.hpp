@@ -18,10 +18,10 @@
 // user's schedule is rebased there (no burst catch-up).
 #pragma once
 
+#include "actors/benchmark/timing/errc.hpp"
+
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
 
 namespace aiperf::timing {
@@ -45,9 +45,9 @@ struct user_start {
   friend bool operator==(const user_start&, const user_start&) = default;
 };
 
-/// Returns an error naming the option and the fix, or nullopt.
-[[nodiscard]] std::optional<std::string>
-validate(const user_centric_options& opts);
+/// Returns bad_option naming the option and the fix when `opts` is
+/// unusable.
+[[nodiscard]] caf::expected<void> validate(const user_centric_options& opts);
 
 /// The pure part of user-centric timing.
 class user_centric_schedule {

@@ -572,27 +572,36 @@ timing::user_centric_options user_centric_options_of(const timing_config& cfg) {
   return opts;
 }
 
-std::optional<std::string> validate(const timing_config& cfg) {
+caf::expected<void> validate(const timing_config& cfg) {
+  using timing::errc;
   if (cfg.sessions.empty())
-    return "timing_manager: empty dataset (no session plans); give the "
-           "dataset at least one conversation";
+    return make_error(errc::empty_dataset,
+                      "timing_manager: empty dataset (no session plans); give "
+                      "the dataset at least one conversation");
   if (cfg.lookahead_ns < 0)
-    return "timing_manager: lookahead_ns must be >= 0";
+    return make_error(errc::bad_option,
+                      "timing_manager: lookahead_ns must be >= 0");
   if (cfg.catch_up_window_ns < 0)
-    return "timing_manager: catch_up_window_ns must be >= 0";
+    return make_error(errc::bad_option,
+                      "timing_manager: catch_up_window_ns must be >= 0");
+  // The schedule's own check, its message prefixed with this service.
+  auto prefixed = [](const caf::error& err) {
+    return make_error(error_code(err, errc::bad_option),
+                      "timing_manager: " + error_message(err));
+  };
   switch (cfg.mode) {
     case timing_mode::request_rate:
-      if (auto err = timing::validate(interval_options_of(cfg)))
-        return "timing_manager: " + *err;
+      if (auto valid = timing::validate(interval_options_of(cfg)); !valid)
+        return prefixed(valid.error());
       break;
     case timing_mode::user_centric:
-      if (auto err = timing::validate(user_centric_options_of(cfg)))
-        return "timing_manager: " + *err;
+      if (auto valid = timing::validate(user_centric_options_of(cfg)); !valid)
+        return prefixed(valid.error());
       break;
     default:
       break;
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
 namespace {
@@ -605,8 +614,9 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       if (workers.empty())
         return caf::make_error(caf::sec::invalid_argument,
                                "timing_manager: no workers");
-      if (auto err = validate(cfg))
-        return caf::make_error(caf::sec::invalid_argument, *err);
+      if (auto valid = validate(cfg); !valid)
+        return caf::make_error(caf::sec::invalid_argument,
+                               error_message(valid.error()));
       auto& st = self->state;
       if (st.running)
         return caf::make_error(caf::sec::invalid_argument,

@@ -4,14 +4,12 @@
 // only maps its config there and turns due times into credits.
 #pragma once
 
+#include "actors/benchmark/timing/errc.hpp"
 #include "actors/benchmark/timing/intervals.hpp"
 #include "actors/benchmark/timing/user_centric.hpp"
 #include "proto/timing_manager.hpp"
 
 #include <caf/fwd.hpp>
-
-#include <optional>
-#include <string>
 
 namespace aiperf::timing_manager {
 
@@ -27,10 +25,9 @@ interval_options_of(const proto::timing_config& cfg);
 [[nodiscard]] timing::user_centric_options
 user_centric_options_of(const proto::timing_config& cfg);
 
-/// Returns an error naming the setting and the fix, or nullopt. The actor
-/// runs this on `configure`.
-[[nodiscard]] std::optional<std::string>
-validate(const proto::timing_config& cfg);
+/// Returns a timing::errc error naming the setting and the fix when `cfg`
+/// cannot be scheduled. The actor runs this on `configure`.
+[[nodiscard]] caf::expected<void> validate(const proto::timing_config& cfg);
 
 /// Spawns a timing_manager. Time comes only from the actor clock
 /// (`self->clock()`), so CAF's test coordinator drives it in tests; the

@@ -866,6 +866,60 @@ TEST_F(profile_test, second_sigint_exits_130_at_once) {
   EXPECT_EQ(*code, 130) << run->out() << run->err();
 }
 
+TEST_F(profile_test, sigterm_cancels_exports_and_exits_143) {
+  mock_process mock{{"--ttft", "5000"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run = start_profile({"--url", mock.url(), "--streaming",
+                            "--request-count", "10", "--concurrency", "2"});
+  ASSERT_TRUE(poll_until([&] {
+    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
+           >= 2.0;
+  }));
+  run->signal(SIGTERM);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after SIGTERM";
+  EXPECT_EQ(*code, 143) << run->out() << run->err();
+  EXPECT_TRUE(summary()["was_cancelled"].GetBool());
+  EXPECT_FALSE(jsonl().empty());
+}
+
+// A process killed while it writes its exports leaves under each final name
+// either nothing or the complete file: partial bytes live only in temp
+// files (`<name>.tmp.<pid>.<random>`).
+TEST_F(profile_test, a_killed_run_leaves_no_partial_file_under_a_final_name) {
+  mock_process mock{{"--fast"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run = start_profile({"--url", mock.url(), "--streaming", "--isl", "8", "--osl", "4",
+                            "--request-count", "1000000", "--concurrency", "8",
+                            "--export-level", "raw"});
+  // The JSONL stream's temp file exists while records are written.
+  bool streaming = poll_until([&] {
+    for (auto& f : files_under(artifacts()))
+      if (f.find("profile_export.jsonl.tmp.") != std::string::npos)
+        return true;
+    return false;
+  });
+  ASSERT_TRUE(streaming) << run->err();
+  run->signal(SIGKILL);
+  (void) run->wait();
+  ASSERT_FALSE(dir().empty());
+  std::size_t temp_files = 0;
+  for (auto& entry : fs::directory_iterator{dir()}) {
+    auto name = entry.path().filename().string();
+    if (name.find(".tmp.") != std::string::npos) {
+      ++temp_files;
+      continue;
+    }
+    SCOPED_TRACE(name);
+    // Only the files complete before the kill: inputs.json. It parses whole.
+    EXPECT_EQ(name, "inputs.json");
+    rapidjson::Document d;
+    d.Parse(read_file(entry.path()).c_str());
+    EXPECT_FALSE(d.HasParseError());
+  }
+  EXPECT_GE(temp_files, 1u);
+}
+
 // --- 6. warmup -----------------------------------------------------------------
 
 TEST_F(profile_test, warmup_records_are_marked_and_left_out_of_the_summary) {

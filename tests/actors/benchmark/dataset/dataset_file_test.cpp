@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 using namespace aiperf::dataset;
+using aiperf::error_code;
+using aiperf::error_message;
 namespace fs = std::filesystem;
 
 namespace {
@@ -99,7 +101,7 @@ protected:
 
   encoded_dataset encoded(const dataset& ds) {
     auto e = encode_dataset(ds);
-    EXPECT_TRUE(e) << e.error().message;
+    EXPECT_TRUE(e) << error_message(e.error());
     return *e;
   }
 
@@ -110,9 +112,9 @@ protected:
 
 TEST_F(dataset_file_test, round_trip_is_exact_for_edge_values) {
   auto ds = edge_dataset();
-  ASSERT_FALSE(write_dataset_files(ds, dir_));
+  ASSERT_TRUE(write_dataset_files(ds, dir_));
   auto back = read_dataset_files(dir_);
-  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back) << error_message(back.error());
   EXPECT_EQ(*back, ds);
 }
 
@@ -120,11 +122,11 @@ TEST_F(dataset_file_test, round_trip_is_byte_exact) {
   auto ds = synthetic_dataset();
   auto a = subdir("a");
   auto b = subdir("b");
-  ASSERT_FALSE(write_dataset_files(ds, a));
+  ASSERT_TRUE(write_dataset_files(ds, a));
   auto back = read_dataset_files(a);
-  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back) << error_message(back.error());
   EXPECT_EQ(*back, ds);
-  ASSERT_FALSE(write_dataset_files(*back, b));
+  ASSERT_TRUE(write_dataset_files(*back, b));
   EXPECT_EQ(read_all(a / "dataset.dat"), read_all(b / "dataset.dat"));
   EXPECT_EQ(read_all(a / "index.dat"), read_all(b / "index.dat"));
   // The files are exactly what encode_dataset produces.
@@ -135,9 +137,9 @@ TEST_F(dataset_file_test, round_trip_is_byte_exact) {
 
 TEST_F(dataset_file_test, empty_dataset_round_trips) {
   dataset ds;
-  ASSERT_FALSE(write_dataset_files(ds, dir_));
+  ASSERT_TRUE(write_dataset_files(ds, dir_));
   auto back = read_dataset_files(dir_);
-  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back) << error_message(back.error());
   EXPECT_EQ(*back, ds);
   auto e = encoded(ds);
   // Header and an empty model table.
@@ -147,9 +149,9 @@ TEST_F(dataset_file_test, empty_dataset_round_trips) {
 
 TEST_F(dataset_file_test, mapped_dataset_decodes_one_conversation_at_a_time) {
   auto ds = synthetic_dataset();
-  ASSERT_FALSE(write_dataset_files(ds, dir_));
+  ASSERT_TRUE(write_dataset_files(ds, dir_));
   auto mapped = mapped_dataset::open(dir_);
-  ASSERT_TRUE(mapped) << mapped.error().message;
+  ASSERT_TRUE(mapped) << error_message(mapped.error());
   ASSERT_EQ(mapped->size(), ds.conversations.size());
   std::uint64_t turns = 0;
   for (const auto& c : ds.conversations)
@@ -159,7 +161,7 @@ TEST_F(dataset_file_test, mapped_dataset_decodes_one_conversation_at_a_time) {
   for (std::size_t i = ds.conversations.size(); i-- > 0;)
     ASSERT_EQ(mapped->conversation_at(i), ds.conversations[i]) << i;
   // Moving keeps the mapping (and the views into it) valid.
-  mapped_dataset moved = std::move(mapped).value();
+  mapped_dataset moved = std::move(*mapped);
   EXPECT_EQ(moved.conversation_at(7), ds.conversations[7]);
   EXPECT_FALSE(moved.record(0).empty());
 }
@@ -168,11 +170,11 @@ TEST_F(dataset_file_test, compressed_export_import_round_trip) {
   auto ds = synthetic_dataset();
   auto zst = subdir("zst");
   auto dat = subdir("dat");
-  ASSERT_FALSE(export_compressed(ds, zst));
+  ASSERT_TRUE(export_compressed(ds, zst));
   ASSERT_TRUE(fs::exists(zst / "dataset.dat.zst"));
   ASSERT_TRUE(fs::exists(zst / "index.dat.zst"));
   auto back = import_compressed(zst, dat);
-  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back) << error_message(back.error());
   EXPECT_EQ(*back, ds);
   // Decompressed files are the exact encoding, and smaller compressed.
   auto e = encoded(ds);
@@ -181,7 +183,7 @@ TEST_F(dataset_file_test, compressed_export_import_round_trip) {
   EXPECT_LT(fs::file_size(zst / "dataset.dat.zst"), e.data.size() / 2);
   // And in place.
   auto same = import_compressed(zst);
-  ASSERT_TRUE(same) << same.error().message;
+  ASSERT_TRUE(same) << error_message(same.error());
   EXPECT_EQ(*same, ds);
 }
 
@@ -190,25 +192,25 @@ TEST_F(dataset_file_test, every_truncation_is_a_clear_error) {
   for (std::size_t cut = 0; cut < e.index.size(); ++cut) {
     auto r = decode_dataset(e.data, std::string_view{e.index}.substr(0, cut));
     ASSERT_FALSE(r) << "index cut at " << cut;
-    EXPECT_NE(r.error().message.find("index.dat"), std::string::npos);
+    EXPECT_NE(error_message(r.error()).find("index.dat"), std::string::npos);
   }
   for (std::size_t cut = 0; cut < e.data.size(); cut += 97) {
     auto r = decode_dataset(std::string_view{e.data}.substr(0, cut), e.index);
     ASSERT_FALSE(r) << "data cut at " << cut;
-    EXPECT_EQ(r.error().code, dataset_file_errc::truncated) << cut;
-    EXPECT_NE(r.error().message.find("dataset.dat"), std::string::npos);
+    EXPECT_EQ(error_code(r.error(), errc{}), errc::truncated) << cut;
+    EXPECT_NE(error_message(r.error()).find("dataset.dat"), std::string::npos);
   }
 }
 
 TEST_F(dataset_file_test, truncated_file_on_disk_names_the_file) {
-  ASSERT_FALSE(write_dataset_files(edge_dataset(), dir_));
+  ASSERT_TRUE(write_dataset_files(edge_dataset(), dir_));
   fs::resize_file(dir_ / "dataset.dat", 100);
   auto r = read_dataset_files(dir_);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::truncated);
-  EXPECT_NE(r.error().message.find((dir_ / "dataset.dat").string()),
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::truncated);
+  EXPECT_NE(error_message(r.error()).find((dir_ / "dataset.dat").string()),
             std::string::npos)
-    << r.error().message;
+    << error_message(r.error());
 }
 
 TEST_F(dataset_file_test, every_bit_flip_is_detected) {
@@ -228,32 +230,32 @@ TEST_F(dataset_file_test, every_bit_flip_is_detected) {
   bad[200] = static_cast<char>(bad[200] ^ 1);
   auto r = decode_dataset(bad, e.index);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::checksum);
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::checksum);
 }
 
 TEST_F(dataset_file_test, wrong_magic_and_version_are_named) {
   auto e = encoded(edge_dataset());
   auto r = decode_dataset(e.data, e.data);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::bad_magic);
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::bad_magic);
 
   // A version-1 pair (no per-turn models) from an older build.
   auto v1 = e.index;
   poke<std::uint32_t>(v1, 8, 1);
   r = decode_dataset(e.data, v1);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::version);
-  EXPECT_NE(r.error().message.find("format version 1, this build reads only "
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::version);
+  EXPECT_NE(error_message(r.error()).find("format version 1, this build reads only "
                                    "version 2"),
             std::string::npos)
-    << r.error().message;
-  EXPECT_NE(r.error().message.find("index.dat"), std::string::npos);
+    << error_message(r.error());
+  EXPECT_NE(error_message(r.error()).find("index.dat"), std::string::npos);
 
   auto d2 = e.data;
   poke<std::uint32_t>(d2, 8, 7);
   r = decode_dataset(d2, e.index);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::version);
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::version);
 }
 
 TEST_F(dataset_file_test, files_from_different_exports_do_not_mix) {
@@ -268,7 +270,7 @@ TEST_F(dataset_file_test, files_from_different_exports_do_not_mix) {
   ASSERT_EQ(ce.data.size(), a.data.size());
   auto r = decode_dataset(ce.data, a.index);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::checksum);
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::checksum);
 }
 
 TEST_F(dataset_file_test, structural_corruption_behind_valid_checksums) {
@@ -277,8 +279,8 @@ TEST_F(dataset_file_test, structural_corruption_behind_valid_checksums) {
     reseal(e);
     auto r = decode_dataset(e.data, e.index);
     ASSERT_FALSE(r) << what;
-    EXPECT_EQ(r.error().code, dataset_file_errc::corrupt)
-      << what << ": " << r.error().message;
+    EXPECT_EQ(error_code(r.error(), errc{}), errc::corrupt)
+      << what << ": " << error_message(r.error());
   };
   {
     auto e = base; // conversation 1 starts before conversation 0 ends
@@ -312,21 +314,23 @@ TEST_F(dataset_file_test, structural_corruption_behind_valid_checksums) {
 TEST_F(dataset_file_test, missing_files_are_io_errors_naming_the_path) {
   auto r = read_dataset_files(dir_ / "nowhere");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::io);
-  EXPECT_NE(r.error().message.find("dataset.dat"), std::string::npos);
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::io);
+  EXPECT_NE(error_message(r.error()).find("dataset.dat"), std::string::npos);
+  // The io error travels along, errno and all.
+  EXPECT_NE(aiperf::error_payload<caf::error>(r.error()), nullptr);
   auto i = import_compressed(dir_);
   ASSERT_FALSE(i);
-  EXPECT_NE(i.error().message.find("dataset.dat.zst"), std::string::npos)
-    << i.error().message;
+  EXPECT_NE(error_message(i.error()).find("dataset.dat.zst"), std::string::npos)
+    << error_message(i.error());
 }
 
 TEST_F(dataset_file_test, corrupt_or_oversized_zst_is_rejected) {
   auto ds = synthetic_dataset();
-  ASSERT_FALSE(export_compressed(ds, dir_));
+  ASSERT_TRUE(export_compressed(ds, dir_));
   auto dat = subdir("dat");
   auto limited = import_compressed(dir_, dat, 1000);
   ASSERT_FALSE(limited);
-  EXPECT_NE(limited.error().message.find("max_output_bytes"),
+  EXPECT_NE(error_message(limited.error()).find("max_output_bytes"),
             std::string::npos);
 
   auto zst = read_all(dir_ / "index.dat.zst");
@@ -334,15 +338,15 @@ TEST_F(dataset_file_test, corrupt_or_oversized_zst_is_rejected) {
   write_all(dir_ / "index.dat.zst", zst);
   auto r = import_compressed(dir_, dat);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::io);
-  EXPECT_NE(r.error().message.find("index.dat.zst"), std::string::npos)
-    << r.error().message;
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::io);
+  EXPECT_NE(error_message(r.error()).find("index.dat.zst"), std::string::npos)
+    << error_message(r.error());
 }
 
 TEST_F(dataset_file_test, invalid_compression_level_is_rejected) {
-  auto err = export_compressed(edge_dataset(), dir_, 99);
-  ASSERT_TRUE(err);
-  EXPECT_NE(err->message.find("level"), std::string::npos);
+  auto done = export_compressed(edge_dataset(), dir_, 99);
+  ASSERT_FALSE(done);
+  EXPECT_NE(error_message(done.error()).find("level"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_ / "dataset.dat.zst"));
 }
 
@@ -381,9 +385,9 @@ dataset model_dataset() {
 
 TEST_F(dataset_file_test, per_turn_models_round_trip_as_table_indices) {
   auto ds = model_dataset();
-  ASSERT_FALSE(write_dataset_files(ds, dir_));
+  ASSERT_TRUE(write_dataset_files(ds, dir_));
   auto mapped = mapped_dataset::open(dir_);
-  ASSERT_TRUE(mapped) << mapped.error().message;
+  ASSERT_TRUE(mapped) << error_message(mapped.error());
   // First-appearance order: turn 0 is model a.
   ASSERT_EQ(mapped->models().size(), 2u);
   EXPECT_EQ(mapped->models()[0], std::string(40, 'a'));
@@ -391,7 +395,7 @@ TEST_F(dataset_file_test, per_turn_models_round_trip_as_table_indices) {
   for (std::size_t i = 0; i < ds.conversations.size(); ++i)
     ASSERT_EQ(mapped->conversation_at(i), ds.conversations[i]) << i;
   auto back = read_dataset_files(dir_);
-  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back) << error_message(back.error());
   EXPECT_EQ(*back, ds);
   // Byte-exact re-encoding.
   EXPECT_EQ(encoded(*back).data, encoded(ds).data);
@@ -427,13 +431,13 @@ TEST_F(dataset_file_test, out_of_range_model_index_is_corrupt) {
   reseal(e);
   auto r = decode_dataset(e.data, e.index);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, dataset_file_errc::corrupt);
-  EXPECT_NE(r.error().message.find("model 1"), std::string::npos)
-    << r.error().message;
+  EXPECT_EQ(error_code(r.error(), errc{}), errc::corrupt);
+  EXPECT_NE(error_message(r.error()).find("model 1"), std::string::npos)
+    << error_message(r.error());
   // 0xFFFFFFFF means "no model": the run's --model.
   poke<std::uint32_t>(e.data, e.data.size() - 4, 0xFFFFFFFFu);
   reseal(e);
   auto none = decode_dataset(e.data, e.index);
-  ASSERT_TRUE(none) << none.error().message;
+  ASSERT_TRUE(none) << error_message(none.error());
   EXPECT_EQ(none->conversations[0].turns[0].model, "");
 }

@@ -12,15 +12,27 @@ using namespace aiperf::dataset;
 
 namespace {
 
+// The load_errors of a failed load (none on success).
+std::vector<load_error>
+errors_of(const caf::expected<aiperf::dataset::dataset>& r) {
+  if (r)
+    return {};
+  if (const auto* errors = error_payload<std::vector<load_error>>(r.error()))
+    return *errors;
+  ADD_FAILURE() << "no load_error payload: " << error_message(r.error());
+  return {};
+}
+
 // Returns the single error of `content`, failing the test if there is not
 // exactly one.
 load_error only_error(std::string_view content, input_file_type type) {
   auto r = parse_input_file(content, type);
-  EXPECT_FALSE(r.data.has_value());
-  EXPECT_EQ(r.errors.size(), 1u);
-  if (r.errors.empty())
+  EXPECT_FALSE(r);
+  auto errors = errors_of(r);
+  EXPECT_EQ(errors.size(), 1u);
+  if (errors.empty())
     return {};
-  return r.errors.front();
+  return errors.front();
 }
 
 constexpr auto single = input_file_type::single_turn;
@@ -37,8 +49,8 @@ TEST(single_turn, parses_text_texts_and_optional_fields) {
       "\n"
       "{\"texts\": [\"a b\", \"c\"], \"output_length\": 12, \"delay\": 30}\r\n",
       single);
-  ASSERT_TRUE(r.data) << r.errors.front().to_string();
-  const auto& convs = r.data->conversations;
+  ASSERT_TRUE(r) << error_message(r.error());
+  const auto& convs = r->conversations;
   ASSERT_EQ(convs.size(), 2u);
   EXPECT_EQ(convs[0].turns[0].text, "hello world");
   EXPECT_EQ(convs[0].turns[0].input_tokens, 2u);
@@ -48,7 +60,7 @@ TEST(single_turn, parses_text_texts_and_optional_fields) {
   EXPECT_EQ(convs[1].turns[0].max_output_tokens, 12);
   EXPECT_EQ(convs[1].turns[0].delay_ms, 30);
   EXPECT_EQ(convs[1].session_id, "line-3");
-  EXPECT_FALSE(r.data->has_timestamps);
+  EXPECT_FALSE(r->has_timestamps);
 }
 
 TEST(single_turn, groups_lines_by_session_id_in_file_order) {
@@ -56,8 +68,8 @@ TEST(single_turn, groups_lines_by_session_id_in_file_order) {
                             "{\"session_id\": \"s2\", \"text\": \"other\"}\n"
                             "{\"session_id\": \"s1\", \"text\": \"two\"}\n",
                             single);
-  ASSERT_TRUE(r.data);
-  const auto& convs = r.data->conversations;
+  ASSERT_TRUE(r);
+  const auto& convs = r->conversations;
   ASSERT_EQ(convs.size(), 2u);
   EXPECT_EQ(convs[0].session_id, "s1");
   ASSERT_EQ(convs[0].turns.size(), 2u);
@@ -69,9 +81,9 @@ TEST(single_turn, timestamps_on_every_line_set_has_timestamps) {
   auto r = parse_input_file("{\"text\": \"a\", \"timestamp\": 0}\n"
                             "{\"text\": \"b\", \"timestamp\": 250}\n",
                             single);
-  ASSERT_TRUE(r.data);
-  EXPECT_TRUE(r.data->has_timestamps);
-  EXPECT_EQ(r.data->conversations[1].turns[0].timestamp_ms, 250);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->has_timestamps);
+  EXPECT_EQ(r->conversations[1].turns[0].timestamp_ms, 250);
 }
 
 TEST(single_turn, bad_json_names_the_line_and_column) {
@@ -127,11 +139,27 @@ TEST(single_turn, multimodal_fields_are_rejected) {
 TEST(input_file, every_bad_line_is_reported) {
   auto r = parse_input_file("{\"text\": 1}\n{\"text\": \"ok\"}\nnot json\n",
                             single);
-  EXPECT_FALSE(r.data);
-  ASSERT_EQ(r.errors.size(), 2u);
-  EXPECT_EQ(r.errors[0].line, 1u);
-  EXPECT_EQ(r.errors[1].line, 3u);
-  EXPECT_EQ(r.errors[0].to_string().rfind("line 1: text: ", 0), 0u);
+  EXPECT_FALSE(r);
+  auto errors = errors_of(r);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].line, 1u);
+  EXPECT_EQ(errors[1].line, 3u);
+  EXPECT_EQ(errors[0].to_string().rfind("line 1: text: ", 0), 0u);
+}
+
+TEST(input_file, the_message_lists_the_first_errors_and_counts_the_rest) {
+  std::string content;
+  for (std::size_t i = 0; i < listed_load_errors + 5; ++i)
+    content += "{\"text\": 1}\n";
+  auto r = parse_input_file(content, single);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), errc::bad_input));
+  const auto msg = error_message(r.error());
+  EXPECT_EQ(msg.rfind("input file:\n  line 1: text: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("\n  line 20: text: "), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("line 21:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\n  ... and 5 more"), std::string::npos) << msg;
+  EXPECT_EQ(errors_of(r).size(), listed_load_errors + 5);
 }
 
 TEST(input_file, empty_file_is_an_error) {
@@ -144,8 +172,9 @@ TEST(input_file, empty_file_is_an_error) {
 
 TEST(input_file, unreadable_path_is_an_error_naming_it) {
   auto r = load_input_file("/nonexistent/dir/x.jsonl", single);
-  ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_NE(r.errors[0].message.find("/nonexistent/dir/x.jsonl"),
+  auto errors = errors_of(r);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("/nonexistent/dir/x.jsonl"),
             std::string::npos);
 }
 
@@ -159,8 +188,8 @@ TEST(input_file, loads_from_disk) {
   }
   auto r = load_input_file(path, single);
   std::remove(path.c_str());
-  ASSERT_TRUE(r.data);
-  EXPECT_EQ(r.data->conversations[0].turns[0].text, "from disk");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->conversations[0].turns[0].text, "from disk");
 }
 
 TEST(input_file, parses_type_names) {
@@ -178,8 +207,8 @@ TEST(multi_turn, parses_sessions_with_turns) {
       "{\"text\": \"more please\", \"delay\": 1000, \"output_length\": 8}]}\n"
       "{\"turns\": [{\"texts\": [\"x\"]}]}\n",
       multi);
-  ASSERT_TRUE(r.data) << r.errors.front().to_string();
-  const auto& convs = r.data->conversations;
+  ASSERT_TRUE(r) << error_message(r.error());
+  const auto& convs = r->conversations;
   ASSERT_EQ(convs.size(), 2u);
   EXPECT_EQ(convs[0].session_id, "abc");
   ASSERT_EQ(convs[0].turns.size(), 2u);
@@ -212,8 +241,8 @@ TEST(mooncake_trace, prompt_has_exactly_input_length_tokens) {
       "{\"timestamp\": 7, \"input_length\": 512, \"hash_ids\": [3]}\n"
       "{\"timestamp\": 9, \"input_length\": 1, \"hash_ids\": [4]}\n",
       mooncake);
-  ASSERT_TRUE(r.data) << r.errors.front().to_string();
-  const auto& convs = r.data->conversations;
+  ASSERT_TRUE(r) << error_message(r.error());
+  const auto& convs = r->conversations;
   ASSERT_EQ(convs.size(), 3u);
   EXPECT_EQ(tokenizer::count_tokens(convs[0].turns[0].text), 1000u);
   EXPECT_EQ(convs[0].turns[0].input_tokens, 1000u);
@@ -222,7 +251,7 @@ TEST(mooncake_trace, prompt_has_exactly_input_length_tokens) {
   EXPECT_EQ(tokenizer::count_tokens(convs[2].turns[0].text), 1u);
   EXPECT_EQ(convs[1].turns[0].max_output_tokens, -1);
   EXPECT_EQ(convs[1].turns[0].timestamp_ms, 7);
-  EXPECT_TRUE(r.data->has_timestamps);
+  EXPECT_TRUE(r->has_timestamps);
 }
 
 // Verifies what makes mooncake traces useful for KV-cache tests: shared hash
@@ -233,10 +262,10 @@ TEST(mooncake_trace, shared_hash_ids_share_prefixes_byte_for_byte) {
       "{\"timestamp\": 1, \"input_length\": 1100, \"hash_ids\": [46, 47, 99]}\n"
       "{\"timestamp\": 2, \"input_length\": 600, \"hash_ids\": [50, 47]}\n",
       mooncake);
-  ASSERT_TRUE(r.data) << r.errors.front().to_string();
-  const auto& a = r.data->conversations[0].turns[0].text;
-  const auto& b = r.data->conversations[1].turns[0].text;
-  const auto& c = r.data->conversations[2].turns[0].text;
+  ASSERT_TRUE(r) << error_message(r.error());
+  const auto& a = r->conversations[0].turns[0].text;
+  const auto& b = r->conversations[1].turns[0].text;
+  const auto& c = r->conversations[2].turns[0].text;
   std::string two_blocks;
   append_hash_block(two_blocks, 46, 512);
   two_blocks.push_back(' ');
@@ -285,18 +314,18 @@ TEST(mooncake_trace, block_size_option_changes_the_block) {
   auto r = parse_input_file(
       "{\"timestamp\": 0, \"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n",
       mooncake, opts);
-  ASSERT_TRUE(r.data) << r.errors.front().to_string();
-  EXPECT_EQ(r.data->conversations[0].turns[0].input_tokens, 40u);
+  ASSERT_TRUE(r) << error_message(r.error());
+  EXPECT_EQ(r->conversations[0].turns[0].input_tokens, 40u);
 }
 
 TEST(mooncake_trace, without_hash_ids_generates_input_length_tokens) {
   const std::string line = "{\"timestamp\": 3, \"input_length\": 77}\n";
   auto a = parse_input_file(line, mooncake);
   auto b = parse_input_file(line, mooncake);
-  ASSERT_TRUE(a.data && b.data);
-  EXPECT_EQ(a.data->conversations[0].turns[0].input_tokens, 77u);
-  EXPECT_EQ(a.data->conversations[0].turns[0].text,
-            b.data->conversations[0].turns[0].text);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->conversations[0].turns[0].input_tokens, 77u);
+  EXPECT_EQ(a->conversations[0].turns[0].text,
+            b->conversations[0].turns[0].text);
 }
 
 TEST(mooncake_trace, text_input_is_used_verbatim) {
@@ -304,9 +333,9 @@ TEST(mooncake_trace, text_input_is_used_verbatim) {
       "{\"timestamp\": 0, \"text_input\": \"tell me a story\", "
       "\"output_length\": 3}",
       mooncake);
-  ASSERT_TRUE(r.data);
-  EXPECT_EQ(r.data->conversations[0].turns[0].text, "tell me a story");
-  EXPECT_EQ(r.data->conversations[0].turns[0].input_tokens, 4u);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->conversations[0].turns[0].text, "tell me a story");
+  EXPECT_EQ(r->conversations[0].turns[0].input_tokens, 4u);
 }
 
 TEST(mooncake_trace, sessions_group_and_later_turns_may_use_delay) {
@@ -314,13 +343,13 @@ TEST(mooncake_trace, sessions_group_and_later_turns_may_use_delay) {
       "{\"session_id\": \"u\", \"timestamp\": 10, \"input_length\": 5}\n"
       "{\"session_id\": \"u\", \"delay\": 200, \"input_length\": 6}\n",
       mooncake);
-  ASSERT_TRUE(r.data) << r.errors.front().to_string();
-  ASSERT_EQ(r.data->conversations.size(), 1u);
-  const auto& turns = r.data->conversations[0].turns;
+  ASSERT_TRUE(r) << error_message(r.error());
+  ASSERT_EQ(r->conversations.size(), 1u);
+  const auto& turns = r->conversations[0].turns;
   ASSERT_EQ(turns.size(), 2u);
   EXPECT_EQ(turns[1].delay_ms, 200);
   EXPECT_EQ(turns[1].timestamp_ms, -1);
-  EXPECT_TRUE(r.data->has_timestamps);
+  EXPECT_TRUE(r->has_timestamps);
 }
 
 TEST(mooncake_trace, missing_required_fields_are_errors) {

@@ -9,6 +9,7 @@
 #include <map>
 
 using namespace aiperf::dataset;
+using aiperf::error_message;
 
 namespace {
 
@@ -60,11 +61,12 @@ TEST(models, parses_strategy_names) {
 }
 
 TEST(models, empty_name_is_an_error_naming_the_field) {
-  auto err = validate(options({"a", ""}, model_selection::round_robin));
-  ASSERT_TRUE(err);
-  EXPECT_NE(err->find("model_names[1]"), std::string::npos) << *err;
-  EXPECT_NE(err->find("--model"), std::string::npos) << *err;
-  EXPECT_FALSE(validate(options({"a", "b"}, model_selection::random)));
+  auto valid = validate(options({"a", ""}, model_selection::round_robin));
+  ASSERT_FALSE(valid);
+  auto msg = error_message(valid.error());
+  EXPECT_NE(msg.find("model_names[1]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--model"), std::string::npos) << msg;
+  EXPECT_TRUE(validate(options({"a", "b"}, model_selection::random)));
 }
 
 TEST(models, round_robin_cycles_over_turns_across_conversations) {
@@ -155,8 +157,8 @@ TEST(models, input_file_model_field_is_parsed_and_validated) {
   auto r = parse_input_file("{\"text\": \"hi\", \"model\": \"file-m\"}\n"
                             "{\"text\": \"there\"}\n",
                             input_file_type::single_turn);
-  ASSERT_TRUE(r.data);
-  auto& ds = *r.data;
+  ASSERT_TRUE(r);
+  auto& ds = *r;
   EXPECT_EQ(ds.conversations[0].turns[0].model, "file-m");
   EXPECT_EQ(ds.conversations[1].turns[0].model, "");
   assign_models(ds, options({"a", "b"}, model_selection::round_robin));
@@ -166,21 +168,28 @@ TEST(models, input_file_model_field_is_parsed_and_validated) {
       R"({"turns": [{"text": "x", "model": "m1"}, {"text": "y"}]})"
       "\n",
       input_file_type::multi_turn);
-  ASSERT_TRUE(multi.data);
-  EXPECT_EQ(multi.data->conversations[0].turns[0].model, "m1");
+  ASSERT_TRUE(multi);
+  EXPECT_EQ(multi->conversations[0].turns[0].model, "m1");
 
   auto bad = parse_input_file("{\"text\": \"ok\"}\n"
                               "{\"text\": \"hi\", \"model\": 3}\n",
                               input_file_type::single_turn);
-  ASSERT_EQ(bad.errors.size(), 1u);
-  EXPECT_EQ(bad.errors[0].line, 2u);
-  EXPECT_EQ(bad.errors[0].field, "model");
+  ASSERT_FALSE(bad);
+  const auto* errors
+    = aiperf::error_payload<std::vector<load_error>>(bad.error());
+  ASSERT_NE(errors, nullptr);
+  ASSERT_EQ(errors->size(), 1u);
+  EXPECT_EQ((*errors)[0].line, 2u);
+  EXPECT_EQ((*errors)[0].field, "model");
   auto bad_multi = parse_input_file(
       R"({"turns": [{"text": "x"}, {"text": "y", "model": ""}]})"
       "\n",
       input_file_type::multi_turn);
-  ASSERT_EQ(bad_multi.errors.size(), 1u);
-  EXPECT_EQ(bad_multi.errors[0].field, "turns[1].model");
-  EXPECT_NE(bad_multi.errors[0].to_string().find("line 1: turns[1].model"),
+  ASSERT_FALSE(bad_multi);
+  errors = aiperf::error_payload<std::vector<load_error>>(bad_multi.error());
+  ASSERT_NE(errors, nullptr);
+  ASSERT_EQ(errors->size(), 1u);
+  EXPECT_EQ((*errors)[0].field, "turns[1].model");
+  EXPECT_NE((*errors)[0].to_string().find("line 1: turns[1].model"),
             std::string::npos);
 }

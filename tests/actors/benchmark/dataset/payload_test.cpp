@@ -9,6 +9,7 @@
 #include <sstream>
 
 using namespace aiperf::dataset;
+using aiperf::error_message;
 
 namespace {
 
@@ -74,7 +75,7 @@ TEST(payload, extra_inputs_are_appended_and_override) {
   auto opts = chat_options();
   opts.extra_inputs_json
       = R"({"ignore_eos":true,"max_completion_tokens":7,"nested":{"a":[1,2]}})";
-  ASSERT_FALSE(validate(opts).has_value());
+  ASSERT_TRUE(validate(opts));
   EXPECT_EQ(build_payload(opts, two_turns(), 0, {}),
             R"({"model":"m","messages":[{"role":"user","content":"first )"
             R"(question"}],"stream":false,"ignore_eos":true,)"
@@ -112,12 +113,16 @@ TEST(payload, builder_reuses_its_buffer_and_matches_one_shot) {
 
 TEST(payload, validate_names_the_bad_option) {
   payload_options opts;
-  EXPECT_NE(validate(opts)->find("--model"), std::string::npos);
+  auto message = [](const payload_options& o) {
+    return error_message(validate(o).error());
+  };
+  EXPECT_NE(message(opts).find("--model"), std::string::npos);
   opts.model = std::string{"m"};
   opts.extra_inputs_json = "[1]";
-  EXPECT_NE(validate(opts)->find("--extra-inputs"), std::string::npos);
+  EXPECT_NE(message(opts).find("--extra-inputs"), std::string::npos);
   opts.extra_inputs_json = "{bad";
-  EXPECT_TRUE(validate(opts).has_value());
+  EXPECT_FALSE(validate(opts));
+  EXPECT_TRUE(aiperf::is_error(validate(opts).error(), errc::bad_option));
   EXPECT_EQ(parse_endpoint_type("completions"), endpoint_type::completions);
   EXPECT_FALSE(parse_endpoint_type("rankings"));
 }
@@ -158,14 +163,15 @@ TEST(inputs_json, writes_the_file_atomically) {
   std::string path = testing::TempDir();
   path += "dataset_inputs_test.json"; // (+= dodges a GCC 12 -Wrestrict false
                                       // positive)
-  ASSERT_FALSE(write_inputs_json(path, chat_options(), data).has_value());
+  ASSERT_TRUE(write_inputs_json(path, chat_options(), data));
   std::ifstream in{path};
   std::stringstream buf;
   buf << in.rdbuf();
   std::remove(path.c_str());
   EXPECT_EQ(buf.str(), inputs_json(chat_options(), data));
-  auto err
+  auto written
       = write_inputs_json("/nonexistent/dir/inputs.json", chat_options(), data);
-  ASSERT_TRUE(err.has_value());
-  EXPECT_NE(err->find("/nonexistent/dir"), std::string::npos);
+  ASSERT_FALSE(written);
+  EXPECT_NE(error_message(written.error()).find("/nonexistent/dir"),
+            std::string::npos);
 }

@@ -138,17 +138,21 @@ TEST(synthetic, delays_only_on_later_turns_and_scaled_by_ratio) {
 
 TEST(synthetic, validate_names_the_bad_field) {
   synthetic_options opts;
-  EXPECT_FALSE(validate(opts).has_value());
+  EXPECT_TRUE(validate(opts));
+  auto message = [](const synthetic_options& o) {
+    return error_message(validate(o).error());
+  };
   opts.isl_mean = 0;
-  ASSERT_TRUE(validate(opts).has_value());
-  EXPECT_NE(validate(opts)->find("--isl"), std::string::npos);
+  ASSERT_FALSE(validate(opts));
+  EXPECT_TRUE(is_error(validate(opts).error(), errc::bad_option));
+  EXPECT_NE(message(opts).find("--isl"), std::string::npos);
   opts = {};
   opts.osl_mean = -3;
-  EXPECT_NE(validate(opts)->find("osl_mean"), std::string::npos);
+  EXPECT_NE(message(opts).find("osl_mean"), std::string::npos);
   opts = {};
   opts.num_conversations = 0;
-  EXPECT_NE(validate(opts)->find("num_conversations"), std::string::npos);
+  EXPECT_NE(message(opts).find("num_conversations"), std::string::npos);
   opts = {};
   opts.turn_delay_stddev_ms = -1;
-  EXPECT_NE(validate(opts)->find("turn_delay_stddev_ms"), std::string::npos);
+  EXPECT_NE(message(opts).find("turn_delay_stddev_ms"), std::string::npos);
 }

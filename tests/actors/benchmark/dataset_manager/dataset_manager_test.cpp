@@ -35,10 +35,14 @@ std::vector<std::string> turn_models(const dataset::dataset& ds) {
   return out;
 }
 
-const dataset_ready& ready(const std::variant<dataset_ready, std::string>& v) {
-  EXPECT_TRUE(std::holds_alternative<dataset_ready>(v))
-      << std::get<std::string>(v);
-  return std::get<dataset_ready>(v);
+const dataset_ready& ready(const caf::expected<dataset_ready>& v) {
+  static const dataset_ready none{
+    std::make_shared<const dataset::dataset>(), {}};
+  if (!v) {
+    ADD_FAILURE() << error_message(v.error());
+    return none;
+  }
+  return *v;
 }
 
 std::string read_all(const fs::path& p) {
@@ -137,7 +141,32 @@ TEST(dataset_manager_build, an_empty_model_name_is_an_error) {
   auto cfg = synthetic_config();
   cfg.models.names = {"a", ""};
   auto built = build(cfg);
-  ASSERT_TRUE(std::holds_alternative<std::string>(built));
-  EXPECT_NE(std::get<std::string>(built).find("model_names[1]"),
+  ASSERT_FALSE(built);
+  EXPECT_TRUE(is_error(built.error(), dataset::errc::bad_option));
+  EXPECT_NE(error_message(built.error()).find("model_names[1]"),
             std::string::npos);
+}
+
+TEST(dataset_manager_build, a_bad_input_file_lists_every_bad_line) {
+  scratch_dir dir;
+  auto cfg = synthetic_config();
+  cfg.input_file = (dir.path() / "bad.jsonl").string();
+  {
+    std::ofstream out{cfg.input_file};
+    for (int i = 0; i < 25; ++i)
+      out << "{\"text\": 1}\n";
+  }
+  auto built = build(cfg);
+  ASSERT_FALSE(built);
+  EXPECT_TRUE(is_error(built.error(), dataset::errc::bad_input));
+  const auto msg = error_message(built.error());
+  EXPECT_EQ(msg.rfind("--input-file " + cfg.input_file + ":\n  line 1: text: ",
+                      0),
+            0u)
+    << msg;
+  EXPECT_NE(msg.find("\n  line 25: text: "), std::string::npos) << msg;
+  const auto* errors
+    = error_payload<std::vector<dataset::load_error>>(built.error());
+  ASSERT_NE(errors, nullptr);
+  EXPECT_EQ(errors->size(), 25u);
 }

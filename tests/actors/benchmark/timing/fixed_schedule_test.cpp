@@ -23,10 +23,13 @@ dataset::dataset trace(std::vector<std::int64_t> first_timestamps) {
   return d;
 }
 
-const fixed_schedule& ok(const std::variant<fixed_schedule, std::string>& r) {
-  if (const auto* err = std::get_if<std::string>(&r))
-    ADD_FAILURE() << *err;
-  return std::get<fixed_schedule>(r);
+const fixed_schedule& ok(const caf::expected<fixed_schedule>& r) {
+  static const fixed_schedule none;
+  if (!r) {
+    ADD_FAILURE() << error_message(r.error());
+    return none;
+  }
+  return *r;
 }
 
 } // namespace
@@ -81,22 +84,25 @@ TEST(fixed_schedule, errors_name_the_fix) {
   auto no_ts = trace({1});
   no_ts.has_timestamps = false;
   auto r = make_fixed_schedule(no_ts, start, {});
-  ASSERT_TRUE(std::holds_alternative<std::string>(r));
-  EXPECT_NE(std::get<std::string>(r).find("--fixed-schedule"),
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), errc::no_timestamps));
+  EXPECT_NE(error_message(r.error()).find("--fixed-schedule"),
             std::string::npos);
 
   fixed_schedule_options o;
   o.end_offset_ms = 10;
   r = make_fixed_schedule(trace({50, 60}), start, o);
-  ASSERT_TRUE(std::holds_alternative<std::string>(r));
-  EXPECT_NE(std::get<std::string>(r).find("offset"), std::string::npos);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), errc::empty_window));
+  EXPECT_NE(error_message(r.error()).find("offset"), std::string::npos);
 
   o = {};
   o.auto_offset = true;
   o.start_offset_ms = 5;
-  EXPECT_TRUE(validate(o).has_value());
+  EXPECT_FALSE(validate(o));
   o = {};
   o.start_offset_ms = 10;
   o.end_offset_ms = 5;
-  EXPECT_TRUE(validate(o).has_value());
+  EXPECT_FALSE(validate(o));
+  EXPECT_TRUE(is_error(validate(o).error(), errc::bad_option));
 }

@@ -86,14 +86,17 @@ TEST(interval_generator, same_seed_same_gaps_different_seed_different_gaps) {
 }
 
 TEST(interval_generator, validate_rejects_bad_rate_and_smoothness) {
-  EXPECT_FALSE(validate(make(arrival_pattern::poisson, 5)).has_value());
-  EXPECT_NE(validate(make(arrival_pattern::poisson, 0))->find("--request-rate"),
+  EXPECT_TRUE(validate(make(arrival_pattern::poisson, 5)));
+  EXPECT_NE(aiperf::error_message(validate(make(arrival_pattern::poisson, 0)).error())
+              .find("--request-rate"),
             std::string::npos);
-  EXPECT_TRUE(validate(make(arrival_pattern::constant, -1)).has_value());
-  EXPECT_TRUE(validate(make(arrival_pattern::constant, NAN)).has_value());
-  EXPECT_NE(validate(make(arrival_pattern::gamma, 5, 0))
-                ->find("--arrival-smoothness"),
+  EXPECT_FALSE(validate(make(arrival_pattern::constant, -1)));
+  EXPECT_FALSE(validate(make(arrival_pattern::constant, NAN)));
+  EXPECT_NE(aiperf::error_message(validate(make(arrival_pattern::gamma, 5, 0)).error())
+              .find("--arrival-smoothness"),
             std::string::npos);
+  EXPECT_TRUE(aiperf::is_error(
+    validate(make(arrival_pattern::gamma, 5, 0)).error(), errc::bad_option));
   EXPECT_EQ(parse_arrival_pattern("gamma"), arrival_pattern::gamma);
   EXPECT_FALSE(parse_arrival_pattern("concurrency_burst"));
 }
