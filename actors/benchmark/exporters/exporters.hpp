@@ -4,12 +4,26 @@
 #pragma once
 
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
+#include "proto/error.hpp"
 #include "proto/records.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
+
+namespace aiperf::exporters {
+
+/// Why an export cannot be rendered.
+enum class errc : std::uint8_t {
+  bad_input_config = 1, // run_info::input_config_json is not a JSON object
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::exporters
+
+// Export errors: an exporters::errc and a message naming the input.
+AIPERF_ERROR_ENUM(aiperf::exporters::errc, "export")
 
 namespace aiperf::exporters {
 
@@ -30,11 +44,10 @@ struct run_info {
 /// input_config, was_cancelled, error_summary, start_time/end_time
 /// (ISO-8601 UTC), and our additions token_count_source,
 /// percentile_method ("exact" | "histogram"), warnings and load (target vs
-/// achieved rate, send lag). Returns nullopt with `error` set when
+/// achieved rate, send lag). Fails with bad_input_config when
 /// `input_config_json` is not a JSON object.
-[[nodiscard]] std::optional<std::string>
-render_profile_json(const metrics::run_summary& summary, const run_info& info,
-                    std::string& error);
+[[nodiscard]] caf::expected<std::string>
+render_profile_json(const metrics::run_summary& summary, const run_info& info);
 
 /// Renders profile_export_aiperf.csv: a `Metric,avg,min,max,sum,p1,...,std`
 /// section for distributions (rows sorted by tag, named "Header (unit)"),

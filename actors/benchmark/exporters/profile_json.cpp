@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string_view>
 
 namespace aiperf::exporters {
@@ -63,6 +64,14 @@ void write_metric(json_writer& w, const metrics::metric_result& m) {
 
 } // namespace
 
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::bad_input_config:
+      return "bad_input_config";
+  }
+  return "unknown";
+}
+
 std::string iso8601(std::int64_t epoch_ns) {
   auto secs = static_cast<std::time_t>(epoch_ns / 1'000'000'000);
   auto micros = (epoch_ns % 1'000'000'000) / 1000;
@@ -79,19 +88,17 @@ std::string iso8601(std::int64_t epoch_ns) {
   return buf;
 }
 
-std::optional<std::string>
-render_profile_json(const metrics::run_summary& summary, const run_info& info,
-                    std::string& error) {
+caf::expected<std::string>
+render_profile_json(const metrics::run_summary& summary, const run_info& info) {
   rapidjson::Document config;
   auto config_text = info.input_config_json.empty()
                          ? std::string_view{"{}"}
                          : std::string_view{info.input_config_json};
   config.Parse(config_text.data(), config_text.size());
-  if (config.HasParseError() || !config.IsObject()) {
-    error = "input_config must be one serialized JSON object (got "
-            + std::string{config_text.substr(0, 40)} + ")";
-    return std::nullopt;
-  }
+  if (config.HasParseError() || !config.IsObject())
+    return make_error(errc::bad_input_config,
+                      "input_config must be one serialized JSON object (got "
+                        + std::string{config_text.substr(0, 40)} + ")");
 
   rapidjson::StringBuffer buf;
   json_writer w{buf};

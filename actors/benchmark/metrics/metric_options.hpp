@@ -2,6 +2,7 @@
 // computed. Built by the config layer from the profile flags.
 #pragma once
 
+#include "proto/error.hpp"
 #include "proto/records.hpp"
 
 #include <cstdint>
@@ -9,6 +10,22 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace aiperf::metrics {
+
+/// Why metric options are unusable.
+enum class errc : std::uint8_t {
+  bad_option = 1, // an OSL-mismatch bound or the target rate is out of range
+  bad_goodput,    // a --goodput piece is malformed, unknown or inapplicable
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::metrics
+
+// Metric option errors: a metrics::errc and a message naming the option and
+// the fix.
+AIPERF_ERROR_ENUM(aiperf::metrics::errc, "metrics")
 
 namespace aiperf::metrics {
 
@@ -43,14 +60,13 @@ struct metric_options {
 };
 
 /// Parses `--goodput` text: space-separated `tag:value` pairs. Returns the
-/// SLOs, or nullopt with a message naming the bad piece in `error`.
-[[nodiscard]] std::optional<std::vector<goodput_slo>>
-parse_goodput(std::string_view text, std::string& error);
+/// SLOs, or bad_goodput naming the bad piece.
+[[nodiscard]] caf::expected<std::vector<goodput_slo>>
+parse_goodput(std::string_view text);
 
-/// Checks the options; returns an error message naming the field and the
-/// fix, or nullopt when they are usable (unknown/non-applicable goodput tags
-/// and non-positive thresholds are errors, as in AIPerf).
-[[nodiscard]] std::optional<std::string>
-validate(const metric_options& options);
+/// Checks the options; fails naming the field and the fix when they are
+/// unusable: bad_goodput for unknown/non-applicable goodput tags and
+/// non-positive thresholds (errors, as in AIPerf), bad_option otherwise.
+[[nodiscard]] caf::expected<void> validate(const metric_options& options);
 
 } // namespace aiperf::metrics

@@ -125,10 +125,9 @@ void finish(actor_ptr self) {
   };
   exporters::run_info run{st.cfg.benchmark_id, st.cfg.input_config_json,
                           st.info.was_cancelled};
-  std::string error;
-  auto json = exporters::render_profile_json(summary, run, error);
+  auto json = exporters::render_profile_json(summary, run);
   if (!json)
-    return fail("profile_export_aiperf.json: " + error);
+    return fail("profile_export_aiperf.json: " + error_message(json.error()));
   if (!st.info.client_self_check_json.empty()) {
     // Our addition to AIPerf's layout: the last member of the object.
     auto close = json->find_last_of('}');

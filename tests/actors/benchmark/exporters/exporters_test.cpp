@@ -57,10 +57,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 TEST(profile_json, parses_back_with_expected_keys_and_values) {
   auto s = small_run();
-  std::string err;
   auto text = exporters::render_profile_json(
-      s, {"bench-1", R"({"endpoint":{"streaming":true}})", false}, err);
-  ASSERT_TRUE(text) << err;
+      s, {"bench-1", R"({"endpoint":{"streaming":true}})", false});
+  ASSERT_TRUE(text) << error_message(text.error());
   rapidjson::Document d;
   d.Parse(text->c_str());
   ASSERT_FALSE(d.HasParseError());
@@ -97,10 +96,11 @@ TEST(profile_json, parses_back_with_expected_keys_and_values) {
 }
 
 TEST(profile_json, rejects_input_config_that_is_not_an_object) {
-  std::string err;
-  EXPECT_FALSE(
-      exporters::render_profile_json(small_run(), {"b", "[1]", false}, err));
-  EXPECT_NE(err.find("input_config"), std::string::npos);
+  auto text = exporters::render_profile_json(small_run(), {"b", "[1]", false});
+  ASSERT_FALSE(text);
+  EXPECT_TRUE(is_error(text.error(), exporters::errc::bad_input_config));
+  EXPECT_NE(error_message(text.error()).find("input_config"),
+            std::string::npos);
 }
 
 TEST(profile_csv, two_sections_with_fixed_layout) {

@@ -287,30 +287,32 @@ TEST(metrics_aggregator, histogram_mode_is_reported) {
 }
 
 TEST(metric_options, goodput_parsing_and_validation) {
-  std::string err;
   auto slos
       = metrics::parse_goodput("request_latency:250 inter_token_latency:10 "
-                               "output_token_throughput_per_user:600",
-                               err);
-  ASSERT_TRUE(slos) << err;
+                               "output_token_throughput_per_user:600");
+  ASSERT_TRUE(slos) << error_message(slos.error());
   ASSERT_EQ(slos->size(), 3u);
   EXPECT_EQ((*slos)[1].tag, "inter_token_latency");
   EXPECT_DOUBLE_EQ((*slos)[2].threshold, 600);
-  EXPECT_FALSE(metrics::parse_goodput("request_latency", err));
-  EXPECT_NE(err.find("tag:value"), std::string::npos);
-  EXPECT_FALSE(metrics::parse_goodput("request_latency:abc", err));
+  auto bad = metrics::parse_goodput("request_latency");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(error_message(bad.error()).find("tag:value"), std::string::npos);
+  EXPECT_TRUE(is_error(bad.error(), metrics::errc::bad_goodput));
+  EXPECT_FALSE(metrics::parse_goodput("request_latency:abc"));
 
   auto o = streaming();
   o.goodput = *slos;
-  EXPECT_FALSE(metrics::validate(o));
+  EXPECT_TRUE(metrics::validate(o));
   o.streaming = false; // ITL needs streaming
   auto e = metrics::validate(o);
-  ASSERT_TRUE(e);
-  EXPECT_NE(e->find("inter_token_latency"), std::string::npos);
+  ASSERT_FALSE(e);
+  EXPECT_NE(error_message(e.error()).find("inter_token_latency"),
+            std::string::npos);
   o.goodput = {{"no_such_metric", 1}};
   e = metrics::validate(o);
-  ASSERT_TRUE(e);
-  EXPECT_NE(e->find("unknown metric"), std::string::npos);
+  ASSERT_FALSE(e);
+  EXPECT_NE(error_message(e.error()).find("unknown metric"),
+            std::string::npos);
 }
 
 namespace {
