@@ -33,6 +33,18 @@ void add_error(std::vector<env_error>& errors, std::string_view variable,
   errors.push_back(env_error{std::string{variable}, std::move(message)});
 }
 
+// The bad_env error of `errors` (not empty): their messages joined with
+// "; ", and the list itself.
+caf::error env_errors(std::vector<env_error> errors) {
+  std::string msg;
+  for (const auto& e : errors) {
+    if (!msg.empty())
+      msg.append("; ");
+    msg.append(e.message);
+  }
+  return make_error(errc::bad_env, std::move(msg), std::move(errors));
+}
+
 // Quotes a (non-secret) value for an error message.
 std::string quoted(std::string_view v) {
   std::string out = "'";
@@ -92,6 +104,19 @@ bool valid_secret_name(std::string_view s) {
   return true;
 }
 
+// Parses a port; on error adds one env_error naming `variable`.
+std::optional<std::uint16_t> port_value(std::string_view variable,
+                                        std::string_view text,
+                                        std::vector<env_error>& errors) {
+  if (auto v = parse_unsigned<std::uint32_t>(text); v && *v <= 65535)
+    return static_cast<std::uint16_t>(*v);
+  add_error(errors, variable,
+            std::string{variable} + "=" + quoted(text)
+                + " is not a port: set it to an integer in 0..65535 (0 = "
+                  "pick a free port) or unset it for the default");
+  return std::nullopt;
+}
+
 } // namespace
 
 env_lookup process_env() {
@@ -119,33 +144,24 @@ std::optional<std::string> port_variable(std::string_view field) {
   return std::nullopt;
 }
 
-env_result<std::uint16_t> parse_port(std::string_view variable,
-                                     std::string_view text) {
-  env_result<std::uint16_t> result;
-  if (auto v = parse_unsigned<std::uint32_t>(text); v && *v <= 65535)
-    result.value = static_cast<std::uint16_t>(*v);
-  else
-    add_error(result.errors, variable,
-              std::string{variable} + "=" + quoted(text)
-                  + " is not a port: set it to an integer in 0..65535 (0 = "
-                    "pick a free port) or unset it for the default");
-  return result;
+caf::expected<std::uint16_t> parse_port(std::string_view variable,
+                                        std::string_view text) {
+  std::vector<env_error> errors;
+  if (auto port = port_value(variable, text, errors))
+    return *port;
+  return env_errors(std::move(errors));
 }
 
-env_result<pod_env> read_pod_env(const env_lookup& env) {
-  env_result<pod_env> result;
+caf::expected<pod_env> read_pod_env(const env_lookup& env) {
+  std::vector<env_error> errors;
   pod_env out;
-  auto& errors = result.errors;
 
   for (const auto& f : port_fields) {
     auto text = env(f.variable);
     if (!text)
       continue;
-    auto port = parse_port(f.variable, *text);
-    if (port.ok())
-      out.ports.*f.member = *port.value;
-    else
-      errors.insert(errors.end(), port.errors.begin(), port.errors.end());
+    if (auto port = port_value(f.variable, *text, errors))
+      out.ports.*f.member = *port;
   }
   // Two listeners on one port fail at bind time with a less helpful message.
   for (size_t i = 0; i < port_fields.size(); ++i)
@@ -208,9 +224,9 @@ env_result<pod_env> read_pod_env(const env_lookup& env) {
       out.pod_failure_abort_threshold_percent = v;
   }
 
-  if (errors.empty())
-    result.value = std::move(out);
-  return result;
+  if (!errors.empty())
+    return env_errors(std::move(errors));
+  return out;
 }
 
 std::string secret_variable(std::string_view name) {
@@ -219,14 +235,14 @@ std::string secret_variable(std::string_view name) {
   return out;
 }
 
-env_result<injected_secrets> read_secrets(std::span<const std::string> declared,
-                                          const env_lookup& env) {
-  env_result<injected_secrets> result;
+caf::expected<injected_secrets>
+read_secrets(std::span<const std::string> declared, const env_lookup& env) {
+  std::vector<env_error> errors;
   injected_secrets out;
   for (const auto& name : declared) {
     auto variable = secret_variable(name);
     if (!valid_secret_name(name)) {
-      add_error(result.errors, variable,
+      add_error(errors, variable,
                 "declared secret " + quoted(name)
                     + " is not a valid name: use [A-Z0-9_]+ (it becomes the "
                       "variable AIPERF_INJECTED_<NAME>)");
@@ -234,23 +250,23 @@ env_result<injected_secrets> read_secrets(std::span<const std::string> declared,
     }
     auto value = env(variable);
     if (!value) {
-      add_error(result.errors, variable,
+      add_error(errors, variable,
                 variable + " is not set: the run file declares secret " + name
                     + "; inject it into the pod (e.g. env valueFrom "
                       "secretKeyRef) or remove it from the run's secrets");
       continue;
     }
     if (value->empty()) {
-      add_error(result.errors, variable,
+      add_error(errors, variable,
                 variable + " is set but empty: the run file declares secret "
                     + name + "; check the Kubernetes Secret it comes from");
       continue;
     }
     out.values[name] = std::move(*value);
   }
-  if (result.errors.empty())
-    result.value = std::move(out);
-  return result;
+  if (!errors.empty())
+    return env_errors(std::move(errors));
+  return out;
 }
 
 } // namespace aiperf::system

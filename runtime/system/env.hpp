@@ -27,8 +27,16 @@
 // measures 401s, not the model.
 //
 // Every error names the variable and the fix. Errors never contain secret
-// values.
+// values. A reader reports every problem it finds at once (so a
+// misconfigured pod needs one restart, not six): one bad_env error whose
+// message joins them with "; " and whose payload is the
+// std::vector<env_error> of each (read it with error_payload).
 #pragma once
+
+#include "proto/ports.hpp"
+#include "runtime/system/errc.hpp"
+
+#include <caf/meta/type_name.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -53,7 +61,8 @@ using env_lookup
 [[nodiscard]] env_lookup
 map_env(std::map<std::string, std::string, std::less<>> vars);
 
-/// One invalid or missing variable.
+/// One invalid or missing variable: an element of a bad_env error's
+/// std::vector<env_error> payload.
 struct env_error {
   /// The variable, e.g. "AIPERF_K8S_PORT_API".
   std::string variable;
@@ -61,34 +70,20 @@ struct env_error {
   std::string message;
 };
 
-/// A value, or every problem found (all are reported at once, so a
-/// misconfigured pod needs one restart, not six).
-template <class T> struct env_result {
-  std::optional<T> value;
-  std::vector<env_error> errors;
-
-  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
-
-  /// The error messages joined with "; ".
-  [[nodiscard]] std::string message() const {
-    std::string out;
-    for (const auto& e : errors) {
-      if (!out.empty())
-        out.append("; ");
-      out.append(e.message);
-    }
-    return out;
-  }
-};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, env_error& x) {
+  return f(caf::meta::type_name("aiperf::system::env_error"), x.variable,
+           x.message);
+}
 
 /// The ports of a pod (see the table in env.hpp).
 struct pod_ports {
-  std::uint16_t api = 9090;
-  std::uint16_t health = 8080;
-  std::uint16_t control = 5667;
-  std::uint16_t credit = 5668;
-  std::uint16_t credit_return = 5669;
-  std::uint16_t records = 5670;
+  std::uint16_t api = proto::default_port::api;
+  std::uint16_t health = proto::default_port::health;
+  std::uint16_t control = proto::default_port::control;
+  std::uint16_t credit = proto::default_port::credit;
+  std::uint16_t credit_return = proto::default_port::credit_return;
+  std::uint16_t records = proto::default_port::records;
 
   friend bool operator==(const pod_ports&, const pod_ports&) = default;
 };
@@ -110,13 +105,14 @@ struct pod_env {
 /// Field names: api, health, control, credit, credit_return, records.
 [[nodiscard]] std::optional<std::string> port_variable(std::string_view field);
 
-/// Reads and validates every pod variable from `env`.
-[[nodiscard]] env_result<pod_env> read_pod_env(const env_lookup& env);
+/// Reads and validates every pod variable from `env`; bad_env lists every
+/// problem.
+[[nodiscard]] caf::expected<pod_env> read_pod_env(const env_lookup& env);
 
-/// Parses a port value ("0".."65535", decimal digits only). On error the
-/// message names `variable`.
-[[nodiscard]] env_result<std::uint16_t> parse_port(std::string_view variable,
-                                                   std::string_view text);
+/// Parses a port value ("0".."65535", decimal digits only). On error (one
+/// env_error) the message names `variable`.
+[[nodiscard]] caf::expected<std::uint16_t>
+parse_port(std::string_view variable, std::string_view text);
 
 /// Secret values by declared name ("API_KEY" -> "sk-..."). Never log it.
 struct injected_secrets {
@@ -135,8 +131,8 @@ struct injected_secrets {
 
 /// Reads every declared secret from AIPERF_INJECTED_<NAME>. Names must match
 /// [A-Z0-9_]+ (they become variable names). Fails closed: any missing or
-/// empty declared secret is an error naming its variable.
-[[nodiscard]] env_result<injected_secrets>
+/// empty declared secret is an env_error naming its variable.
+[[nodiscard]] caf::expected<injected_secrets>
 read_secrets(std::span<const std::string> declared, const env_lookup& env);
 
 } // namespace aiperf::system

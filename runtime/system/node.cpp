@@ -33,12 +33,13 @@ std::size_t available_cores() {
   return cores == 0 ? 1 : cores;
 }
 
-std::optional<std::string> apply(caf::actor_system_config& cfg,
-                                 const node_options& opts) {
+caf::expected<void> apply(caf::actor_system_config& cfg,
+                          const node_options& opts) {
   if (opts.scheduler_policy == "io-thread") {
     if (opts.actor_io == nullptr)
-      return "--scheduler-policy io-thread: this process has no HTTP I/O "
-             "thread to run the actors on; use 'sharing'";
+      return make_error(errc::bad_option,
+                        "--scheduler-policy io-thread: this process has no "
+                        "HTTP I/O thread to run the actors on; use 'sharing'");
     use_io_scheduler(cfg, *opts.actor_io);
     // A resumed actor holds the I/O thread's sends and reads back: one
     // message per turn, so the loop polls its sockets in between.
@@ -53,13 +54,14 @@ std::optional<std::string> apply(caf::actor_system_config& cfg,
     // machines so they do not starve I/O threads.
     cfg.set("work-stealing.aggressive-poll-attempts", std::size_t{10});
   } else {
-    return "--scheduler-policy: must be 'io-thread', 'sharing' or 'stealing' "
-           "(got '"
-           + opts.scheduler_policy + "')";
+    return make_error(errc::bad_option,
+                      "--scheduler-policy: must be 'io-thread', 'sharing' or "
+                      "'stealing' (got '"
+                        + opts.scheduler_policy + "')");
   }
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  return std::nullopt;
+  return caf::unit;
 }
 
 signal_watcher::signal_watcher(std::function<void(int)> on_signal)

@@ -2,6 +2,8 @@
 // actors run — scheduler sizing, signal handling, and the exit code.
 #pragma once
 
+#include "runtime/system/errc.hpp"
+
 #include <caf/fwd.hpp>
 
 namespace boost::asio {
@@ -37,10 +39,10 @@ struct node_options {
 /// the cgroup v2 CPU quota (`cpu.max`) when one is set. At least 1.
 [[nodiscard]] std::size_t available_cores();
 
-/// Writes `opts` into `cfg`. Returns an error message naming the option and
-/// the fix when `opts` is invalid; `cfg` is untouched then.
-[[nodiscard]] std::optional<std::string>
-apply(caf::actor_system_config& cfg, const node_options& opts);
+/// Writes `opts` into `cfg`. Fails with bad_option naming the option and the
+/// fix when `opts` is invalid; `cfg` is untouched then.
+[[nodiscard]] caf::expected<void> apply(caf::actor_system_config& cfg,
+                                        const node_options& opts);
 
 /// Turns SIGINT/SIGTERM into a callback on a dedicated thread.
 ///

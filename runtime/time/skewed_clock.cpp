@@ -3,8 +3,17 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <string>
 
 namespace aiperf::time {
+
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::bad_skew:
+      return "bad_skew";
+  }
+  return "unknown";
+}
 
 std::int64_t monotonic_now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -27,15 +36,17 @@ std::optional<std::int64_t> parse_skew_ns(std::string_view text) {
   return value;
 }
 
-std::variant<skewed_clock, std::string> skewed_clock::from_env() {
+caf::expected<skewed_clock> skewed_clock::from_env() {
   const char* raw = std::getenv(std::string{clock_skew_env}.c_str());
   if (raw == nullptr || *raw == '\0')
     return skewed_clock{};
   if (auto skew = parse_skew_ns(raw))
     return skewed_clock{*skew};
-  return std::string{clock_skew_env} + "='" + raw
-         + "' is not a number of nanoseconds: set a signed integer such as "
-           "-2500000000 (test-only; unset it in production)";
+  return make_error(errc::bad_skew,
+                    std::string{clock_skew_env} + "='" + raw
+                      + "' is not a number of nanoseconds: set a signed "
+                        "integer such as -2500000000 (test-only; unset it in "
+                        "production)");
 }
 
 } // namespace aiperf::time

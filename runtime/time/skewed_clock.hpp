@@ -8,11 +8,25 @@
 // not set it; it is read once, when the clock is built, never per call.
 #pragma once
 
+#include "proto/error.hpp"
+
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <variant>
+
+namespace aiperf::time {
+
+/// Why a clock cannot be built.
+enum class errc : std::uint8_t {
+  bad_skew = 1, // AIPERF_TEST_CLOCK_SKEW_NS is not an int64 of nanoseconds
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::time
+
+// Clock errors: a time::errc and a message naming the variable and the fix.
+AIPERF_ERROR_ENUM(aiperf::time::errc, "time")
 
 namespace aiperf::time {
 
@@ -32,9 +46,9 @@ public:
   explicit skewed_clock(std::int64_t skew_ns = 0) noexcept : skew_(skew_ns) {}
 
   /// Builds a clock from `AIPERF_TEST_CLOCK_SKEW_NS` (unset or empty = no
-  /// skew). Returns an error message naming the variable and the fix if it
-  /// is set to something that is not an int64 count of nanoseconds.
-  [[nodiscard]] static std::variant<skewed_clock, std::string> from_env();
+  /// skew). Fails with bad_skew naming the variable and the fix if it is set
+  /// to something that is not an int64 count of nanoseconds.
+  [[nodiscard]] static caf::expected<skewed_clock> from_env();
 
   /// Returns monotonic_now_ns() + skew_ns().
   [[nodiscard]] std::int64_t now_ns() const noexcept {

@@ -78,7 +78,7 @@ void http_io::stop() {
   pool_.stop();
 }
 
-std::optional<std::string>
+caf::expected<void>
 apply_scheduler(caf::actor_system_config& cfg,
                 const config::profile_config& run, http_io* io) {
   system::node_options node;

@@ -5,6 +5,7 @@
 
 #include "actors/benchmark/worker_group_manager/worker_group_manager.hpp"
 #include "config/profile/profile_config.hpp"
+#include "proto/error.hpp"
 #include "runtime/http/client.hpp"
 
 #include <caf/fwd.hpp>
@@ -47,12 +48,12 @@ private:
   std::optional<std::string> priority_warning_;
 };
 
-/// Writes the run's scheduler policy and thread count into `cfg`; returns
-/// an error message naming the flag when they are invalid. `io` is the
-/// process's HTTP I/O (null in a process without one, the controller role,
-/// which then uses `sharing`): `auto` puts the actors on its thread when it
-/// has exactly one.
-[[nodiscard]] std::optional<std::string>
+/// Writes the run's scheduler policy and thread count into `cfg`; fails
+/// (system::errc::bad_option) naming the flag when they are invalid. `io` is
+/// the process's HTTP I/O (null in a process without one, the controller
+/// role, which then uses `sharing`): `auto` puts the actors on its thread
+/// when it has exactly one.
+[[nodiscard]] caf::expected<void>
 apply_scheduler(caf::actor_system_config& cfg,
                 const config::profile_config& run, http_io* io);
 

@@ -139,8 +139,9 @@ int run(config::profile_config cfg) {
   plan.client_self_check = [&self_check] { return self_check.finish(); };
 
   caf::actor_system_config sys_cfg;
-  if (auto err = apply_scheduler(sys_cfg, cfg, &io)) {
-    std::fprintf(stderr, "error: %s\n", err->c_str());
+  if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied) {
+    std::fprintf(stderr, "error: %s\n",
+                 error_message(applied.error()).c_str());
     return sc::exit_config;
   }
   sc::run_result result;

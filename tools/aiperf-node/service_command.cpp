@@ -77,13 +77,13 @@ std::optional<std::string> load_run_file(const std::string& path,
   cfg = std::move(*parsed);
   auto declared = local_pods::declared_secrets(cfg);
   auto secrets = system::read_secrets(declared, system::process_env());
-  if (!secrets.ok())
-    return "secrets: " + secrets.message();
+  if (!secrets)
+    return "secrets: " + error_message(secrets.error());
   if (cfg.api_key)
-    cfg.api_key = *secrets.value->find("API_KEY");
+    cfg.api_key = *secrets->find("API_KEY");
   for (std::size_t i = 0; i < cfg.headers.size(); ++i)
     cfg.headers[i].value
-      = *secrets.value->find("HEADER_" + std::to_string(i));
+      = *secrets->find("HEADER_" + std::to_string(i));
   return std::nullopt;
 }
 
@@ -129,15 +129,15 @@ int run_worker(service_options o) {
     return fail(sc::exit_config, *err);
   (void) log::set_level(cfg.log_level);
   auto env = system::read_pod_env(system::process_env());
-  if (!env.ok())
-    return fail(sc::exit_config, env.message());
+  if (!env)
+    return fail(sc::exit_config, error_message(env.error()));
   if (!o.pod_index)
-    o.pod_index = env.value->pod_index;
+    o.pod_index = env->pod_index;
   if (!o.pod_index)
     return fail(sc::exit_config,
                 "no pod index: pass --pod-index or set AIPERF_POD_INDEX");
   if (o.run_id.empty())
-    o.run_id = env.value->job_id.value_or("");
+    o.run_id = env->job_id.value_or("");
   if (o.run_id.empty())
     return fail(sc::exit_config,
                 "no run id: pass --run-id or set AIPERF_JOB_ID");
@@ -145,8 +145,8 @@ int run_worker(service_options o) {
 
   // A pod reaches the controller over TCP only when told where it is.
   remote::api_endpoint api;
-  if (auto& host = env.value->controller_host) {
-    auto ports = ports_of(env.value->ports);
+  if (auto& host = env->controller_host) {
+    auto ports = ports_of(env->ports);
     o.connect = zmq_bridge::select_worker_endpoints(host, ports, {});
     api.host = *host;
     api.port = ports.api;
@@ -176,8 +176,8 @@ int run_worker(service_options o) {
                                    + " is outside this run's "
                                    + std::to_string(layout.pods) + " pods");
   auto clock = time::skewed_clock::from_env();
-  if (auto* err = std::get_if<std::string>(&clock))
-    return fail(sc::exit_config, *err);
+  if (!clock)
+    return fail(sc::exit_config, error_message(clock.error()));
 
   // Scratch space: the dataset and the RAW parts before upload.
   std::string tmpl = "/tmp/aiperf-" + pod + "-XXXXXX";
@@ -215,8 +215,9 @@ int run_worker(service_options o) {
   profile_command::http_io io{cfg};
 
   caf::actor_system_config sys_cfg;
-  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg, &io))
-    return fail(sc::exit_config, *err);
+  if (auto applied = profile_command::apply_scheduler(sys_cfg, cfg, &io);
+      !applied)
+    return fail(sc::exit_config, error_message(applied.error()));
 
   int exit_code = 0;
   std::string exit_reason;
@@ -277,7 +278,7 @@ int run_worker(service_options o) {
     icfg.processors = handles.processors;
     icfg.export_raw = plan.worker.export_raw;
     icfg.api = api;
-    icfg.clock = std::get<time::skewed_clock>(clock);
+    icfg.clock = *clock;
     icfg.local_clock = o.local_clock;
     icfg.record_offset = record_offset;
     if (const char* v = std::getenv("AIPERF_CONTROLLER_TIMEOUT_MS"); v && *v)
@@ -392,17 +393,17 @@ int run_controller(const service_options& o) {
   opts.spawn_children = false;
   opts.bind_host = "0.0.0.0";
   auto env = system::read_pod_env(system::process_env());
-  if (!env.ok()) {
-    std::fprintf(stderr, "error: %s\n", env.message().c_str());
+  if (!env) {
+    std::fprintf(stderr, "error: %s\n", error_message(env.error()).c_str());
     return sc::exit_config;
   }
-  opts.ports = ports_of(env.value->ports);
+  opts.ports = ports_of(env->ports);
   if (auto err = local_pods::apply_env(opts)) {
     std::fprintf(stderr, "error: %s\n", err->c_str());
     return sc::exit_config;
   }
   auto run_id = !o.run_id.empty()  ? o.run_id
-                : env.value->job_id ? *env.value->job_id
+                : env->job_id ? *env->job_id
                                     : sc::make_uuid();
   auto plan = sc::make_run_plan(cfg, run_id, config::to_json(cfg, true));
   plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
@@ -414,8 +415,10 @@ int run_controller(const service_options& o) {
     return sc::exit_config;
   }
   caf::actor_system_config sys_cfg;
-  if (auto err = profile_command::apply_scheduler(sys_cfg, cfg, nullptr)) {
-    std::fprintf(stderr, "error: %s\n", err->c_str());
+  if (auto applied = profile_command::apply_scheduler(sys_cfg, cfg, nullptr);
+      !applied) {
+    std::fprintf(stderr, "error: %s\n",
+                 error_message(applied.error()).c_str());
     return sc::exit_config;
   }
   caf::actor handle;

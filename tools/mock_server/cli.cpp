@@ -58,8 +58,9 @@ void add_subcommand(CLI::App& app, int& exit_code) {
 }
 
 int run(const options& opts) {
-  if (auto err = validate(opts)) {
-    std::fprintf(stderr, "mock-server: %s\n", err->c_str());
+  if (auto valid = validate(opts); !valid) {
+    std::fprintf(stderr, "mock-server: %s\n",
+                 error_message(valid.error()).c_str());
     return 2;
   }
   // Block the stop signals before the io threads exist, so they inherit the

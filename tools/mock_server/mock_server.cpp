@@ -302,25 +302,42 @@ std::string state::metrics() const {
   return out;
 }
 
-std::optional<std::string> validate(const options& o) {
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::bad_option:
+      return "bad_option";
+  }
+  return "unknown";
+}
+
+caf::expected<void> validate(const options& o) {
   if (!std::isfinite(o.ttft_ms) || o.ttft_ms < 0)
-    return "--ttft must be a number of milliseconds >= 0";
+    return make_error(errc::bad_option,
+                      "--ttft must be a number of milliseconds >= 0");
   if (!std::isfinite(o.itl_ms) || o.itl_ms < 0)
-    return "--itl must be a number of milliseconds >= 0";
+    return make_error(errc::bad_option,
+                      "--itl must be a number of milliseconds >= 0");
   if (!std::isfinite(o.error_rate) || o.error_rate < 0 || o.error_rate > 100)
-    return "--error-rate must be a percentage between 0 and 100";
+    return make_error(errc::bad_option,
+                      "--error-rate must be a percentage between 0 and 100");
   if (o.workers < 1 || o.workers > 64)
-    return "--workers must be between 1 and 64";
+    return make_error(errc::bad_option, "--workers must be between 1 and 64");
   if (o.host.empty())
-    return "--host must not be empty (e.g. 127.0.0.1)";
+    return make_error(errc::bad_option,
+                      "--host must not be empty (e.g. 127.0.0.1)");
   for (const auto& m : o.model_names)
     if (m.empty())
-      return "--model-names must not contain empty names (e.g. a,b)";
+      return make_error(
+        errc::bad_option,
+        "--model-names must not contain empty names (e.g. a,b)");
   if (o.default_max_tokens < 1 || o.default_max_tokens > max_output_tokens)
-    return "the default output length must be between 1 and 1000000";
+    return make_error(
+      errc::bad_option,
+      "the default output length must be between 1 and 1000000");
   if (o.embedding_dims < 1 || o.embedding_dims > 8192)
-    return "embedding dimensions must be between 1 and 8192";
-  return std::nullopt;
+    return make_error(errc::bad_option,
+                      "embedding dimensions must be between 1 and 8192");
+  return caf::unit;
 }
 
 server::server(options opts) : state_(std::make_shared<state>()) {
@@ -333,8 +350,8 @@ server::~server() {
 
 http_server::start_result server::start() {
   http_server::start_result result;
-  if (auto err = validate(state_->opts)) {
-    result.error = *err;
+  if (auto valid = validate(state_->opts); !valid) {
+    result.error = error_message(valid.error());
     return result;
   }
   if (http_) {

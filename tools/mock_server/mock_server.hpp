@@ -31,6 +31,7 @@
 //   actually written), aiperf_mock_in_flight (requests being answered).
 #pragma once
 
+#include "proto/error.hpp"
 #include "runtime/http_server/http_server.hpp"
 #include "tools/mock_server/responses.hpp"
 
@@ -43,6 +44,21 @@
 namespace CLI {
 class App;
 }
+
+namespace aiperf::mock_server {
+
+/// Why the mock server refuses its options.
+enum class errc : std::uint8_t {
+  bad_option = 1, // a flag's value is out of range
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::mock_server
+
+// Mock server errors: a mock_server::errc and a message naming the flag and
+// the fix.
+AIPERF_ERROR_ENUM(aiperf::mock_server::errc, "mock")
 
 namespace aiperf::mock_server {
 
@@ -62,8 +78,8 @@ struct options {
   unsigned embedding_dims = 768;
 };
 
-/// Returns why `opts` is invalid (naming the flag and the fix), or nullopt.
-[[nodiscard]] std::optional<std::string> validate(const options& opts);
+/// Fails with bad_option naming the flag and the fix when `opts` is invalid.
+[[nodiscard]] caf::expected<void> validate(const options& opts);
 
 struct state; // counters and settings shared by the io threads
 

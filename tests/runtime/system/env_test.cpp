@@ -10,20 +10,41 @@ namespace {
 
 using namespace aiperf::system;
 
+// The message of a failed read ("" on success).
+template <class T> std::string message_of(const caf::expected<T>& r) {
+  return r ? std::string{} : aiperf::error_message(r.error());
+}
+
+// The env_errors of a failed read (none on success).
+template <class T>
+std::vector<env_error> errors_of(const caf::expected<T>& r) {
+  if (r)
+    return {};
+  EXPECT_TRUE(aiperf::is_error(r.error(), errc::bad_env)) << message_of(r);
+  if (const auto* errors
+      = aiperf::error_payload<std::vector<env_error>>(r.error()))
+    return *errors;
+  ADD_FAILURE() << "no env_error payload: " << message_of(r);
+  return {};
+}
+
 // The one error of `r`, for tests of a single failure path.
-template <class T> const env_error& only_error(const env_result<T>& r) {
-  EXPECT_EQ(r.errors.size(), 1u) << r.message();
-  return r.errors.front();
+template <class T> env_error only_error(const caf::expected<T>& r) {
+  auto errors = errors_of(r);
+  EXPECT_EQ(errors.size(), 1u) << message_of(r);
+  if (errors.empty())
+    return {};
+  return errors.front();
 }
 
 TEST(pod_env, defaults_when_nothing_is_set) {
   auto r = read_pod_env(map_env({}));
-  ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(r.value->ports, (pod_ports{9090, 8080, 5667, 5668, 5669, 5670}));
-  EXPECT_FALSE(r.value->controller_host);
-  EXPECT_FALSE(r.value->pod_index);
-  EXPECT_FALSE(r.value->job_id);
-  EXPECT_EQ(r.value->pod_failure_abort_threshold_percent, 0.0);
+  ASSERT_TRUE(r) << message_of(r);
+  EXPECT_EQ(r->ports, (pod_ports{9090, 8080, 5667, 5668, 5669, 5670}));
+  EXPECT_FALSE(r->controller_host);
+  EXPECT_FALSE(r->pod_index);
+  EXPECT_FALSE(r->job_id);
+  EXPECT_EQ(r->pod_failure_abort_threshold_percent, 0.0);
 }
 
 TEST(pod_env, reads_every_variable) {
@@ -39,29 +60,28 @@ TEST(pod_env, reads_every_variable) {
       {"AIPERF_JOB_ID", "bench-42.a_b"},
       {"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "12.5"},
   }));
-  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_TRUE(r) << message_of(r);
   // Several ports may be 0 (ephemeral) at once: only non-zero ports clash.
-  EXPECT_EQ(r.value->ports, (pod_ports{19090, 18080, 0, 0, 65535, 1}));
-  EXPECT_EQ(r.value->controller_host, "job-controller-0-0.job.ns");
-  EXPECT_EQ(r.value->pod_index, 7u);
-  EXPECT_EQ(r.value->job_id, "bench-42.a_b");
-  EXPECT_EQ(r.value->pod_failure_abort_threshold_percent, 12.5);
+  EXPECT_EQ(r->ports, (pod_ports{19090, 18080, 0, 0, 65535, 1}));
+  EXPECT_EQ(r->controller_host, "job-controller-0-0.job.ns");
+  EXPECT_EQ(r->pod_index, 7u);
+  EXPECT_EQ(r->job_id, "bench-42.a_b");
+  EXPECT_EQ(r->pod_failure_abort_threshold_percent, 12.5);
 }
 
 TEST(pod_env, reads_the_process_environment) {
   ::setenv("AIPERF_K8S_PORT_RECORDS", "15670", 1);
   auto r = read_pod_env(process_env());
   ::unsetenv("AIPERF_K8S_PORT_RECORDS");
-  ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(r.value->ports.records, 15670);
+  ASSERT_TRUE(r) << message_of(r);
+  EXPECT_EQ(r->ports.records, 15670);
 }
 
 class bad_port : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(bad_port, is_rejected_naming_the_variable_and_the_fix) {
   auto r = read_pod_env(map_env({{"AIPERF_K8S_PORT_HEALTH", GetParam()}}));
-  ASSERT_FALSE(r.ok());
-  EXPECT_FALSE(r.value);
+  ASSERT_FALSE(r);
   const auto& e = only_error(r);
   EXPECT_EQ(e.variable, "AIPERF_K8S_PORT_HEALTH");
   EXPECT_EQ(e.message.rfind("AIPERF_K8S_PORT_HEALTH=", 0), 0u) << e.message;
@@ -121,10 +141,10 @@ TEST(pod_env, every_error_is_reported_at_once) {
   auto r = read_pod_env(map_env({{"AIPERF_K8S_PORT_API", "x"},
                                  {"AIPERF_POD_INDEX", "y"},
                                  {"AIPERF_JOB_ID", "a/b"}}));
-  ASSERT_EQ(r.errors.size(), 3u) << r.message();
-  EXPECT_NE(r.message().find("AIPERF_K8S_PORT_API"), std::string::npos);
-  EXPECT_NE(r.message().find("AIPERF_POD_INDEX"), std::string::npos);
-  EXPECT_NE(r.message().find("AIPERF_JOB_ID"), std::string::npos);
+  ASSERT_EQ(errors_of(r).size(), 3u) << message_of(r);
+  EXPECT_NE(message_of(r).find("AIPERF_K8S_PORT_API"), std::string::npos);
+  EXPECT_NE(message_of(r).find("AIPERF_POD_INDEX"), std::string::npos);
+  EXPECT_NE(message_of(r).find("AIPERF_JOB_ID"), std::string::npos);
 }
 
 TEST(pod_env, port_variable_names) {
@@ -134,9 +154,9 @@ TEST(pod_env, port_variable_names) {
 }
 
 TEST(parse_port, accepts_the_whole_range) {
-  EXPECT_EQ(*parse_port("X", "0").value, 0);
-  EXPECT_EQ(*parse_port("X", "00080").value, 80);
-  EXPECT_EQ(*parse_port("X", "65535").value, 65535);
+  EXPECT_EQ(*parse_port("X", "0"), 0);
+  EXPECT_EQ(*parse_port("X", "00080"), 80);
+  EXPECT_EQ(*parse_port("X", "65535"), 65535);
 }
 
 TEST(secrets, declared_secrets_are_read) {
@@ -145,25 +165,25 @@ TEST(secrets, declared_secrets_are_read) {
                         map_env({{"AIPERF_INJECTED_API_KEY", "sk-123"},
                                  {"AIPERF_INJECTED_HEADER_X_TEAM", "perf"},
                                  {"AIPERF_INJECTED_UNDECLARED", "x"}}));
-  ASSERT_TRUE(r.ok()) << r.message();
-  ASSERT_NE(r.value->find("API_KEY"), nullptr);
-  EXPECT_EQ(*r.value->find("API_KEY"), "sk-123");
-  EXPECT_EQ(*r.value->find("HEADER_X_TEAM"), "perf");
+  ASSERT_TRUE(r) << message_of(r);
+  ASSERT_NE(r->find("API_KEY"), nullptr);
+  EXPECT_EQ(*r->find("API_KEY"), "sk-123");
+  EXPECT_EQ(*r->find("HEADER_X_TEAM"), "perf");
   // Only declared secrets are picked up.
-  EXPECT_EQ(r.value->find("UNDECLARED"), nullptr);
-  EXPECT_EQ(r.value->values.size(), 2u);
+  EXPECT_EQ(r->find("UNDECLARED"), nullptr);
+  EXPECT_EQ(r->values.size(), 2u);
 }
 
 TEST(secrets, nothing_declared_needs_nothing) {
   auto r = read_secrets({}, map_env({}));
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r.value->values.empty());
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->values.empty());
 }
 
 TEST(secrets, missing_secret_fails_closed_naming_the_variable) {
   std::vector<std::string> declared{"API_KEY"};
   auto r = read_secrets(declared, map_env({}));
-  EXPECT_FALSE(r.value);
+  EXPECT_FALSE(r);
   const auto& e = only_error(r);
   EXPECT_EQ(e.variable, "AIPERF_INJECTED_API_KEY");
   EXPECT_NE(e.message.find("AIPERF_INJECTED_API_KEY is not set"),
@@ -175,7 +195,7 @@ TEST(secrets, missing_secret_fails_closed_naming_the_variable) {
 TEST(secrets, empty_secret_fails_closed) {
   std::vector<std::string> declared{"API_KEY"};
   auto r = read_secrets(declared, map_env({{"AIPERF_INJECTED_API_KEY", ""}}));
-  EXPECT_FALSE(r.value);
+  EXPECT_FALSE(r);
   EXPECT_NE(only_error(r).message.find("empty"), std::string::npos);
 }
 
@@ -183,9 +203,9 @@ TEST(secrets, one_missing_secret_fails_all_without_leaking_values) {
   std::vector<std::string> declared{"API_KEY", "TOKEN"};
   auto r = read_secrets(declared,
                         map_env({{"AIPERF_INJECTED_API_KEY", "sk-secret"}}));
-  EXPECT_FALSE(r.value);
+  EXPECT_FALSE(r);
   EXPECT_EQ(only_error(r).variable, "AIPERF_INJECTED_TOKEN");
-  EXPECT_EQ(r.message().find("sk-secret"), std::string::npos);
+  EXPECT_EQ(message_of(r).find("sk-secret"), std::string::npos);
 }
 
 TEST(secrets, invalid_declared_name_is_rejected) {

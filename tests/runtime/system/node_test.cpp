@@ -14,30 +14,33 @@ TEST(node, available_cores_is_positive) {
 
 TEST(node, scheduler_settings_are_always_explicit) {
   caf::actor_system_config cfg;
-  ASSERT_FALSE(apply(cfg, node_options{"sharing", 3}).has_value());
+  ASSERT_TRUE(apply(cfg, node_options{"sharing", 3}));
   EXPECT_EQ(caf::get_or(cfg, "scheduler.max-threads", size_t{0}), 3u);
   EXPECT_EQ(caf::get_or(cfg, "scheduler.policy", caf::atom("x")),
             caf::atom("sharing"));
-  ASSERT_FALSE(apply(cfg, node_options{"stealing", 0}).has_value());
+  ASSERT_TRUE(apply(cfg, node_options{"stealing", 0}));
   EXPECT_EQ(caf::get_or(cfg, "scheduler.max-threads", size_t{0}),
             available_cores());
 }
 
 TEST(node, io_thread_policy_needs_an_io_context) {
   caf::actor_system_config cfg;
-  auto err = apply(cfg, node_options{"io-thread", 0});
-  ASSERT_TRUE(err.has_value());
-  EXPECT_NE(err->find("--scheduler-policy io-thread"), std::string::npos);
-  EXPECT_NE(err->find("'sharing'"), std::string::npos);
+  auto applied = apply(cfg, node_options{"io-thread", 0});
+  ASSERT_FALSE(applied);
+  EXPECT_TRUE(aiperf::is_error(applied.error(), errc::bad_option));
+  auto msg = aiperf::error_message(applied.error());
+  EXPECT_NE(msg.find("--scheduler-policy io-thread"), std::string::npos);
+  EXPECT_NE(msg.find("'sharing'"), std::string::npos);
   EXPECT_TRUE(cfg.module_factories.empty());
 }
 
 TEST(node, unknown_policy_is_rejected_with_the_fix) {
   caf::actor_system_config cfg;
-  auto err = apply(cfg, node_options{"fifo", 1});
-  ASSERT_TRUE(err.has_value());
-  EXPECT_NE(err->find("--scheduler-policy"), std::string::npos);
-  EXPECT_NE(err->find("sharing"), std::string::npos);
+  auto applied = apply(cfg, node_options{"fifo", 1});
+  ASSERT_FALSE(applied);
+  auto msg = aiperf::error_message(applied.error());
+  EXPECT_NE(msg.find("--scheduler-policy"), std::string::npos);
+  EXPECT_NE(msg.find("sharing"), std::string::npos);
 }
 
 #include <chrono>

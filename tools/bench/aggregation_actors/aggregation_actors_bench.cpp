@@ -68,8 +68,9 @@ int main(int argc, char** argv) {
   system::node_options node;
   node.scheduler_policy = "sharing";
   node.scheduler_threads = 0; // profile's default: one per available core
-  if (auto err = system::apply(sys_cfg, node)) {
-    std::fprintf(stderr, "error: %s\n", err->c_str());
+  if (auto applied = system::apply(sys_cfg, node); !applied) {
+    std::fprintf(stderr, "error: %s\n",
+                 aiperf::error_message(applied.error()).c_str());
     return 2;
   }
   double wall = 0;
