@@ -20,6 +20,7 @@
 // downloading one dataset, and keeps the benchmark's own threads untouched.
 #pragma once
 
+#include "proto/ports.hpp"
 #include "proto/atoms.hpp"
 
 #include <caf/atom.hpp>
@@ -124,7 +125,7 @@ struct api_config {
   /// Address to bind; a pod binds "0.0.0.0" so the operator can reach it.
   std::string host = "127.0.0.1";
   /// 9090 in a pod (AIPERF_K8S_PORT_API); 0 picks a free port.
-  std::uint16_t port = 9090;
+  std::uint16_t port = proto::default_port::api;
   /// I/O threads of the HTTP server.
   unsigned threads = 1;
   /// Holds dataset.dat.zst and index.dat.zst; empty = no dataset served.

@@ -3,6 +3,8 @@
 // plain synchronous Beast client is the right tool.
 #pragma once
 
+#include "proto/ports.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -21,7 +23,7 @@ struct http_reply {
 /// Where the controller's api_service listens.
 struct api_endpoint {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 9090;
+  std::uint16_t port = proto::default_port::api;
 };
 
 /// GET `target` ("/api/dataset/index.dat.zst").

@@ -67,6 +67,9 @@ void finish(actor_ptr self, run_result result) {
     std::fputs("\n", stderr);
   shutdown_services(self);
   st.promise.deliver(std::move(result));
+  // Done: the timeouts of answered requests stay in the actor clock, which
+  // holds this actor until they would fire; quitting ends it now.
+  self->quit();
 }
 
 void fail(actor_ptr self, int code, std::string message) {
