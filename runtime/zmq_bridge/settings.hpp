@@ -3,6 +3,7 @@
 // probe's schedule. No sockets here, so all of it is unit-testable.
 #pragma once
 
+#include "proto/ports.hpp"
 #include "proto/error.hpp"
 
 #include <chrono>
@@ -55,12 +56,12 @@ enum class role : std::uint8_t {
 /// the documented ones; a pod reads its AIPERF_K8S_PORT_<NAME> variables
 /// with system::read_pod_env (runtime/system/env.hpp).
 struct port_config {
-  std::uint16_t api = 9090;
-  std::uint16_t health = 8080;
-  std::uint16_t control = 5667;
-  std::uint16_t credit = 5668;
-  std::uint16_t credit_return = 5669;
-  std::uint16_t records = 5670;
+  std::uint16_t api = proto::default_port::api;
+  std::uint16_t health = proto::default_port::health;
+  std::uint16_t control = proto::default_port::control;
+  std::uint16_t credit = proto::default_port::credit;
+  std::uint16_t credit_return = proto::default_port::credit_return;
+  std::uint16_t records = proto::default_port::records;
 
   /// The port of a bridge channel.
   [[nodiscard]] std::uint16_t of(channel ch) const noexcept;
