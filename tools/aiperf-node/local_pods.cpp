@@ -8,6 +8,7 @@
 #include "config/profile/profile_json.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/system/child_process.hpp"
+#include "runtime/system/env.hpp"
 #include "runtime/zmq_bridge/bridge.hpp"
 
 #include <caf/all.hpp>
@@ -27,18 +28,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> read_ms(const char* var,
-                                   std::chrono::milliseconds& out) {
+// The bad_env error of `var`: `message`, and the variable's env_error.
+caf::error bad_env(const char* var, std::string message) {
+  std::vector<system::env_error> errors{{var, message}};
+  return make_error(system::errc::bad_env, std::move(message),
+                    std::move(errors));
+}
+
+caf::expected<void> read_ms(const char* var, std::chrono::milliseconds& out) {
   const char* v = std::getenv(var);
   if (!v || !*v)
-    return std::nullopt;
+    return caf::unit;
   char* end = nullptr;
   auto n = std::strtoll(v, &end, 10);
   if (*end != '\0' || n <= 0)
-    return std::string{var} + "=" + v
-           + " is not a positive number of milliseconds";
+    return bad_env(var, std::string{var} + "=" + v
+                          + " is not a positive number of milliseconds");
   out = std::chrono::milliseconds{n};
-  return std::nullopt;
+  return caf::unit;
 }
 
 /// A private directory for IPC sockets, the exported dataset, staged RAW
@@ -67,19 +74,21 @@ struct child_slot {
 
 } // namespace
 
-std::optional<std::string> apply_env(controller_options& opts) {
-  if (const char* v = std::getenv("AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT");
-      v && *v) {
+caf::expected<void> apply_env(controller_options& opts) {
+  constexpr const char* threshold
+    = "AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT";
+  if (const char* v = std::getenv(threshold); v && *v) {
     char* end = nullptr;
     auto x = std::strtod(v, &end);
     if (*end != '\0' || !(x >= 0 && x <= 100))
-      return std::string{"AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT="} + v
-             + " must be a percentage between 0 and 100";
+      return bad_env(threshold, std::string{threshold} + "=" + v
+                                  + " must be a percentage between 0 and 100");
     opts.abort_threshold_percent = x;
   }
-  if (auto err = read_ms("AIPERF_REGISTRATION_TIMEOUT_MS",
-                         opts.registration_timeout))
-    return err;
+  if (auto read = read_ms("AIPERF_REGISTRATION_TIMEOUT_MS",
+                          opts.registration_timeout);
+      !read)
+    return read;
   return read_ms("AIPERF_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout);
 }
 

@@ -5,6 +5,7 @@
 
 #include "actors/benchmark/system_controller/system_controller.hpp"
 #include "config/profile/profile_config.hpp"
+#include "runtime/system/errc.hpp"
 #include "runtime/zmq_bridge/settings.hpp"
 
 #include <caf/fwd.hpp>
@@ -37,8 +38,9 @@ struct controller_options {
 
 /// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT and the test/tuning
 /// variables AIPERF_REGISTRATION_TIMEOUT_MS / AIPERF_HEARTBEAT_TIMEOUT_MS
-/// into `opts`; returns an error naming the variable.
-[[nodiscard]] std::optional<std::string> apply_env(controller_options& opts);
+/// into `opts`; fails with system::errc::bad_env naming the variable (and
+/// its system::env_error as a payload).
+[[nodiscard]] caf::expected<void> apply_env(controller_options& opts);
 
 /// Runs the benchmark as the controller of `cfg.worker_pods` worker
 /// processes and returns like a local run (same exports). `cfg` is the

@@ -150,8 +150,9 @@ int run(config::profile_config cfg) {
     if (cfg.worker_pods > 1) {
       // Local multi-process mode: this process is the controller.
       local_pods::controller_options pods;
-      if (auto err = local_pods::apply_env(pods)) {
-        std::fprintf(stderr, "error: %s\n", err->c_str());
+      if (auto applied = local_pods::apply_env(pods); !applied) {
+        std::fprintf(stderr, "error: %s\n",
+                     error_message(applied.error()).c_str());
         return sc::exit_config;
       }
       result = local_pods::run_controller(

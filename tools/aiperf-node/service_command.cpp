@@ -88,10 +88,10 @@ std::optional<std::string> load_run_file(const std::string& path,
 }
 
 /// Fetches one dataset file, retrying while the controller has not exported
-/// it yet (404) or is not listening yet.
-std::optional<std::string> download(const remote::api_endpoint& api,
-                                    std::string_view name, const fs::path& to,
-                                    std::chrono::seconds budget) {
+/// it yet (404) or is not listening yet; dataset::errc::io when it cannot.
+caf::expected<void> download(const remote::api_endpoint& api,
+                             std::string_view name, const fs::path& to,
+                             std::chrono::seconds budget) {
   auto deadline = std::chrono::steady_clock::now() + budget;
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -102,15 +102,17 @@ std::optional<std::string> download(const remote::api_endpoint& api,
       out.write(r.body.data(), static_cast<std::streamsize>(r.body.size()));
       out.close();
       if (!out)
-        return "cannot write " + to.string();
-      return std::nullopt;
+        return make_error(dataset::errc::io, "cannot write " + to.string());
+      return caf::unit;
     }
     last = r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error;
     std::this_thread::sleep_for(std::chrono::milliseconds{100});
   }
-  return "dataset download of " + std::string{name} + " from "
-         + api.host + ":" + std::to_string(api.port) + " failed for "
-         + std::to_string(budget.count()) + " s: " + last;
+  return make_error(dataset::errc::io,
+                    "dataset download of " + std::string{name} + " from "
+                      + api.host + ":" + std::to_string(api.port)
+                      + " failed for " + std::to_string(budget.count())
+                      + " s: " + last);
 }
 
 int run_worker(service_options o) {
@@ -201,9 +203,10 @@ int run_worker(service_options o) {
 
   // Once per pod: download, decompress next to the .zst files, map.
   for (auto name : {dataset::index_zst_file_name, dataset::data_zst_file_name})
-    if (auto err = download(api, name, scratch.p / std::string{name},
-                            std::chrono::seconds{120}))
-      return fail(sc::exit_internal, *err);
+    if (auto got = download(api, name, scratch.p / std::string{name},
+                            std::chrono::seconds{120});
+        !got)
+      return fail(sc::exit_internal, error_message(got.error()));
   auto imported = dataset::import_compressed(scratch.p);
   if (!imported)
     return fail(sc::exit_internal,
@@ -398,8 +401,9 @@ int run_controller(const service_options& o) {
     return sc::exit_config;
   }
   opts.ports = ports_of(env->ports);
-  if (auto err = local_pods::apply_env(opts)) {
-    std::fprintf(stderr, "error: %s\n", err->c_str());
+  if (auto applied = local_pods::apply_env(opts); !applied) {
+    std::fprintf(stderr, "error: %s\n",
+                 error_message(applied.error()).c_str());
     return sc::exit_config;
   }
   auto run_id = !o.run_id.empty()  ? o.run_id

@@ -13,7 +13,7 @@ namespace aiperf::dataset {
 /// Why a dataset could not be built, read or written. The message names the
 /// option, file (and line) or field, and the fix.
 enum class errc : std::uint8_t {
-  io = 1,      // open/read/write/mmap/(de)compress failed
+  io = 1,      // open/read/write/download/mmap/(de)compress failed
   bad_magic,   // not a dataset.dat / index.dat at all
   version,     // written by another format version
   truncated,   // shorter than its header or than the index says
