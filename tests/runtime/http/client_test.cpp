@@ -516,13 +516,13 @@ TEST_F(client_fixture, bytes_after_a_content_length_body_drop_the_connection) {
 
 // Verifies connecting to a closed port reports a connect error.
 TEST_F(client_fixture, refused_connection_is_a_connect_error) {
-  std::uint16_t port = 0;
-  {
-    boost::asio::io_context ioc;
-    boost::asio::ip::tcp::acceptor a{
-      ioc, {boost::asio::ip::make_address("127.0.0.1"), 0}};
-    port = a.local_endpoint().port();
-  } // closed: nothing listens there now
+  // Bound, never listening: refuses connections, and while it is bound the
+  // kernel gives the port to no one else.
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket closed{ioc};
+  closed.open(boost::asio::ip::tcp::v4());
+  closed.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
+  auto port = closed.local_endpoint().port();
   client c{io.context(0)};
   recording_sink sink;
   c.submit(make_request(port), sink);

@@ -4,6 +4,9 @@
 
 #include <caf/all.hpp>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include <gtest/gtest.h>
 
 namespace aiperf::http {
@@ -66,11 +69,13 @@ TEST_F(actor_fixture, failures_are_errors) {
             std::string::npos)
     << failure;
 
-  std::uint16_t closed_port = 0;
-  {
-    test_server srv{[](const received_request&) { return scripted_reply{}; }};
-    closed_port = srv.port();
-  }
+  // Bound, never listening: refuses connections, and while it is bound the
+  // kernel gives the port to no one else.
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket closed{ioc};
+  closed.open(boost::asio::ip::tcp::v4());
+  closed.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
+  auto closed_port = closed.local_endpoint().port();
   http_request_msg refused;
   refused.url = "http://127.0.0.1:" + std::to_string(closed_port) + "/";
   caf::error err;

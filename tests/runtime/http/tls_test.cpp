@@ -3,12 +3,14 @@
 #include "runtime/http/client.hpp"
 #include "tests/support/skip.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,10 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 extern char** environ;
 
@@ -64,22 +70,38 @@ bool run(const std::string& cmd) {
   return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-std::uint16_t free_port() {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor a{
-    ioc, {boost::asio::ip::make_address("127.0.0.1"), 0}};
-  return a.local_endpoint().port();
+/// A listening loopback socket on a port the kernel picked, without
+/// close-on-exec so that a child inherits it; -1 on failure.
+int listening_socket(std::uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0
+      || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0
+      || ::listen(fd, 64) != 0
+      || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0)
+      ::close(fd);
+    return -1;
+  }
+  port = ntohs(addr.sin_port);
+  return fd;
 }
 
-bool port_accepts(std::uint16_t port) {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::socket s{ioc};
-  boost::system::error_code ec;
-  s.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
-  return !ec;
+/// The name of the effective user ("root" when it has none).
+std::string user_name() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return pw != nullptr ? pw->pw_name : "root";
 }
 
-/// Runs nginx in the foreground over https from a temp dir.
+/// Runs nginx in the foreground over https from a temp dir. nginx cannot
+/// bind port 0 and say which port it got, and a port picked here, closed
+/// and handed over may be taken in between; so the fixture binds the
+/// socket and nginx inherits it (its NGINX variable, the mechanism of its
+/// binary upgrade), matched to the `listen` line by address. The master
+/// process stays on: nginx 1.22 crashes on inherited sockets without it.
 class nginx_tls_fixture : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -109,9 +131,13 @@ protected:
     content_ = "hello over tls\n";
     fs::create_directories(dir_ / "html");
     std::ofstream{dir_ / "html" / "index.txt"} << content_;
-    port_ = free_port();
+    int listener = listening_socket(port_);
+    ASSERT_GE(listener, 0) << "no loopback socket";
     std::ofstream{dir_ / "nginx.conf"}
-      << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+      << "daemon off;\nmaster_process on;\nworker_processes 1;\n"
+      // Its worker runs as this user, who owns the files (when root;
+      // otherwise nginx ignores the line).
+      << "user " << user_name() << ";\n"
       << "error_log " << d << "/error.log;\npid " << d << "/nginx.pid;\n"
       << "events { worker_connections 64; }\n"
       << "http {\n access_log off;\n"
@@ -130,18 +156,37 @@ protected:
     for (auto& a : args)
       argv.push_back(a.data());
     argv.push_back(nullptr);
-    ASSERT_EQ(posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(),
-                          environ),
-              0);
+    std::vector<std::string> env_strings{"NGINX=" + std::to_string(listener)
+                                         + ";"};
+    for (char** e = environ; *e != nullptr; ++e)
+      if (std::string_view{*e}.substr(0, 6) != "NGINX=")
+        env_strings.emplace_back(*e);
+    std::vector<char*> env;
+    for (auto& e : env_strings)
+      env.push_back(e.data());
+    env.push_back(nullptr);
+    // Its notices before error_log is open ("using inherited sockets").
+    auto err_log = (dir_ / "stderr.log").string();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, err_log.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    auto spawned = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(),
+                               env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(listener); // nginx holds it now; connects queue until it serves
+    ASSERT_EQ(spawned, 0);
+    // nginx writes its pid file once it is set up.
     auto deadline = std::chrono::steady_clock::now() + wait_limit;
-    while (!port_accepts(port_)) {
+    while (!fs::exists(dir_ / "nginx.pid")) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        FAIL() << "nginx exited early; see " << d << "/error.log";
+        FAIL() << "nginx exited early; see " << d << "/error.log and "
+               << err_log;
       }
       ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << "nginx did not start listening";
+        << "nginx did not start";
       std::this_thread::yield();
     }
   }

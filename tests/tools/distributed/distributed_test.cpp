@@ -315,23 +315,27 @@ fs::path write_run_file(const fs::path& dir, const std::string& url,
   return path;
 }
 
-/// AIPERF_K8S_PORT_* for one controller on free loopback ports.
+/// AIPERF_K8S_PORT_* for one controller on loopback ports that were free a
+/// moment ago: the controller binds them and its pods must know them in
+/// advance, and it cannot yet bind port 0 and tell its pods what it got, so
+/// these are picked and closed first (unused_port_number).
 std::vector<std::pair<std::string, std::string>> port_env() {
   std::vector<std::pair<std::string, std::string>> env;
   // HEALTH is per pod (see pod_env).
   for (auto name : {"API", "CONTROL", "CREDIT", "CREDIT_RETURN", "RECORDS"})
     env.emplace_back(std::string{"AIPERF_K8S_PORT_"} + name,
-                     std::to_string(closed_port()));
+                     std::to_string(unused_port_number()));
   env.emplace_back("AIPERF_K8S_ZMQ_CONTROLLER_HOST", "127.0.0.1");
   env.emplace_back("AIPERF_JOB_ID", "itest");
   return env;
 }
 
-/// AIPERF_POD_INDEX and a health port of its own for pod `index`.
+/// AIPERF_POD_INDEX and a health port of its own for pod `index`: 0, so
+/// the pod binds any free one (it logs the port it got).
 std::vector<std::pair<std::string, std::string>>
 pod_env(int index, std::vector<std::pair<std::string, std::string>> more = {}) {
   more.emplace_back("AIPERF_POD_INDEX", std::to_string(index));
-  more.emplace_back("AIPERF_K8S_PORT_HEALTH", std::to_string(closed_port()));
+  more.emplace_back("AIPERF_K8S_PORT_HEALTH", "0");
   return more;
 }
 

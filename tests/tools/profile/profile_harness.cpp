@@ -232,18 +232,42 @@ std::optional<double> prometheus_value(const std::string& text,
   return std::nullopt;
 }
 
-std::uint16_t closed_port() {
+namespace {
+
+/// Binds a loopback TCP socket to a port the kernel picks; sets `port`
+/// (0 on failure) and returns the socket (-1 on failure).
+int bind_loopback(std::uint16_t& port) {
+  port = 0;
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = 0;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
-  std::uint16_t port = 0;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
       && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
     port = ntohs(addr.sin_port);
-  ::close(fd);
+  return fd;
+}
+
+} // namespace
+
+closed_port::closed_port() {
+  fd_ = bind_loopback(port_);
+}
+
+closed_port::~closed_port() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+std::uint16_t unused_port_number() {
+  std::uint16_t port = 0;
+  int fd = bind_loopback(port);
+  if (fd >= 0)
+    ::close(fd);
   return port;
 }
 

@@ -127,9 +127,29 @@ template <class Condition>
 bool poll_until(Condition condition,
                 std::chrono::milliseconds deadline = run_deadline);
 
-/// Port of a loopback TCP socket that was bound and closed again: nothing
-/// listens there (a best effort; the kernel does not reuse it at once).
-[[nodiscard]] std::uint16_t closed_port();
+/// A loopback TCP port that refuses connections while this lives: its
+/// socket is bound, so the kernel gives the port to nobody else, and never
+/// listens.
+class closed_port {
+public:
+  closed_port();
+  ~closed_port();
+  closed_port(const closed_port&) = delete;
+  closed_port& operator=(const closed_port&) = delete;
+  /// 0 when no socket could be bound.
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+
+private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+/// The number of a loopback TCP port that was free a moment ago: bound and
+/// closed again, so another process may take it before the caller's child
+/// binds it. Only for ports a child must bind itself and others must know
+/// in advance (the controller's ports, which its pods connect to); bind
+/// port 0 and read the port back wherever the server can report it.
+[[nodiscard]] std::uint16_t unused_port_number();
 
 /// The file's whole text ("" when missing).
 [[nodiscard]] std::string read_file(const fs::path& path);

@@ -723,7 +723,8 @@ TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
 // --- 5. exit codes -------------------------------------------------------------
 
 TEST_F(profile_test, closed_port_exits_3_before_starting) {
-  auto port = closed_port();
+  closed_port closed;
+  auto port = closed.port();
   ASSERT_NE(port, 0);
   auto r = profile({"--url", "http://127.0.0.1:" + std::to_string(port),
                     "--request-count", "3"});
@@ -1028,15 +1029,14 @@ TEST_F(profile_test, unwritable_export_exits_1_naming_the_file) {
 // resets mid-stream yields error records with a type and message, and the
 // run still completes with exact counts.
 TEST_F(profile_test, garbage_responses_become_error_records) {
-  // A tiny server: HTTP 200 + event-stream whose data is not JSON.
-  auto port = closed_port();
+  // A tiny server: HTTP 200 + event-stream whose data is not JSON. It
+  // binds port 0 and prints the port it got.
   auto server = std::make_unique<child>(
     std::vector<std::string>{
       "/usr/bin/python3", "-c",
       "import socket,sys\n"
-      "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-      "s.bind(('127.0.0.1'," + std::to_string(port) + ")); s.listen(64)\n"
-      "print('ready', flush=True)\n"
+      "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(64)\n"
+      "print(s.getsockname()[1], flush=True)\n"
       "while True:\n"
       "  c,_=s.accept(); buf=b''\n"
       "  try:\n"
@@ -1055,8 +1055,9 @@ TEST_F(profile_test, garbage_responses_become_error_records) {
       "    pass\n"
       "  c.close()\n"},
     tmp_.path() / "garbage");
-  ASSERT_EQ(server->first_line().value_or(""), "ready") << server->err();
-  auto r = profile({"--url", "http://127.0.0.1:" + std::to_string(port),
+  auto port = server->first_line().value_or("");
+  ASSERT_FALSE(port.empty()) << server->err();
+  auto r = profile({"--url", "http://127.0.0.1:" + port,
                     "--streaming", "--request-count", "4"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   auto recs = jsonl();
