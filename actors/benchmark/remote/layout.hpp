@@ -46,8 +46,9 @@ struct pod_layout {
 /// bad_layout naming the flag when they do not divide evenly (the CLI already
 /// checks this; the run file may come from elsewhere). Every pod gets at
 /// least one processor.
-[[nodiscard]] caf::expected<pod_layout>
-make_layout(std::uint32_t workers, std::uint32_t processors, std::uint32_t pods);
+[[nodiscard]] caf::expected<pod_layout> make_layout(std::uint32_t workers,
+                                                  std::uint32_t processors,
+                                                  std::uint32_t pods);
 
 /// "pod<i>": the ZMQ identity, service-id prefix and RAW part name of pod i.
 [[nodiscard]] std::string pod_name(std::uint32_t pod);

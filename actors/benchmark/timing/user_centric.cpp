@@ -18,8 +18,8 @@ caf::expected<void> validate(const user_centric_options& opts) {
                       "turns; set --session-turns-mean 2 or more");
   if (static_cast<double>(opts.num_users) / opts.qps > 1e9)
     return make_error(errc::bad_option,
-                      "user_centric_rate: turn gap num_users/qps exceeds 1e9 s; "
-                      "raise --user-centric-rate");
+                      "user_centric_rate: turn gap num_users/qps exceeds 1e9 "
+                      "s; raise --user-centric-rate");
   return caf::unit;
 }
 

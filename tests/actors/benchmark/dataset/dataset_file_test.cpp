@@ -245,8 +245,8 @@ TEST_F(dataset_file_test, wrong_magic_and_version_are_named) {
   r = decode_dataset(e.data, v1);
   ASSERT_FALSE(r);
   EXPECT_EQ(error_code(r.error(), errc{}), errc::version);
-  EXPECT_NE(error_message(r.error()).find("format version 1, this build reads only "
-                                   "version 2"),
+  EXPECT_NE(error_message(r.error())
+              .find("format version 1, this build reads only version 2"),
             std::string::npos)
     << error_message(r.error());
   EXPECT_NE(error_message(r.error()).find("index.dat"), std::string::npos);

@@ -87,14 +87,16 @@ TEST(interval_generator, same_seed_same_gaps_different_seed_different_gaps) {
 
 TEST(interval_generator, validate_rejects_bad_rate_and_smoothness) {
   EXPECT_TRUE(validate(make(arrival_pattern::poisson, 5)));
-  EXPECT_NE(aiperf::error_message(validate(make(arrival_pattern::poisson, 0)).error())
-              .find("--request-rate"),
+  auto message = [](const interval_options& o) {
+    return aiperf::error_message(validate(o).error());
+  };
+  EXPECT_NE(message(make(arrival_pattern::poisson, 0)).find("--request-rate"),
             std::string::npos);
   EXPECT_FALSE(validate(make(arrival_pattern::constant, -1)));
   EXPECT_FALSE(validate(make(arrival_pattern::constant, NAN)));
-  EXPECT_NE(aiperf::error_message(validate(make(arrival_pattern::gamma, 5, 0)).error())
-              .find("--arrival-smoothness"),
-            std::string::npos);
+  EXPECT_NE(
+    message(make(arrival_pattern::gamma, 5, 0)).find("--arrival-smoothness"),
+    std::string::npos);
   EXPECT_TRUE(aiperf::is_error(
     validate(make(arrival_pattern::gamma, 5, 0)).error(), errc::bad_option));
   EXPECT_EQ(parse_arrival_pattern("gamma"), arrival_pattern::gamma);
