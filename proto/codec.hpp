@@ -82,19 +82,31 @@ typename Inspector::result_type inspect(Inspector& f, registered& x) {
            x.accepted, x.reason);
 }
 
-/// Liveness and lifecycle state of a service (service -> controller).
+/// Liveness and lifecycle state of a service (service -> controller; the
+/// controller's own heartbeat to its pods leaves the clock fields at their
+/// defaults).
 struct heartbeat {
   std::string service_id;
   /// Lifecycle state name ("initializing", "running", ...).
   std::string state;
   /// Sender's epoch clock when sent.
   std::int64_t sent_wall_ns = 0;
+  /// A pod's current clock offset estimate (clock_offset_tracker; the
+  /// record contract: controller_time = worker_time - clock_offset_ns).
+  std::int64_t clock_offset_ns = 0;
+  /// One-way credit samples behind the estimate (0 = none yet).
+  std::uint32_t clock_one_way_samples = 0;
+  /// Smallest ping round trip seen; -1 = none yet.
+  std::int64_t clock_min_rtt_ns = -1;
+  /// The pod runs on the controller's host: the offset is pinned to 0.
+  bool clock_local = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat& x) {
   return f(caf::meta::type_name("aiperf::proto::heartbeat"), x.service_id,
-           x.state, x.sent_wall_ns);
+           x.state, x.sent_wall_ns, x.clock_offset_ns,
+           x.clock_one_way_samples, x.clock_min_rtt_ns, x.clock_local);
 }
 
 /// Clock probe on the credit channel (worker -> controller). The controller
@@ -256,7 +268,7 @@ using any_message
 /// "AIPN" as the first four bytes of a frame.
 inline constexpr std::uint32_t wire_magic = 0x4E504941;
 /// Bump when any header or payload layout changes.
-inline constexpr std::uint16_t wire_version = 1;
+inline constexpr std::uint16_t wire_version = 2;
 inline constexpr std::size_t frame_header_size = 16;
 inline constexpr std::size_t max_sender_size = 255;
 /// Far above any batch we send; guards against a corrupt length field.

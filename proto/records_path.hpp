@@ -18,6 +18,8 @@ namespace aiperf::proto {
 
 using finalize_atom = caf::atom_constant<caf::atom("finalize")>;
 using process_atom = caf::atom_constant<caf::atom("process")>;
+/// Adds a member to profile_export_aiperf.json (see records_manager_actor).
+using section_atom = caf::atom_constant<caf::atom("section")>;
 
 /// record_processor protocol:
 /// - `(request_record_batch)` from workers: computes each record's metrics
@@ -90,8 +92,14 @@ typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
 ///   it. The controller waits `service_timeouts::exports`; past it the run
 ///   fails naming the records_manager (`silent_service`).
 /// - `(progress_atom)`: live counters.
+/// - `(section_atom, std::string name, std::string json)` from a service
+///   that knows more about the run than the records (the remote group:
+///   `pods`), before `process`: the export carries `name: json` as a member
+///   of profile_export_aiperf.json (after AIPerf's own; a repeated name
+///   replaces). JSON that does not parse is logged and dropped. No reply.
 using records_manager_actor = caf::typed_actor<
   caf::reacts_to<metric_record_batch>,
+  caf::reacts_to<section_atom, std::string, std::string>,
   caf::replies_to<process_atom, std::uint64_t, run_info>::with<export_outcome>,
   caf::replies_to<progress_atom>::with<records_progress>>;
 

@@ -25,6 +25,17 @@ std::shared_ptr<const progress> status_board::snapshot() const {
   return progress_;
 }
 
+void status_board::publish_pods(pods_status p) {
+  auto next = std::make_shared<const pods_status>(std::move(p));
+  std::lock_guard<std::mutex> guard{mtx_};
+  pods_ = std::move(next);
+}
+
+std::shared_ptr<const pods_status> status_board::pods() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return pods_;
+}
+
 void status_board::stage(raw_part p) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = std::lower_bound(
@@ -68,6 +79,9 @@ api_service(api_service_actor::stateful_pointer<api_state> self,
         self->state.board->publish(std::move(p));
       },
       [self](ready_atom, bool ready) { self->state.board->set_ready(ready); },
+      [self](pods_atom, pods_status& p) {
+        self->state.board->publish_pods(std::move(p));
+      },
       [self](caf::get_atom, raw_atom) {
         return self->state.board->raw_parts();
       },

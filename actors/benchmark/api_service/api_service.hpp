@@ -4,6 +4,7 @@
 //   GET /healthz                     200 while the process runs
 //   GET /readyz                      200 once told ready, else 503
 //   GET /api/progress                progress JSON (see `progress`)
+//   GET /api/pods                    worker pod registration (`pods_status`)
 //   GET /metrics                     the same as Prometheus text (0.0.4)
 //   GET /api/dataset/dataset.dat.zst the dataset files worker pods download
 //   GET /api/dataset/index.dat.zst
@@ -45,6 +46,8 @@ using progress_atom = caf::atom_constant<caf::atom("progress")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
 /// Asks for the staged RAW parts.
 using raw_atom = caf::atom_constant<caf::atom("raw")>;
+/// Publishes the worker pods' registration (`/api/pods`).
+using pods_atom = caf::atom_constant<caf::atom("pods")>;
 
 /// Live progress of the run, as served on /api/progress and /metrics.
 struct progress {
@@ -73,6 +76,60 @@ typename Inspector::result_type inspect(Inspector& f, progress& x) {
            x.requests_per_second);
 }
 
+/// One worker pod as the controller sees it.
+struct pod_status {
+  /// "pod1".
+  std::string name;
+  /// Every service of the pod registered (its group, workers, processors).
+  bool registered = false;
+  bool lost = false;
+  /// Why it was declared lost ("" unless lost).
+  std::string lost_reason;
+  /// Whether a heartbeat carried the pod's clock estimate yet; the clock_*
+  /// fields mean nothing before.
+  bool clock_reported = false;
+  /// The pod's clock offset estimate (controller_time = worker_time -
+  /// clock_offset_ns), with the samples behind it.
+  std::int64_t clock_offset_ns = 0;
+  std::uint32_t clock_one_way_samples = 0;
+  /// -1 = no ping round trip yet.
+  std::int64_t clock_min_rtt_ns = -1;
+  /// Same host as the controller: pinned to 0.
+  bool clock_local = false;
+
+  friend bool operator==(const pod_status&, const pod_status&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pod_status& x) {
+  return f(caf::meta::type_name("aiperf::api_service::pod_status"), x.name,
+           x.registered, x.lost, x.lost_reason, x.clock_reported,
+           x.clock_offset_ns, x.clock_one_way_samples, x.clock_min_rtt_ns,
+           x.clock_local);
+}
+
+/// The worker pods' registration, as served on /api/pods.
+struct pods_status {
+  /// "not_started" (no remote group yet: a local run, or the dataset is
+  /// still being prepared), "waiting" (pods are registering), "complete"
+  /// (every expected service registered), "failed" (registration timed out
+  /// or a pod was lost before it registered; see `error`).
+  std::string registration = "not_started";
+  std::uint32_t pods_expected = 0;
+  /// Service ids that did not register yet ("pod1", "pod1/worker_0", ...).
+  std::vector<std::string> missing;
+  std::string error;
+  std::vector<pod_status> pods;
+
+  friend bool operator==(const pods_status&, const pods_status&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pods_status& x) {
+  return f(caf::meta::type_name("aiperf::api_service::pods_status"),
+           x.registration, x.pods_expected, x.missing, x.error, x.pods);
+}
+
 /// A RAW JSONL export part a pod uploaded.
 struct raw_part {
   std::string pod;
@@ -99,6 +156,12 @@ public:
   /// Returns the latest snapshot.
   [[nodiscard]] std::shared_ptr<const progress> snapshot() const;
 
+  /// Replaces the pods' registration status.
+  void publish_pods(pods_status p);
+
+  /// Returns the latest pods' registration status.
+  [[nodiscard]] std::shared_ptr<const pods_status> pods() const;
+
   void set_ready(bool ready) noexcept {
     ready_.store(ready, std::memory_order_release);
   }
@@ -116,6 +179,7 @@ public:
 private:
   mutable std::mutex mtx_;
   std::shared_ptr<const progress> progress_ = std::make_shared<progress>();
+  std::shared_ptr<const pods_status> pods_ = std::make_shared<pods_status>();
   std::vector<raw_part> raw_parts_;
   std::atomic<bool> ready_{false};
 };
@@ -145,6 +209,8 @@ struct api_config {
 ///   /metrics; no reply.
 /// - `(ready_atom, bool)` from the system_controller: sets what /readyz
 ///   answers (200 when true, 503 when false); no reply.
+/// - `(pods_atom, pods_status)` from the remote group (distributed runs):
+///   replaces what /api/pods serves; no reply.
 /// - `(caf::get_atom, raw_atom)` from the controller's RAW export barrier:
 ///   replies the parts staged so far (ordered by pod), so it can wait until
 ///   every pod has uploaded.
@@ -153,6 +219,7 @@ struct api_config {
 /// The actor never fails on bad input: HTTP errors are answered over HTTP.
 using api_service_actor = caf::typed_actor<
     caf::reacts_to<progress_atom, progress>, caf::reacts_to<ready_atom, bool>,
+    caf::reacts_to<pods_atom, pods_status>,
     caf::replies_to<caf::get_atom, raw_atom>::with<std::vector<raw_part>>,
     caf::reacts_to<proto::stop_atom>>;
 

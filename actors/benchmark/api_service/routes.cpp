@@ -270,6 +270,91 @@ std::string render_progress_json(const progress& p, bool ready) {
   return {sb.GetString(), sb.GetSize()};
 }
 
+namespace {
+
+using json_writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_string(json_writer& w, std::string_view v) {
+  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+}
+
+void write_pod_list(json_writer& w, const std::vector<pod_status>& pods) {
+  w.StartArray();
+  for (const auto& pod : pods) {
+    w.StartObject();
+    w.Key("name");
+    write_string(w, pod.name);
+    w.Key("registered");
+    w.Bool(pod.registered);
+    w.Key("lost");
+    w.Bool(pod.lost);
+    if (pod.lost) {
+      w.Key("lost_reason");
+      write_string(w, pod.lost_reason);
+    }
+    w.Key("clock");
+    if (!pod.clock_reported) {
+      w.Null();
+    } else {
+      w.StartObject();
+      w.Key("offset_ns");
+      w.Int64(pod.clock_offset_ns);
+      w.Key("one_way_samples");
+      w.Uint(pod.clock_one_way_samples);
+      w.Key("min_rtt_ns");
+      if (pod.clock_min_rtt_ns < 0)
+        w.Null();
+      else
+        w.Int64(pod.clock_min_rtt_ns);
+      w.Key("local");
+      w.Bool(pod.clock_local);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+} // namespace
+
+std::string render_pod_list_json(const std::vector<pod_status>& pods) {
+  rapidjson::StringBuffer sb;
+  json_writer w{sb};
+  write_pod_list(w, pods);
+  return {sb.GetString(), sb.GetSize()};
+}
+
+std::string render_pods_json(const pods_status& p) {
+  rapidjson::StringBuffer sb;
+  json_writer w{sb};
+  std::uint64_t registered = 0;
+  std::uint64_t lost = 0;
+  for (const auto& pod : p.pods) {
+    registered += pod.registered ? 1 : 0;
+    lost += pod.lost ? 1 : 0;
+  }
+  w.StartObject();
+  w.Key("registration");
+  write_string(w, p.registration);
+  w.Key("pods_expected");
+  w.Uint(p.pods_expected);
+  w.Key("pods_registered");
+  w.Uint64(registered);
+  w.Key("pods_lost");
+  w.Uint64(lost);
+  w.Key("missing");
+  w.StartArray();
+  for (const auto& id : p.missing)
+    write_string(w, id);
+  w.EndArray();
+  w.Key("error");
+  write_string(w, p.error);
+  w.Key("pods");
+  write_pod_list(w, p.pods);
+  w.EndObject();
+  return {sb.GetString(), sb.GetSize()};
+}
+
 std::string render_prometheus(const progress& p, bool ready,
                               std::size_t raw_parts_staged) {
   std::string out;
@@ -388,6 +473,11 @@ awaitable<void> route(std::shared_ptr<status_board> board,
     co_return co_await w.send(
         200, json_type,
         render_progress_json(*board->snapshot(), board->ready()));
+  }
+  if (target == "/api/pods") {
+    if (!get)
+      co_return co_await wrong_method("GET");
+    co_return co_await w.send(200, json_type, render_pods_json(*board->pods()));
   }
   if (target == "/metrics") {
     if (!get)

@@ -10,12 +10,24 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace aiperf::api_service {
 
 /// Renders /api/progress: the snapshot's fields plus "ready". Non-finite
 /// rates render as 0 (JSON has no NaN).
 [[nodiscard]] std::string render_progress_json(const progress& p, bool ready);
+
+/// Renders one entry per pod: name, registered, lost (and lost_reason when
+/// lost), and `clock` (null until the pod reported it): offset_ns,
+/// one_way_samples, min_rtt_ns (null without a ping round trip), local.
+/// The export's `pods` member is this array.
+[[nodiscard]] std::string render_pod_list_json(const std::vector<pod_status>& pods);
+
+/// Renders /api/pods: registration, pods_expected, pods_registered,
+/// pods_lost, missing (service ids), error ("" unless failed) and `pods`
+/// (render_pod_list_json).
+[[nodiscard]] std::string render_pods_json(const pods_status& p);
 
 /// Renders /metrics in the Prometheus text format 0.0.4.
 [[nodiscard]] std::string render_prometheus(const progress& p, bool ready,

@@ -7,10 +7,12 @@
 #include "runtime/log/log.hpp"
 
 #include <caf/all.hpp>
+#include <rapidjson/document.h>
 
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 namespace aiperf::records_manager {
@@ -37,6 +39,8 @@ struct records_state {
   std::uint64_t expected = 0;
   bool processing = false;
   run_info info;
+  /// Members added to profile_export_aiperf.json, by name.
+  std::map<std::string, std::string> sections;
 };
 
 using actor_ptr = records_manager_impl::stateful_pointer<records_state>;
@@ -134,6 +138,10 @@ void finish(actor_ptr self) {
     json->insert(close, ",\"client_self_check\":"
                           + st.info.client_self_check_json);
   }
+  for (const auto& [name, member] : st.sections) {
+    auto close = json->find_last_of('}');
+    json->insert(close, ",\"" + name + "\":" + member);
+  }
   auto json_path = dir / "profile_export_aiperf.json";
   if (auto done = io::atomic_write_file(json_path, *json); !done)
     return fail(error_message(done.error()));
@@ -209,6 +217,21 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
                            std::chrono::milliseconds{st.cfg.drain_timeout_ms},
                            timeout_atom::value);
       return st.promise;
+    },
+    [=](section_atom, std::string& name, std::string& member) {
+      rapidjson::Document doc;
+      doc.Parse(member.c_str(), member.size());
+      bool plain_name = !name.empty()
+                        && name.find_first_of("\"\\") == std::string::npos;
+      if (doc.HasParseError() || !plain_name) {
+        log::get("records_manager")
+          ->error("export section '{}' dropped: {}", name,
+                  plain_name ? "its JSON does not parse"
+                             : "the name must be non-empty, without quotes "
+                               "or backslashes");
+        return;
+      }
+      self->state.sections[std::move(name)] = std::move(member);
     },
     [=](progress_atom) { return self->state.progress; },
     [=](timeout_atom) { finish(self); },

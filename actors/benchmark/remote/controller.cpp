@@ -1,5 +1,9 @@
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
+
 #include "actors/benchmark/remote/controller.hpp"
 #include "proto/benchmark_errors.hpp"
+
+#include "actors/benchmark/api_service/routes.hpp"
 
 #include "actors/benchmark/dataset/dataset_file.hpp"
 #include "actors/benchmark/metrics/compute_metrics.hpp"
@@ -7,6 +11,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -108,6 +113,9 @@ caf::behavior controller_inbox(caf::stateful_actor<inbox_state>* self,
 struct pod_state {
   std::string peer;
   bool lost = false;
+  std::string lost_reason;
+  /// The last heartbeat with the pod's clock estimate.
+  std::optional<heartbeat> clock;
   caf::actor_clock::time_point last_seen;
   bool finalize_sent = false;
   std::uint64_t finalize_command = 0;
@@ -131,9 +139,59 @@ struct group_state {
   bool exported = false;
   std::uint64_t next_command = 1;
   std::uint64_t ticks = 0;
+  /// Something /api/pods shows changed since the last publish.
+  bool status_dirty = false;
+  /// The export's `pods` section went to the records_manager.
+  bool pods_reported = false;
 };
 
 using group_ptr = caf::stateful_actor<group_state>*;
+
+std::optional<std::uint32_t> pod_of_service(group_ptr self,
+                                            const std::string& id);
+
+/// The pods as /api/pods and the export's `pods` section show them.
+std::vector<api_service::pod_status> pod_statuses(group_ptr self) {
+  auto& st = self->state;
+  std::vector<api_service::pod_status> out(st.pods.size());
+  for (std::uint32_t p = 0; p < st.pods.size(); ++p) {
+    auto& pod = st.pods[p];
+    auto& s = out[p];
+    s.name = pod_name(p);
+    s.registered = true;
+    s.lost = pod.lost;
+    s.lost_reason = pod.lost_reason;
+    if (pod.clock) {
+      s.clock_reported = true;
+      s.clock_offset_ns = pod.clock->clock_offset_ns;
+      s.clock_one_way_samples = pod.clock->clock_one_way_samples;
+      s.clock_min_rtt_ns = pod.clock->clock_min_rtt_ns;
+      s.clock_local = pod.clock->clock_local;
+    }
+  }
+  for (auto& id : st.missing)
+    if (auto p = pod_of_service(self, id))
+      out[*p].registered = false;
+  return out;
+}
+
+/// Tells the api_service what /api/pods serves.
+void publish_status(group_ptr self) {
+  auto& st = self->state;
+  st.status_dirty = false;
+  if (!st.cfg.api)
+    return;
+  api_service::pods_status status;
+  status.registration = st.failed  ? "failed"
+                        : st.ready ? "complete"
+                                   : "waiting";
+  status.pods_expected = st.cfg.layout.pods;
+  status.missing.assign(st.missing.begin(), st.missing.end());
+  if (st.failed)
+    status.error = error_message(*st.failed);
+  status.pods = pod_statuses(self);
+  self->send(st.cfg.api, api_service::pods_atom::value, std::move(status));
+}
 
 void answer_waiters(group_ptr self) {
   auto& st = self->state;
@@ -152,6 +210,7 @@ void fail_registration(group_ptr self, std::string message) {
     return;
   log::get("remote_group")->error("{}", message);
   st.failed = make_error(benchmark::errc::pod_failed, std::move(message));
+  publish_status(self);
   answer_waiters(self);
 }
 
@@ -176,15 +235,26 @@ void become_ready(group_ptr self) {
   log::get("remote_group")
     ->info("{} pods registered ({} workers, {} record processors)", l.pods,
            st.handles.workers.size(), st.handles.processors.size());
+  publish_status(self);
   answer_waiters(self);
 }
 
 void settle_finalize(group_ptr self, std::uint32_t p,
                      caf::expected<std::vector<std::string>> outcome) {
-  auto& pod = self->state.pods[p];
+  auto& st = self->state;
+  auto& pod = st.pods[p];
   if (pod.finalized)
     return;
   pod.finalized = std::move(outcome);
+  // Once every pod is done, and before the last finalize answer lets the
+  // system_controller ask for the export: the pods' final state.
+  bool all = std::all_of(st.pods.begin(), st.pods.end(),
+                         [](const pod_state& x) { return x.finalized.has_value(); });
+  if (all && !st.pods_reported && st.group.records) {
+    st.pods_reported = true;
+    self->send(st.group.records, section_atom::value, std::string{"pods"},
+               api_service::render_pod_list_json(pod_statuses(self)));
+  }
   for (auto& [index, rp] : pod.finalize_waiters) {
     if (*pod.finalized)
       rp.deliver((**pod.finalized)[index]);
@@ -200,6 +270,8 @@ void lose_pod(group_ptr self, std::uint32_t p, const std::string& why) {
   if (pod.lost)
     return;
   pod.lost = true;
+  pod.lost_reason = why;
+  st.status_dirty = true;
   auto logger = log::get("remote_group");
   if (!st.ready) {
     fail_registration(self, "registration: " + pod_name(p)
@@ -312,6 +384,7 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
     [=](caf::get_atom) -> caf::result<wgm::group_handles> {
       auto& st = self->state;
       export_dataset(self);
+      publish_status(self);
       if (st.failed)
         return *st.failed;
       if (st.ready)
@@ -345,6 +418,7 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
         pod.peer = o.peer;
         pod.last_seen = self->clock().now();
         st.missing.erase(r.service_id);
+        st.status_dirty = true;
         logger->debug("registered {} ({} on {}, pid {})", r.service_id,
                       r.service_type, r.node, r.pid);
       }
@@ -352,10 +426,16 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
                                     "controller");
       if (st.missing.empty() && !st.ready && !st.failed)
         become_ready(self);
+      else if (st.status_dirty)
+        publish_status(self);
     },
-    [=](origin& o, heartbeat&) {
-      if (auto p = pod_of_peer(self, o.peer))
-        self->state.pods[*p].last_seen = self->clock().now();
+    [=](origin& o, heartbeat& hb) {
+      auto& st = self->state;
+      if (auto p = pod_of_peer(self, o.peer)) {
+        st.pods[*p].last_seen = self->clock().now();
+        st.pods[*p].clock = std::move(hb);
+        st.status_dirty = true;
+      }
     },
     [=](origin& o, ack& a) {
       auto& st = self->state;
@@ -470,6 +550,8 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
                        + " ms");
         }
       }
+      if (st.status_dirty)
+        publish_status(self);
       self->delayed_send(self, check_interval, check_atom::value);
     },
   };

@@ -78,7 +78,8 @@ struct remote_group_config {
   pod_layout layout;
   /// The api_service serves the dataset from here (export_compressed).
   std::filesystem::path dataset_dir;
-  /// Asked for the staged RAW parts once a pod acked FINALIZE.
+  /// Asked for the staged RAW parts once a pod acked FINALIZE; told the
+  /// pods' registration (`/api/pods`).
   api_service::api_service_actor api;
   /// How long every expected service has to register.
   std::chrono::milliseconds registration_timeout{60'000};
@@ -102,6 +103,12 @@ struct remote_group_config {
 ///   worker_connected)` on the control channel.
 /// - `(pod_lost_atom, pod, why)`: turns the pod's in-flight credits into
 ///   WorkerLost records, then continues degraded or cancels the run.
+/// Tells `api` `(pods_atom, pods_status)` when a service registers, the
+/// registration completes or fails, and (at most every 250 ms) when a pod's
+/// heartbeat or loss changed what /api/pods shows; no reply expected. Once
+/// every pod finalized (or was lost), and before the last finalize answer,
+/// it sends the records_manager `(section_atom, "pods", json)`: each pod's
+/// last clock estimate and whether it was lost, for the export.
 /// Proxies: a remote worker forwards credit_batch / cancel to its pod on the
 /// credit channel (sender = worker id); a remote processor's finalize sends
 /// FINALIZE to its pod once and replies after the pod's ack (the staged RAW

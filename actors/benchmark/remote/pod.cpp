@@ -70,6 +70,11 @@ caf::behavior remote_records(caf::stateful_actor<proxy_state>*,
       if (auto sent = bridge->send(channel::records, b, pod); !sent)
         logger->error("records: {}", error_message(sent.error()));
     },
+    [=](section_atom, std::string& name, std::string&) {
+      logger->warn("export section '{}' dropped: the controller process "
+                   "writes the exports",
+                   name);
+    },
     [=](process_atom, std::uint64_t, run_info&) -> caf::result<export_outcome> {
       return controller_only("process");
     },
@@ -118,6 +123,17 @@ void exit_process(inbox_ptr self, int code, std::string why) {
     st.cfg.on_exit(code, std::move(why));
 }
 
+/// A heartbeat with the pod's current clock offset estimate.
+heartbeat make_heartbeat(const inbox_state& st) {
+  heartbeat hb{st.cfg.pod, "running", wall_now_ns()};
+  hb.clock_offset_ns = st.tracker.offset_or_zero_ns();
+  hb.clock_one_way_samples
+    = static_cast<std::uint32_t>(st.tracker.one_way_samples());
+  hb.clock_min_rtt_ns = st.tracker.min_rtt_ns().value_or(-1);
+  hb.clock_local = st.tracker.local();
+  return hb;
+}
+
 void send_ack(inbox_ptr self, std::uint64_t id, std::string error) {
   auto& st = self->state;
   ack a{id, error.empty(), std::move(error)};
@@ -160,6 +176,12 @@ void finalize(inbox_ptr self, std::uint64_t command_id) {
                         st.cfg.pod, t.offset_or_zero_ns(), t.one_way_samples(),
                         t.min_rtt_ns().value_or(-1),
                         t.local() ? ", local: pinned to 0" : "");
+  // The final estimate reaches the controller before the ack (same socket,
+  // in order): the one the run's export reports for this pod.
+  if (auto sent = st.cfg.bridge->send(channel::control, make_heartbeat(st),
+                                      st.cfg.pod);
+      !sent)
+    log::get("pod")->error("clock report: {}", error_message(sent.error()));
   auto n = st.cfg.processors.size();
   auto paths = std::make_shared<std::vector<std::string>>(n);
   auto pending = std::make_shared<std::size_t>(n);
@@ -278,8 +300,8 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
                       st.cfg.pod, st.cfg.controller_timeout.count());
         return exit_process(self, 1, "controller lost");
       }
-      heartbeat hb{st.cfg.pod, "running", wall_now_ns()};
-      (void) st.cfg.bridge->send(channel::control, hb, st.cfg.pod);
+      (void) st.cfg.bridge->send(channel::control, make_heartbeat(st),
+                                 st.cfg.pod);
       self->delayed_send(self, st.cfg.heartbeat_interval,
                          heartbeat_atom::value);
     },

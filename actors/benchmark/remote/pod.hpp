@@ -38,7 +38,8 @@ spawn_remote_timing(caf::actor_system& sys,
 
 /// remote_records protocol (a records_manager_actor for the pod's record
 /// processors): metric_record_batch goes to the controller (PUSH on the
-/// records channel); process/progress answer an error.
+/// records channel); process/progress answer an error, a section is
+/// dropped with a warning.
 [[nodiscard]] proto::records_manager_actor
 spawn_remote_records(caf::actor_system& sys,
                      std::shared_ptr<zmq_bridge::bridge> bridge,
@@ -96,7 +97,9 @@ struct pod_inbox_config {
 ///   PUT /api/raw/<pod>, then `ack`), `shutdown` (on_exit with its code),
 ///   `heartbeat` (the controller is alive).
 /// - `time_pong`: round-trip samples of the clock estimate.
-/// Sends a heartbeat on the control channel every heartbeat_interval.
+/// Sends a heartbeat on the control channel every heartbeat_interval, and
+/// one more before the FINALIZE ack; each carries the clock offset estimate
+/// (the controller reports the last one in the export's `pods`).
 [[nodiscard]] caf::actor spawn_pod_inbox(caf::actor_system& sys,
                                          pod_inbox_config cfg);
 

@@ -117,6 +117,33 @@ TEST_F(api_service_fixture, progress_json_reflects_the_last_update) {
   EXPECT_EQ(d["requests_per_second"].GetDouble(), 15.0);
 }
 
+TEST_F(api_service_fixture, pods_json_reflects_the_last_update) {
+  start();
+  auto initial = get("/api/pods");
+  ASSERT_EQ(initial.status, 200u);
+  EXPECT_NE(initial.body.find(R"("registration":"not_started")"),
+            std::string::npos)
+      << initial.body;
+  pods_status s;
+  s.registration = "complete";
+  s.pods_expected = 1;
+  s.pods.push_back(pod_status{"pod0", true});
+  self->send(svc_.actor, pods_atom::value, s);
+  drain();
+  auto r = get("/api/pods");
+  ASSERT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "application/json");
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(r.body.c_str()).HasParseError()) << r.body;
+  EXPECT_STREQ(d["registration"].GetString(), "complete");
+  EXPECT_EQ(d["pods_registered"].GetUint(), 1u);
+  EXPECT_STREQ(d["pods"][0]["name"].GetString(), "pod0");
+  // Readiness is not registration: /readyz still follows ready_atom.
+  EXPECT_EQ(get("/readyz").status, 503u);
+  EXPECT_EQ(http_fetch(svc_.port, http::verb::put, "/api/pods", "x").status,
+            405u);
+}
+
 TEST_F(api_service_fixture, metrics_are_prometheus_text) {
   start();
   self->send(svc_.actor, progress_atom::value,

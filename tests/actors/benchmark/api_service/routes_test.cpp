@@ -61,6 +61,69 @@ TEST(render_progress_json, escapes_strings_and_drops_non_finite_rates) {
   EXPECT_FALSE(d["ready"].GetBool());
 }
 
+TEST(render_pods_json, counts_pods_and_reports_clocks) {
+  pods_status s;
+  s.registration = "waiting";
+  s.pods_expected = 3;
+  s.missing = {"pod1/worker_0"};
+  pod_status a;
+  a.name = "pod0";
+  a.registered = true;
+  a.clock_reported = true;
+  a.clock_offset_ns = -5'000'000'000;
+  a.clock_one_way_samples = 20;
+  a.clock_min_rtt_ns = 1234;
+  pod_status b;
+  b.name = "pod1";
+  pod_status c;
+  c.name = "pod2";
+  c.registered = true;
+  c.lost = true;
+  c.lost_reason = "no heartbeat for 5000 ms";
+  c.clock_reported = true;
+  c.clock_local = true;
+  s.pods = {a, b, c};
+  auto text = render_pods_json(s);
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  EXPECT_STREQ(d["registration"].GetString(), "waiting");
+  EXPECT_EQ(d["pods_expected"].GetUint(), 3u);
+  EXPECT_EQ(d["pods_registered"].GetUint(), 2u);
+  EXPECT_EQ(d["pods_lost"].GetUint(), 1u);
+  ASSERT_EQ(d["missing"].Size(), 1u);
+  EXPECT_STREQ(d["missing"][0].GetString(), "pod1/worker_0");
+  EXPECT_STREQ(d["error"].GetString(), "");
+  auto& pods = d["pods"];
+  ASSERT_EQ(pods.Size(), 3u);
+  EXPECT_STREQ(pods[0]["name"].GetString(), "pod0");
+  EXPECT_TRUE(pods[0]["registered"].GetBool());
+  EXPECT_FALSE(pods[0].HasMember("lost_reason"));
+  EXPECT_EQ(pods[0]["clock"]["offset_ns"].GetInt64(), -5'000'000'000);
+  EXPECT_EQ(pods[0]["clock"]["one_way_samples"].GetUint(), 20u);
+  EXPECT_EQ(pods[0]["clock"]["min_rtt_ns"].GetInt64(), 1234);
+  EXPECT_FALSE(pods[0]["clock"]["local"].GetBool());
+  EXPECT_FALSE(pods[1]["registered"].GetBool());
+  EXPECT_TRUE(pods[1]["clock"].IsNull());
+  EXPECT_TRUE(pods[2]["lost"].GetBool());
+  EXPECT_STREQ(pods[2]["lost_reason"].GetString(), "no heartbeat for 5000 ms");
+  EXPECT_TRUE(pods[2]["clock"]["min_rtt_ns"].IsNull());
+  EXPECT_TRUE(pods[2]["clock"]["local"].GetBool());
+  // The export's `pods` member is the same array.
+  rapidjson::Document list;
+  auto array = render_pod_list_json(s.pods);
+  ASSERT_FALSE(list.Parse(array.c_str()).HasParseError()) << array;
+  EXPECT_TRUE(list == pods);
+}
+
+TEST(render_pods_json, before_any_remote_group) {
+  auto text = render_pods_json(pods_status{});
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  EXPECT_STREQ(d["registration"].GetString(), "not_started");
+  EXPECT_EQ(d["pods_expected"].GetUint(), 0u);
+  EXPECT_EQ(d["pods"].Size(), 0u);
+}
+
 TEST(render_prometheus, exposes_counters_and_gauges) {
   progress p{"warmup", "running", 10, 8, 2, 1, 0, 2.5};
   auto text = render_prometheus(p, true, 3);

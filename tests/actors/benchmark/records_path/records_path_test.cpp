@@ -7,6 +7,8 @@
 #include "proto/benchmark_errors.hpp"
 #include "tests/support/caf_gtest.hpp"
 
+#include <rapidjson/document.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -27,6 +29,7 @@ records_manager_actor::behavior_type fake_records(records_manager_actor::pointer
       for (auto& r : b.records)
         got->push_back(std::move(r));
     },
+    [](section_atom, std::string&, std::string&) {},
     [](process_atom, std::uint64_t, run_info&) { return export_outcome{}; },
     [](progress_atom) { return records_progress{}; },
   };
@@ -185,6 +188,29 @@ TEST_F(records_fixture, manager_exports_after_its_drain_timeout_with_a_warning) 
     return w.find("3 records never arrived") != std::string::npos;
   });
   EXPECT_NE(missing, out->warnings.end());
+}
+
+TEST_F(records_fixture, manager_adds_sections_to_the_summary_json) {
+  auto mgr = spawn_manager(records_manager::export_level::summary);
+  self->send(mgr, section_atom::value, std::string{"pods"},
+             std::string{R"([{"name":"pod0"}])"});
+  self->send(mgr, section_atom::value, std::string{"broken"},
+             std::string{R"([{"name":)"});
+  self->send(mgr, section_atom::value, std::string{"bad\"name"},
+             std::string{"1"});
+  // A repeated name replaces.
+  self->send(mgr, section_atom::value, std::string{"pods"},
+             std::string{R"([{"name":"pod1"}])"});
+  auto out = request<export_outcome>(mgr, process_atom::value, std::uint64_t{0}, one_phase(0));
+  ASSERT_TRUE(out) << error_message(out.error());
+  auto text = read_all(dir / "profile_export_aiperf.json");
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  ASSERT_TRUE(d.HasMember("pods")) << text;
+  ASSERT_EQ(d["pods"].Size(), 1u);
+  EXPECT_STREQ(d["pods"][0]["name"].GetString(), "pod1");
+  EXPECT_FALSE(d.HasMember("broken")) << text;
+  EXPECT_FALSE(d.HasMember("bad\"name")) << text;
 }
 
 TEST_F(records_fixture, manager_answers_a_failed_export_naming_the_file) {

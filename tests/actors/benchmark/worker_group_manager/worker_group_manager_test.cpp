@@ -51,6 +51,7 @@ fake_records(records_manager_actor::pointer, std::shared_ptr<seen> log) {
       for (auto& r : batch.records)
         log->records.push_back(r);
     },
+    [](section_atom, std::string&, std::string&) {},
     [](process_atom, std::uint64_t, run_info&) { return export_outcome{}; },
     [](progress_atom) { return records_progress{}; },
   };
