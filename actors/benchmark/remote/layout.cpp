@@ -6,6 +6,8 @@ const char* to_string(errc x) noexcept {
   switch (x) {
     case errc::bad_layout:
       return "bad_layout";
+    case errc::bad_endpoint:
+      return "bad_endpoint";
   }
   return "unknown";
 }

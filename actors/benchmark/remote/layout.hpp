@@ -13,6 +13,7 @@ namespace aiperf::remote {
 /// Why a distributed run cannot be laid out.
 enum class errc : std::uint8_t {
   bad_layout = 1, // workers or processors do not split evenly over the pods
+  bad_endpoint,   // a bridge endpoint is not the bound tcp://host:port expected
 };
 
 [[nodiscard]] const char* to_string(errc x) noexcept;

@@ -4,6 +4,7 @@
 #include "actors/benchmark/dataset/dataset_file.hpp"
 #include "actors/benchmark/remote/http_fetch.hpp"
 #include "actors/benchmark/remote/layout.hpp"
+#include "actors/benchmark/remote/ports_file.hpp"
 #include "proto/atoms.hpp"
 
 #include <caf/all.hpp>
@@ -61,6 +62,44 @@ std::string slurp(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+TEST(ports_file, names_every_bound_port) {
+  zmq_bridge::bound_endpoints bound;
+  bound.tcp.control = "tcp://0.0.0.0:40001";
+  bound.tcp.credit = "tcp://127.0.0.1:40002";
+  bound.tcp.credit_return = "tcp://[::1]:40003";
+  bound.tcp.records = "tcp://0.0.0.0:40004";
+  bound.ipc.control = "ipc:///tmp/x/control.ipc";
+  auto ports = bound_ports(bound, 40000);
+  ASSERT_TRUE(ports) << error_message(ports.error());
+  EXPECT_EQ(*ports, (controller_ports{40000, 40001, 40002, 40003, 40004}));
+  EXPECT_EQ(to_json(*ports), R"({"api":40000,"control":40001,"credit":40002,)"
+                             R"("credit_return":40003,"records":40004})");
+  std::string tmpl = "/tmp/aiperf-ports-test-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl.data()));
+  fs::path file = fs::path{tmpl} / "ports.json";
+  ASSERT_TRUE(write_ports_file(file, *ports));
+  EXPECT_EQ(slurp(file), to_json(*ports) + "\n");
+  // Only the object: no temp file left next to it.
+  EXPECT_EQ(std::distance(fs::directory_iterator{tmpl}, fs::directory_iterator{}), 1);
+  std::error_code ec;
+  fs::remove_all(tmpl, ec);
+}
+
+TEST(ports_file, an_unbound_channel_is_named) {
+  zmq_bridge::bound_endpoints bound;
+  bound.tcp.control = "tcp://0.0.0.0:40001";
+  bound.tcp.credit = "tcp://0.0.0.0:40002";
+  bound.tcp.credit_return = "tcp://0.0.0.0:0";
+  bound.tcp.records = "tcp://0.0.0.0:40004";
+  auto ports = bound_ports(bound, 40000);
+  ASSERT_FALSE(ports);
+  EXPECT_TRUE(is_error(ports.error(), errc::bad_endpoint));
+  auto msg = error_message(ports.error());
+  EXPECT_NE(msg.find("credit_return"), std::string::npos) << msg;
+  bound.tcp.credit_return = "ipc:///tmp/x.ipc";
+  EXPECT_FALSE(bound_ports(bound, 40000));
 }
 
 dataset::dataset sample_dataset() {
