@@ -36,17 +36,14 @@ std::optional<std::int64_t> parse_skew_ns(std::string_view text) {
   return value;
 }
 
-caf::expected<skewed_clock> skewed_clock::from_env() {
-  const char* raw = std::getenv(std::string{clock_skew_env}.c_str());
-  if (raw == nullptr || *raw == '\0')
+caf::expected<skewed_clock> skewed_clock::parse(std::string_view name, std::string_view text) {
+  if (text.empty())
     return skewed_clock{};
-  if (auto skew = parse_skew_ns(raw))
+  if (auto skew = parse_skew_ns(text))
     return skewed_clock{*skew};
-  return make_error(errc::bad_skew,
-                    std::string{clock_skew_env} + "='" + raw
-                      + "' is not a number of nanoseconds: set a signed "
-                        "integer such as -2500000000 (test-only; unset it in "
-                        "production)");
+  return make_error(errc::bad_skew, std::string{name} + "='" + std::string{text}
+                                      + "' is not a number of nanoseconds: set a signed "
+                                        "integer such as -2500000000");
 }
 
 } // namespace aiperf::time

@@ -1,11 +1,9 @@
 // The clock a worker stamps cross-process timestamps with: the monotonic
-// clock, optionally shifted by a test-only skew.
-//
-// TEST-ONLY: `AIPERF_TEST_CLOCK_SKEW_NS` (a signed integer of nanoseconds)
-// shifts every now_ns() of a process, so tests on one host can make a worker
-// look as if its clock were far from the controller's and check that
-// clock_offset_tracker removes the difference. Production deployments must
-// not set it; it is read once, when the clock is built, never per call.
+// clock, optionally shifted by a fixed skew. Only the test build
+// (aiperf-node-test) sets a skew, so tests on one host can make a worker look
+// as if its clock were far from the controller's and check that
+// clock_offset_tracker removes the difference; the library reads no
+// environment.
 #pragma once
 
 #include "proto/error.hpp"
@@ -18,7 +16,7 @@ namespace aiperf::time {
 
 /// Why a clock cannot be built.
 enum class errc : std::uint8_t {
-  bad_skew = 1, // AIPERF_TEST_CLOCK_SKEW_NS is not an int64 of nanoseconds
+  bad_skew = 1, // a skew setting is not an int64 of nanoseconds
 };
 
 [[nodiscard]] const char* to_string(errc x) noexcept;
@@ -29,9 +27,6 @@ enum class errc : std::uint8_t {
 AIPERF_ERROR_ENUM(aiperf::time::errc, "time")
 
 namespace aiperf::time {
-
-/// Name of the test-only skew variable.
-inline constexpr std::string_view clock_skew_env = "AIPERF_TEST_CLOCK_SKEW_NS";
 
 /// Returns std::chrono::steady_clock's now in ns (no skew).
 [[nodiscard]] std::int64_t monotonic_now_ns() noexcept;
@@ -45,10 +40,11 @@ public:
   /// A clock with skew `skew_ns` (0 = plain monotonic clock).
   explicit skewed_clock(std::int64_t skew_ns = 0) noexcept : skew_(skew_ns) {}
 
-  /// Builds a clock from `AIPERF_TEST_CLOCK_SKEW_NS` (unset or empty = no
-  /// skew). Fails with bad_skew naming the variable and the fix if it is set
-  /// to something that is not an int64 count of nanoseconds.
-  [[nodiscard]] static caf::expected<skewed_clock> from_env();
+  /// Builds a clock from the text of setting `name` (empty = no skew).
+  /// Fails with bad_skew naming the setting and the fix if it is not an
+  /// int64 count of nanoseconds.
+  [[nodiscard]] static caf::expected<skewed_clock> parse(std::string_view name,
+                                                         std::string_view text);
 
   /// Returns monotonic_now_ns() + skew_ns().
   [[nodiscard]] std::int64_t now_ns() const noexcept {

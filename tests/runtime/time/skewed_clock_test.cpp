@@ -11,16 +11,6 @@ using namespace aiperf::time;
 
 namespace {
 
-// Sets the skew variable for one test and restores the environment after.
-class skew_env : public ::testing::Test {
-protected:
-  void TearDown() override { ::unsetenv(std::string{clock_skew_env}.c_str()); }
-
-  static void set(const char* value) {
-    ::setenv(std::string{clock_skew_env}.c_str(), value, 1);
-  }
-};
-
 constexpr std::int64_t hour_ns = 3'600'000'000'000;
 
 } // namespace
@@ -62,43 +52,32 @@ TEST(skewed_clock, is_monotonic) {
   }
 }
 
-TEST_F(skew_env, unset_or_empty_means_no_skew) {
-  ::unsetenv(std::string{clock_skew_env}.c_str());
-  auto c = skewed_clock::from_env();
-  ASSERT_TRUE(c);
-  EXPECT_EQ(c->skew_ns(), 0);
-  set("");
-  c = skewed_clock::from_env();
+TEST(skewed_clock, an_empty_setting_means_no_skew) {
+  auto c = skewed_clock::parse("SKEW", "");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->skew_ns(), 0);
 }
 
-TEST_F(skew_env, reads_the_skew_once_at_construction) {
-  set("-5000000000");
-  auto c = skewed_clock::from_env();
+TEST(skewed_clock, parses_the_skew_once) {
+  auto c = skewed_clock::parse("SKEW", "-5000000000");
   ASSERT_TRUE(c);
-  auto clock = *c;
-  EXPECT_EQ(clock.skew_ns(), -5'000'000'000);
-  set("0");
-  EXPECT_EQ(clock.skew_ns(), -5'000'000'000);
+  EXPECT_EQ(c->skew_ns(), -5'000'000'000);
 }
 
-TEST_F(skew_env, invalid_value_names_the_variable_and_the_fix) {
-  set("2s");
-  auto c = skewed_clock::from_env();
+TEST(skewed_clock, an_invalid_setting_names_it_and_the_fix) {
+  auto c = skewed_clock::parse("AIPERF_TEST_CLOCK_SKEW_NS", "2s");
   ASSERT_FALSE(c);
   EXPECT_TRUE(aiperf::is_error(c.error(), errc::bad_skew));
   const auto msg = aiperf::error_message(c.error());
-  EXPECT_NE(msg.find("AIPERF_TEST_CLOCK_SKEW_NS"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("AIPERF_TEST_CLOCK_SKEW_NS='2s'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("signed integer"), std::string::npos) << msg;
 }
 
 // Verifies the end-to-end path with an injected skew: a "worker" clock built
-// from the env var and the controller's plain clock, exchanging real
+// from a skew setting and the controller's plain clock, exchanging real
 // timestamps in one process, give back the injected skew.
-TEST_F(skew_env, tracker_removes_an_injected_skew) {
-  set("3600000000000");
-  auto made = skewed_clock::from_env();
+TEST(skewed_clock, tracker_removes_an_injected_skew) {
+  auto made = skewed_clock::parse("SKEW", "3600000000000");
   ASSERT_TRUE(made);
   auto worker = *made;
   skewed_clock controller;

@@ -27,6 +27,15 @@ std::string node_bin() {
   return bin ? bin : "";
 }
 
+std::string node_test_bin() {
+  auto bin = node_bin();
+  if (bin.empty())
+    return {};
+  // <build>/tools/aiperf-node/aiperf-node -> <build>/tests/support/...
+  auto build = fs::path{bin}.parent_path().parent_path().parent_path();
+  return (build / "tests" / "support" / "aiperf_node_test" / "aiperf-node-test").string();
+}
+
 void sleep_briefly() {
   std::this_thread::sleep_for(std::chrono::milliseconds{5});
 }
@@ -139,8 +148,8 @@ std::optional<std::string> child::first_line(std::chrono::milliseconds deadline)
 }
 
 run_result run_node(const std::vector<std::string>& args,
-                    const fs::path& log_prefix) {
-  std::vector<std::string> argv{node_bin()};
+                    const fs::path& log_prefix, const std::string& binary) {
+  std::vector<std::string> argv{binary.empty() ? node_bin() : binary};
   argv.insert(argv.end(), args.begin(), args.end());
   child proc{argv, log_prefix};
   run_result r;

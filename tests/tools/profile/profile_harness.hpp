@@ -26,6 +26,10 @@ inline constexpr std::chrono::seconds run_deadline{60};
 /// Path of the aiperf-node binary (env AIPERF_NODE_BIN, set by ctest).
 [[nodiscard]] std::string node_bin();
 
+/// Path of aiperf-node-test, the build with test seams read from
+/// AIPERF_TEST_* variables (next to aiperf-node's build tree).
+[[nodiscard]] std::string node_test_bin();
+
 /// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
 class temp_dir {
 public:
@@ -85,8 +89,10 @@ struct run_result {
 };
 
 /// Runs `aiperf-node <args...>` to completion.
+/// `binary` empty = aiperf-node.
 [[nodiscard]] run_result run_node(const std::vector<std::string>& args,
-                                  const fs::path& log_prefix);
+                                  const fs::path& log_prefix,
+                                  const std::string& binary = {});
 
 /// `aiperf-node mock-server -p 0 <args...>`; the URL is read from its first
 /// stdout line `mock-server listening on http://HOST:PORT`.

@@ -1,10 +1,10 @@
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
-#include "tools/aiperf-node/profile_command.hpp"
+#include "tools/commands/profile_command.hpp"
 
-#include "tools/aiperf-node/http_io.hpp"
-#include "tools/aiperf-node/self_check.hpp"
-#include "tools/aiperf-node/local_pods.hpp"
+#include "tools/commands/http_io.hpp"
+#include "tools/commands/self_check.hpp"
+#include "tools/commands/local_pods.hpp"
 
 #include "actors/benchmark/system_controller/system_controller.hpp"
 #include "config/profile/profile_cli.hpp"
@@ -36,27 +36,30 @@ namespace {
 namespace sc = system_controller;
 
 /// Connects once to every URL (5 s budget) so that a wrong --url fails
-/// fast with exit code 3 instead of a run of connection errors.
-std::optional<std::string> check_reachable(const std::vector<std::string>& urls) {
+/// fast with exit code 3 instead of a run of connection errors: the URL's
+/// http::errc (invalid_url, or connect naming the URL and the fix).
+caf::expected<void> check_reachable(const std::vector<std::string>& urls) {
   for (auto& u : urls) {
     auto parsed = http::parse_url(u);
     if (!parsed)
-      return "--url: " + parsed.error;
+      return make_error(error_code(parsed.error(), http::errc::invalid_url),
+                        "--url: " + error_message(parsed.error()));
     boost::asio::io_context io;
     boost::asio::ip::tcp::resolver resolver{io};
     boost::system::error_code ec;
-    auto endpoints = resolver.resolve(parsed.value->ep.host,
-                                      std::to_string(parsed.value->ep.port),
+    auto endpoints = resolver.resolve(parsed->ep.host,
+                                      std::to_string(parsed->ep.port),
                                       ec);
     if (!ec) {
       boost::asio::ip::tcp::socket socket{io};
       boost::asio::connect(socket, endpoints, ec);
     }
     if (ec)
-      return "cannot reach " + u + ": " + ec.message()
-             + "; is the server running? Check --url";
+      return make_error(http::errc::connect,
+                        "cannot reach " + u + ": " + ec.message()
+                          + "; is the server running? Check --url");
   }
-  return std::nullopt;
+  return caf::unit;
 }
 
 int run(config::profile_config cfg) {
@@ -66,16 +69,19 @@ int run(config::profile_config cfg) {
   // dropping it would let the whole run go on after Ctrl+C.
   caf::actor controller_handle;
   bool interrupted_early = false;
+  int first_signal = 0; // guarded by handle_mtx
   std::mutex handle_mtx;
-  system::signal_watcher signals{[&](int) {
+  system::signal_watcher signals{[&](int signo) {
     std::lock_guard<std::mutex> guard{handle_mtx};
+    if (first_signal == 0)
+      first_signal = signo;
     if (controller_handle)
       caf::anon_send(controller_handle, proto::cancel_atom::value);
     else
       interrupted_early = true;
   }};
-  if (auto err = config::finalize(cfg)) {
-    std::fprintf(stderr, "%s\n", config::format_error(*err).c_str());
+  if (auto done = config::finalize(cfg); !done) {
+    std::fprintf(stderr, "error: %s\n", error_message(done.error()).c_str());
     return sc::exit_config;
   }
   (void) log::set_level(cfg.log_level);
@@ -102,8 +108,9 @@ int run(config::profile_config cfg) {
     cfg.urls = {url};
     recorded.urls = {"builtin-mock"};
   }
-  if (auto err = check_reachable(cfg.urls)) {
-    std::fprintf(stderr, "error: %s\n", err->c_str());
+  if (auto reached = check_reachable(cfg.urls); !reached) {
+    std::fprintf(stderr, "error: %s\n",
+                 error_message(reached.error()).c_str());
     return sc::exit_unreachable;
   }
 
@@ -163,6 +170,7 @@ int run(config::profile_config cfg) {
             caf::anon_send(controller_handle, proto::cancel_atom::value);
         });
     } else {
+    auto whole_run = plan.timeouts.whole_run();
     auto controller = sc::spawn_system_controller(sys, std::move(plan), io.slots());
     {
       std::lock_guard<std::mutex> guard{handle_mtx};
@@ -171,11 +179,12 @@ int run(config::profile_config cfg) {
         caf::anon_send(controller_handle, proto::cancel_atom::value);
     }
     caf::scoped_actor self{sys};
-    self->request(controller, caf::infinite, proto::start_atom::value)
+    self->request(controller, whole_run, proto::start_atom::value)
       .receive([&](sc::run_result& r) { result = std::move(r); },
                [&](caf::error& err) {
                  result.exit_code = sc::exit_internal;
-                 result.message = sys.render(err);
+                 result.message = error_message(benchmark::name_timeout(
+                   std::move(err), "system_controller", "start (the whole run)", whole_run));
                });
     std::lock_guard<std::mutex> guard{handle_mtx};
     controller_handle = nullptr;
@@ -187,6 +196,12 @@ int run(config::profile_config cfg) {
   if (mock)
     mock->stop();
 
+  // Stopped by a signal: SIGTERM's code is 143, SIGINT's 130.
+  if (result.exit_code == sc::exit_interrupted) {
+    std::lock_guard<std::mutex> guard{handle_mtx};
+    if (first_signal != 0)
+      result.exit_code = proto::exit_code_of_signal(first_signal);
+  }
   print_result(result);
   return result.exit_code;
 }
@@ -205,8 +220,10 @@ void print_result(const sc::run_result& result) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!result.message.empty())
     std::fprintf(stderr, "%s: %s\n",
-                 result.exit_code == sc::exit_interrupted ? "interrupted"
-                                                          : "error",
+                 result.exit_code == sc::exit_interrupted
+                     || result.exit_code == sc::exit_terminated
+                   ? "interrupted"
+                   : "error",
                  result.message.c_str());
   std::fflush(stdout);
 }

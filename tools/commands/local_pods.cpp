@@ -1,6 +1,6 @@
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
-#include "tools/aiperf-node/local_pods.hpp"
+#include "tools/commands/local_pods.hpp"
 
 #include "actors/benchmark/api_service/api_service.hpp"
 #include "actors/benchmark/remote/controller.hpp"
@@ -12,6 +12,7 @@
 #include "runtime/zmq_bridge/bridge.hpp"
 
 #include <caf/all.hpp>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -150,8 +151,8 @@ sc::run_result run_controller(caf::actor_system& sys,
   if (opts.ipc)
     bcfg.ipc_dir = dir.path.string();
   auto bridge = std::make_shared<zmq_bridge::bridge>(bcfg);
-  if (auto err = bridge->start())
-    return fail(sc::exit_config, "bridge: " + *err);
+  if (auto started = bridge->start(); !started)
+    return fail(sc::exit_config, "bridge: " + error_message(started.error()));
 
   api_service::api_config acfg;
   acfg.host = opts.bind_host;
@@ -177,6 +178,7 @@ sc::run_result run_controller(caf::actor_system& sys,
   gcfg.abort_threshold_percent = opts.abort_threshold_percent;
   gcfg.monitor = monitor;
   auto run_id = plan.run_id;
+  auto whole_run = plan.timeouts.whole_run();
   auto controller = sc::spawn_system_controller(
     sys, std::move(plan), {}, remote::make_remote_group_factory(gcfg));
   monitor->set_controller(caf::actor_cast<caf::actor>(controller));
@@ -224,13 +226,14 @@ sc::run_result run_controller(caf::actor_system& sys,
   // reap children (and report the ones that die) while the run goes on.
   std::promise<sc::run_result> done;
   auto outcome = done.get_future();
-  sys.spawn([controller, &done](caf::event_based_actor* self) {
-    self->request(controller, caf::infinite, proto::start_atom::value)
+  sys.spawn([controller, whole_run, &done](caf::event_based_actor* self) {
+    self->request(controller, whole_run, proto::start_atom::value)
       .then([&done](sc::run_result& r) { done.set_value(std::move(r)); },
-            [&done, self](caf::error& err) {
+            [&done, whole_run](caf::error& err) {
               sc::run_result r;
               r.exit_code = sc::exit_internal;
-              r.message = self->system().render(err);
+              r.message = error_message(benchmark::name_timeout(
+                std::move(err), "system_controller", "start (the whole run)", whole_run));
               done.set_value(std::move(r));
             });
   });
@@ -290,17 +293,26 @@ sc::run_result run_controller(caf::actor_system& sys,
   caf::anon_send(api.actor, proto::stop_atom::value);
 
   auto lost = monitor->pods_lost.load();
+  auto lost_names = [&] {
+    std::string names;
+    for (auto& pod : monitor->lost_pods())
+      names += (names.empty() ? "" : ", ") + pod;
+    return names;
+  };
   if (monitor->aborted && result.exit_code == sc::exit_interrupted) {
+    result.exit_code = sc::exit_pods_lost;
     result.message = std::to_string(lost) + " of "
                      + std::to_string(layout.pods)
-                     + " worker pods were lost, above "
-                       "AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT; the run "
-                       "was cancelled (exports marked was_cancelled)";
+                     + " worker pods were lost (" + lost_names()
+                     + "), above AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT="
+                     + fmt::format("{:g}", opts.abort_threshold_percent)
+                     + "; the run was aborted (exports marked was_cancelled)";
   } else if (lost > 0 && result.exit_code == sc::exit_ok) {
     result.exit_code = sc::exit_degraded;
     result.message = std::to_string(lost) + " of "
                      + std::to_string(layout.pods)
-                     + " worker pods were lost; the run went on degraded "
+                     + " worker pods were lost (" + lost_names()
+                     + "); the run went on degraded "
                        "(their in-flight requests are WorkerLost errors)";
   }
   return result;

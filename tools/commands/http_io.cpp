@@ -1,6 +1,6 @@
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
-#include "tools/aiperf-node/http_io.hpp"
+#include "tools/commands/http_io.hpp"
 
 #include "runtime/system/node.hpp"
 

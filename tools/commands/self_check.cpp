@@ -1,6 +1,6 @@
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
-#include "tools/aiperf-node/self_check.hpp"
+#include "tools/commands/self_check.hpp"
 
 #include "runtime/http/client.hpp"
 #include "runtime/log/log.hpp"

@@ -3,6 +3,8 @@
 // --worker-pods`).
 #pragma once
 
+#include "tools/commands/seams.hpp"
+
 namespace CLI {
 class App;
 } // namespace CLI
@@ -10,6 +12,7 @@ class App;
 namespace aiperf::service_command {
 
 /// Adds the `service` subcommand; its exit code lands in `exit_code`.
-void add_subcommand(CLI::App& app, int& exit_code);
+/// `seams` are empty in the shipped binary.
+void add_subcommand(CLI::App& app, int& exit_code, const commands::test_seams& seams = {});
 
 } // namespace aiperf::service_command

@@ -1,0 +1,31 @@
+#include "tools/commands/commands.hpp"
+
+#include "tools/commands/profile_command.hpp"
+#include "tools/commands/service_command.hpp"
+#include "tools/mock_server/mock_server.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace aiperf::commands {
+
+void add_all(CLI::App& app, int& exit_code, const test_seams& seams) {
+  profile_command::add_subcommand(app, exit_code);
+  mock_server::add_subcommand(app, exit_code);
+  service_command::add_subcommand(app, exit_code, seams);
+}
+
+int run_main(int argc, char** argv, const test_seams& seams) {
+  CLI::App app{"aiperf-node: benchmark OpenAI-compatible inference servers"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "aiperf-node 0.1.0");
+  int exit_code = 0; // set by the subcommand that ran
+  add_all(app, exit_code, seams);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return exit_code;
+}
+
+} // namespace aiperf::commands
