@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 
 #include <algorithm>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unistd.h>
 
 namespace aiperf::itest {
@@ -171,7 +173,7 @@ TEST(distributed, raw_barrier_failure_withholds_the_results) {
     args.push_back(a);
   // The API refuses this part name (400): the pod's FINALIZE fails.
   scoped_env env{{{"AIPERF_TEST_RAW_UPLOAD_NAME", "not.a.pod"}}};
-  auto r = run_node(args, tmp.path() / "run");
+  auto r = run_node(args, tmp.path() / "run", node_test_bin());
   EXPECT_NE(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.err.find("failed to finalize"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("invalid pod name"), std::string::npos) << r.err;
@@ -308,8 +310,8 @@ fs::path write_run_file(const fs::path& dir, const std::string& url,
                                    "--output-artifact-dir", out.string()};
   std::reverse(args.begin(), args.end()); // CLI11 parses a reversed vector
   app.parse(args);
-  auto err = config::finalize(cfg);
-  EXPECT_FALSE(err) << config::format_error(*err);
+  auto done = config::finalize(cfg);
+  EXPECT_TRUE(done) << aiperf::error_message(done.error());
   auto path = dir / "run.json";
   std::ofstream{path} << config::to_json(cfg, true);
   return path;
@@ -339,11 +341,58 @@ pod_env(int index, std::vector<std::pair<std::string, std::string>> more = {}) {
   return more;
 }
 
+/// The controller's API port in `env` (see port_env).
+std::uint16_t api_port_of(
+  const std::vector<std::pair<std::string, std::string>>& env) {
+  for (auto& [k, v] : env)
+    if (k == "AIPERF_K8S_PORT_API")
+      return static_cast<std::uint16_t>(std::stoi(v));
+  ADD_FAILURE() << "no AIPERF_K8S_PORT_API";
+  return 0;
+}
+
+/// Polls the controller's GET /api/pods until `done` holds for its JSON;
+/// `last` keeps the last answer for the failure message.
+template <class Condition>
+bool poll_pods(std::uint16_t api_port, std::string& last, Condition done) {
+  return poll_until([&] {
+    auto body = http_get(api_port, "/api/pods");
+    if (!body)
+      return false;
+    last = *body;
+    auto d = parse_json(*body);
+    return !d.HasParseError() && done(d);
+  });
+}
+
+/// Waits until every pod the controller expects registered.
+bool wait_registered(std::uint16_t api_port, std::string& last) {
+  return poll_pods(api_port, last, [](const rapidjson::Document& d) {
+    return std::string_view{d["registration"].GetString()} == "complete"
+           && d["pods_registered"].GetUint() == d["pods_expected"].GetUint();
+  });
+}
+
+/// The `pods` entry named `pod` of the run's profile_export_aiperf.json.
+std::optional<std::int64_t> exported_clock_offset(const fs::path& artifacts,
+                                                  const std::string& pod) {
+  auto d = parse_json(read_file(run_dir(artifacts)
+                                / "profile_export_aiperf.json"));
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("pods"))
+    return std::nullopt;
+  for (auto& entry : d["pods"].GetArray())
+    if (entry["name"].GetString() == pod && entry["clock"].IsObject())
+      return entry["clock"]["offset_ns"].GetInt64();
+  return std::nullopt;
+}
+
+/// `binary` empty = aiperf-node; node_test_bin() for the test seams.
 std::unique_ptr<child> start_service(const std::string& role,
                                      const fs::path& run_file,
-                                     const fs::path& log) {
+                                     const fs::path& log,
+                                     const std::string& binary = {}) {
   return std::make_unique<child>(
-    std::vector<std::string>{node_bin(), "service", "--role", role,
+    std::vector<std::string>{binary.empty() ? node_bin() : binary, "service", "--role", role,
                              "--run-config", run_file.string()},
     log);
 }
@@ -365,7 +414,7 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   {
     scoped_env e{
       pod_env(1, {{"AIPERF_TEST_CLOCK_SKEW_NS", std::to_string(skew)}})};
-    pod1 = start_service("worker", run_file, tmp.path() / "pod1");
+    pod1 = start_service("worker", run_file, tmp.path() / "pod1", node_test_bin());
   }
   auto code = controller->wait();
   ASSERT_TRUE(code.has_value());
@@ -374,17 +423,12 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   EXPECT_EQ(pod1->wait(), 0) << pod1->err();
   EXPECT_EQ(read_outcome(out).records, 40u);
   // The skewed pod estimated the injected offset from credit stamps; the
-  // other one saw about none. Bound: far below the skew, far above loopback
-  // delay.
-  auto estimate = [](const std::string& log) -> std::optional<std::int64_t> {
-    auto at = log.find("clock offset estimate ");
-    if (at == std::string::npos)
-      return std::nullopt;
-    return std::stoll(log.substr(at + 22));
-  };
-  auto e0 = estimate(pod0->err());
-  auto e1 = estimate(pod1->err());
-  ASSERT_TRUE(e0 && e1) << pod0->err() << pod1->err();
+  // other one saw about none (each pod's final estimate, as the export's
+  // `pods` reports it). Bound: far below the skew, far above loopback delay.
+  auto e0 = exported_clock_offset(out, "pod0");
+  auto e1 = exported_clock_offset(out, "pod1");
+  ASSERT_TRUE(e0 && e1) << read_file(run_dir(out)
+                                     / "profile_export_aiperf.json");
   std::printf("clock offset estimates: pod0 %lld ns, pod1 %lld ns "
               "(injected skew %lld ns)\n",
               static_cast<long long>(*e0), static_cast<long long>(*e1),
@@ -426,6 +470,20 @@ TEST(distributed, missing_pod_registration_timeout_names_it) {
     scoped_env e{pod_env(0)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
+  // While it waits, the API names who registered and who is missing.
+  std::string last;
+  EXPECT_TRUE(poll_pods(api_port_of(env), last, [](const rapidjson::Document& d) {
+    if (std::string_view{d["registration"].GetString()} != "waiting"
+        || d["pods_registered"].GetUint() != 1 || d["pods_expected"].GetUint() != 2)
+      return false;
+    std::set<std::string> missing;
+    for (auto& id : d["missing"].GetArray())
+      missing.insert(id.GetString());
+    return missing == std::set<std::string>{"pod1", "pod1/record_processor_0",
+                                            "pod1/worker_0"}
+           && d["pods"][0]["registered"].GetBool()
+           && !d["pods"][1]["registered"].GetBool();
+  })) << last;
   auto code = controller->wait();
   ASSERT_TRUE(code.has_value());
   EXPECT_NE(*code, 0);
@@ -468,9 +526,9 @@ TEST(distributed, lost_tcp_pod_is_detected_without_a_parent) {
     scoped_env e{pod_env(1)};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
-  ASSERT_TRUE(poll_until([&] {
-    return controller->err().find("2 pods registered") != std::string::npos;
-  })) << controller->err();
+  std::string last;
+  ASSERT_TRUE(wait_registered(api_port_of(env), last))
+    << last << controller->err();
   pod1->signal(SIGKILL);
   auto code = controller->wait();
   ASSERT_TRUE(code.has_value());
@@ -507,9 +565,9 @@ TEST(distributed, pods_exit_when_their_controller_is_gone) {
     scoped_env e{pod_env(1)};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
-  ASSERT_TRUE(poll_until([&] {
-    return controller->err().find("2 pods registered") != std::string::npos;
-  })) << controller->err();
+  std::string last;
+  ASSERT_TRUE(wait_registered(api_port_of(env), last))
+    << last << controller->err();
   // A registered pod answers its probes.
   auto at = pod0->err().find("health probes on port ");
   ASSERT_NE(at, std::string::npos) << pod0->err();
