@@ -6,6 +6,7 @@
 #include "actors/benchmark/remote/controller.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "config/profile/profile_json.hpp"
+#include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/system/child_process.hpp"
 #include "runtime/system/env.hpp"
@@ -16,7 +17,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <optional>
 #include <thread>
@@ -113,117 +113,58 @@ secret_env(const config::profile_config& cfg) {
   return out;
 }
 
-sc::run_result run_controller(caf::actor_system& sys,
-                              const config::profile_config& cfg,
-                              sc::run_plan plan, controller_options opts,
-                              const std::function<void(caf::actor)>& publish) {
+namespace {
+
+/// Starts one worker process per pod, from this (the main) thread: they die
+/// with it. A child that cannot start gets an empty slot; its services never
+/// register and the registration deadline names them.
+std::vector<child_slot> spawn_children(const config::profile_config& cfg,
+                                       const controller_options& opts,
+                                       const remote::pod_layout& layout,
+                                       const zmq_bridge::bound_endpoints& ep,
+                                       const fs::path& run_file, const std::string& run_id,
+                                       std::uint16_t api_port) {
   auto logger = log::get("controller");
-  sc::run_result result;
-  auto fail = [&](int code, std::string msg) {
-    result.exit_code = code;
-    result.message = std::move(msg);
-    return result;
-  };
-  auto made = remote::make_layout(plan.num_workers, plan.num_processors,
-                                  static_cast<std::uint32_t>(cfg.worker_pods));
-  if (!made)
-    return fail(sc::exit_config, error_message(made.error()));
-  auto layout = *made;
-  // Every pod runs at least one processor, which may exceed the total.
-  plan.num_processors = layout.pods * layout.processors_per_pod;
-
-  work_dir dir;
-  if (dir.path.empty())
-    return fail(sc::exit_internal, "cannot create a work directory in /tmp");
-  auto run_file = dir.path / "run.json";
-  {
-    std::ofstream out{run_file};
-    out << config::to_json(cfg, true);
-    if (!out)
-      return fail(sc::exit_internal, "cannot write " + run_file.string());
-  }
-
-  // The control ROUTER listens before any service starts.
-  zmq_bridge::bridge_config bcfg;
-  bcfg.role = zmq_bridge::role::controller;
-  bcfg.bind_host = opts.bind_host;
-  bcfg.ports = opts.ports;
-  if (opts.ipc)
-    bcfg.ipc_dir = dir.path.string();
-  auto bridge = std::make_shared<zmq_bridge::bridge>(bcfg);
-  if (auto started = bridge->start(); !started)
-    return fail(sc::exit_config, "bridge: " + error_message(started.error()));
-
-  api_service::api_config acfg;
-  acfg.host = opts.bind_host;
-  acfg.port = opts.ports.api;
-  acfg.dataset_dir = dir.path / "dataset";
-  acfg.artifact_dir = plan.artifact_dir;
-  acfg.raw_dir = dir.path / "raw";
-  auto api = api_service::spawn_api_service(sys, acfg);
-  if (!api.ok()) {
-    bridge->stop();
-    return fail(sc::exit_config, "api_service: " + api.error);
-  }
-  caf::anon_send(api.actor, api_service::ready_atom::value, true);
-
-  auto monitor = std::make_shared<remote::run_monitor>();
-  remote::remote_group_config gcfg;
-  gcfg.bridge = bridge;
-  gcfg.layout = layout;
-  gcfg.dataset_dir = acfg.dataset_dir;
-  gcfg.api = api.actor;
-  gcfg.registration_timeout = opts.registration_timeout;
-  gcfg.heartbeat_timeout = opts.heartbeat_timeout;
-  gcfg.abort_threshold_percent = opts.abort_threshold_percent;
-  gcfg.monitor = monitor;
-  auto run_id = plan.run_id;
-  auto whole_run = plan.timeouts.whole_run();
-  auto controller = sc::spawn_system_controller(
-    sys, std::move(plan), {}, remote::make_remote_group_factory(gcfg));
-  monitor->set_controller(caf::actor_cast<caf::actor>(controller));
-  publish(caf::actor_cast<caf::actor>(controller));
-
-  // Children, from this (the main) thread: they die with it.
+  const auto& use = opts.ipc ? ep.ipc : ep.tcp;
   std::vector<child_slot> children;
-  if (opts.spawn_children) {
-    const auto& ep = bridge->bound();
-    const auto& use = opts.ipc ? ep.ipc : ep.tcp;
-    for (std::uint32_t p = 0; p < layout.pods; ++p) {
-      system::spawn_options so;
-      so.args = {"service",
-                 "--role", "worker",
-                 "--run-config", run_file.string(),
-                 "--run-id", run_id,
-                 "--pod-index", std::to_string(p),
-                 "--control-endpoint", use.control,
-                 "--credit-endpoint", use.credit,
-                 "--credit-return-endpoint", use.credit_return,
-                 "--records-endpoint", use.records,
-                 "--api-host", opts.bind_host == "0.0.0.0" ? "127.0.0.1"
-                                                           : opts.bind_host,
-                 "--api-port", std::to_string(api.port),
-                 "--local-clock"};
-      so.env = secret_env(cfg);
-      for (auto& kv : opts.child_env)
-        so.env.push_back(kv);
-      so.stdout_mode = system::stdio_mode::discard;
-      auto started = system::child_process::spawn(so);
-      child_slot slot;
-      slot.pod = remote::pod_name(p);
-      if (!started.ok()) {
-        logger->error("cannot start {}: {}", slot.pod, started.error);
-        // Its services never register: the gate's timeout names them.
-      } else {
-        slot.proc = std::move(started.child);
-        logger->debug("started {} (pid {})", slot.pod, slot.proc->pid());
-      }
-      children.push_back(std::move(slot));
+  for (std::uint32_t p = 0; p < layout.pods; ++p) {
+    system::spawn_options so;
+    so.args = {"service",
+               "--role", "worker",
+               "--run-config", run_file.string(),
+               "--run-id", run_id,
+               "--pod-index", std::to_string(p),
+               "--control-endpoint", use.control,
+               "--credit-endpoint", use.credit,
+               "--credit-return-endpoint", use.credit_return,
+               "--records-endpoint", use.records,
+               "--api-host", opts.bind_host == "0.0.0.0" ? "127.0.0.1" : opts.bind_host,
+               "--api-port", std::to_string(api_port),
+               "--local-clock"};
+    so.env = secret_env(cfg);
+    for (auto& kv : opts.child_env)
+      so.env.push_back(kv);
+    so.stdout_mode = system::stdio_mode::discard;
+    auto started = system::child_process::spawn(so);
+    child_slot slot;
+    slot.pod = remote::pod_name(p);
+    if (!started.ok()) {
+      logger->error("cannot start {}: {}", slot.pod, started.error);
+    } else {
+      slot.proc = std::move(started.child);
+      logger->debug("started {} (pid {})", slot.pod, slot.proc->pid());
     }
+    children.push_back(std::move(slot));
   }
+  return children;
+}
 
-  // Ask for the result from a helper actor, so this thread stays free to
-  // reap children (and report the ones that die) while the run goes on.
+/// Asks for the run's result from a helper actor, so this thread stays free
+/// to reap children (and report the ones that die) while the run goes on.
+sc::run_result await_result(caf::actor_system& sys, sc::system_controller_actor controller,
+                            std::chrono::milliseconds whole_run,
+                            std::vector<child_slot>& children, remote::run_monitor& monitor) {
+  auto logger = log::get("controller");
   std::promise<sc::run_result> done;
   auto outcome = done.get_future();
   sys.spawn([controller, whole_run, &done](caf::event_based_actor* self) {
@@ -245,25 +186,28 @@ sc::run_result run_controller(caf::actor_system& sys,
         c.status = c.proc->try_wait();
       // The group exists once the dataset is ready; a child that died
       // before that fails registration when its deadline passes.
-      auto g = monitor->group();
+      auto g = monitor.group();
       if (!c.status || !g)
         continue;
       c.reported = true;
-      auto why = "worker process " + std::to_string(c.proc->pid()) + " "
-                 + c.status->describe();
+      auto why = "worker process " + std::to_string(c.proc->pid()) + " " + c.status->describe();
       logger->warn("{}: {}", c.pod, why);
       caf::anon_send(g, remote::pod_lost_atom::value, c.pod, why);
     }
   };
-  while (outcome.wait_for(std::chrono::milliseconds{50})
-         != std::future_status::ready)
+  while (outcome.wait_for(std::chrono::milliseconds{50}) != std::future_status::ready)
     reap();
-  result = outcome.get();
-  publish(caf::actor{});
+  return outcome.get();
+}
 
-  // Teardown: the shutdown broadcast, then the ROUTER goes.
-  (void) bridge->broadcast(zmq_bridge::channel::control,
-                           proto::shutdown{"run complete", 0}, "controller");
+/// The shutdown broadcast, the children's exit (killed after 10 s), then the
+/// ROUTER goes and the handle cycles (monitor <-> controller, bridge routes
+/// <-> group) break so the actor system can wind down.
+void tear_down(zmq_bridge::bridge& bridge, std::vector<child_slot>& children,
+               remote::run_monitor& monitor) {
+  auto logger = log::get("controller");
+  (void) bridge.broadcast(zmq_bridge::channel::control, proto::shutdown{"run complete", 0},
+                          "controller");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
   for (auto& c : children) {
     if (!c.proc)
@@ -277,44 +221,111 @@ sc::run_result run_controller(caf::actor_system& sys,
       c.proc->wait();
     }
   }
-  bridge->stop();
-  // Break the handle cycles (monitor <-> controller, bridge routes <->
-  // group) so the actor system can wind down.
-  for (auto t : {proto::msg_type::credit_return_batch,
-                 proto::msg_type::metric_record_batch, proto::msg_type::command,
-                 proto::msg_type::worker_connected,
+  bridge.stop();
+  for (auto t : {proto::msg_type::credit_return_batch, proto::msg_type::metric_record_batch,
+                 proto::msg_type::command, proto::msg_type::worker_connected,
                  proto::msg_type::register_service, proto::msg_type::heartbeat,
                  proto::msg_type::ack})
-    bridge->route(t, caf::actor{});
-  bridge->set_failure_sink(caf::actor{});
-  monitor->set_controller(caf::actor{});
-  monitor->set_group(caf::actor{});
-  caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
-  caf::anon_send(api.actor, proto::stop_atom::value);
+    bridge.route(t, caf::actor{});
+  bridge.set_failure_sink(caf::actor{});
+  monitor.set_controller(caf::actor{});
+  monitor.set_group(caf::actor{});
+}
 
-  auto lost = monitor->pods_lost.load();
-  auto lost_names = [&] {
-    std::string names;
-    for (auto& pod : monitor->lost_pods())
-      names += (names.empty() ? "" : ", ") + pod;
-    return names;
-  };
-  if (monitor->aborted && result.exit_code == sc::exit_interrupted) {
+/// Lost pods decide the exit code: beyond the threshold the cancelled run
+/// is exit 6 (pods lost), within it a completed run is exit 5 (degraded);
+/// the message names the lost pods.
+void judge_pod_losses(sc::run_result& result, const remote::run_monitor& monitor,
+                      const remote::pod_layout& layout, double threshold_percent) {
+  auto lost = monitor.pods_lost.load();
+  std::string names;
+  for (auto& pod : monitor.lost_pods())
+    names += (names.empty() ? "" : ", ") + pod;
+  auto share = std::to_string(lost) + " of " + std::to_string(layout.pods)
+               + " worker pods were lost (" + names + ")";
+  if (monitor.aborted && result.exit_code == sc::exit_interrupted) {
     result.exit_code = sc::exit_pods_lost;
-    result.message = std::to_string(lost) + " of "
-                     + std::to_string(layout.pods)
-                     + " worker pods were lost (" + lost_names()
-                     + "), above AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT="
-                     + fmt::format("{:g}", opts.abort_threshold_percent)
+    result.message = share + ", above AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT="
+                     + fmt::format("{:g}", threshold_percent)
                      + "; the run was aborted (exports marked was_cancelled)";
   } else if (lost > 0 && result.exit_code == sc::exit_ok) {
     result.exit_code = sc::exit_degraded;
-    result.message = std::to_string(lost) + " of "
-                     + std::to_string(layout.pods)
-                     + " worker pods were lost (" + lost_names()
-                     + "); the run went on degraded "
-                       "(their in-flight requests are WorkerLost errors)";
+    result.message = share + "; the run went on degraded "
+                             "(their in-flight requests are WorkerLost errors)";
   }
+}
+
+} // namespace
+
+sc::run_result run_controller(caf::actor_system& sys, const config::profile_config& cfg,
+                              sc::run_plan plan, controller_options opts,
+                              const std::function<void(caf::actor)>& publish) {
+  sc::run_result result;
+  auto fail = [&](int code, std::string msg) {
+    result.exit_code = code;
+    result.message = std::move(msg);
+    return result;
+  };
+  auto made = remote::make_layout(plan.num_workers, plan.num_processors,
+                                  static_cast<std::uint32_t>(cfg.worker_pods));
+  if (!made)
+    return fail(sc::exit_config, error_message(made.error()));
+  auto layout = *made;
+  // Every pod runs at least one processor, which may exceed the total.
+  plan.num_processors = layout.pods * layout.processors_per_pod;
+  work_dir dir;
+  if (dir.path.empty())
+    return fail(sc::exit_internal, "cannot create a work directory in /tmp");
+  auto run_file = dir.path / "run.json";
+  if (auto done = io::atomic_write_file(run_file, config::to_json(cfg, true)); !done)
+    return fail(sc::exit_internal, error_message(done.error()));
+  // The control ROUTER listens before any service starts.
+  zmq_bridge::bridge_config bcfg;
+  bcfg.role = zmq_bridge::role::controller;
+  bcfg.bind_host = opts.bind_host;
+  bcfg.ports = opts.ports;
+  if (opts.ipc)
+    bcfg.ipc_dir = dir.path.string();
+  auto bridge = std::make_shared<zmq_bridge::bridge>(bcfg);
+  if (auto started = bridge->start(); !started)
+    return fail(sc::exit_config, "bridge: " + error_message(started.error()));
+  api_service::api_config acfg;
+  acfg.host = opts.bind_host;
+  acfg.port = opts.ports.api;
+  acfg.dataset_dir = dir.path / "dataset";
+  acfg.artifact_dir = plan.artifact_dir;
+  acfg.raw_dir = dir.path / "raw";
+  auto api = api_service::spawn_api_service(sys, acfg);
+  if (!api.ok()) {
+    bridge->stop();
+    return fail(sc::exit_config, "api_service: " + api.error);
+  }
+  caf::anon_send(api.actor, api_service::ready_atom::value, true);
+  auto monitor = std::make_shared<remote::run_monitor>();
+  remote::remote_group_config gcfg;
+  gcfg.bridge = bridge;
+  gcfg.layout = layout;
+  gcfg.dataset_dir = acfg.dataset_dir;
+  gcfg.api = api.actor;
+  gcfg.registration_timeout = opts.registration_timeout;
+  gcfg.heartbeat_timeout = opts.heartbeat_timeout;
+  gcfg.abort_threshold_percent = opts.abort_threshold_percent;
+  gcfg.monitor = monitor;
+  auto run_id = plan.run_id;
+  auto whole_run = plan.timeouts.whole_run();
+  auto controller = sc::spawn_system_controller(sys, std::move(plan), {},
+                                                remote::make_remote_group_factory(gcfg));
+  monitor->set_controller(caf::actor_cast<caf::actor>(controller));
+  publish(caf::actor_cast<caf::actor>(controller));
+  std::vector<child_slot> children;
+  if (opts.spawn_children)
+    children = spawn_children(cfg, opts, layout, bridge->bound(), run_file, run_id, api.port);
+  result = await_result(sys, controller, whole_run, children, *monitor);
+  publish(caf::actor{});
+  tear_down(*bridge, children, *monitor);
+  caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
+  caf::anon_send(api.actor, proto::stop_atom::value);
+  judge_pod_losses(result, *monitor, layout, opts.abort_threshold_percent);
   return result;
 }
 

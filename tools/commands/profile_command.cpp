@@ -34,6 +34,7 @@ namespace aiperf::profile_command {
 namespace {
 
 namespace sc = system_controller;
+namespace fs = std::filesystem;
 
 /// Connects once to every URL (5 s budget) so that a wrong --url fails
 /// fast with exit code 3 instead of a run of connection errors: the URL's
@@ -62,80 +63,137 @@ caf::expected<void> check_reachable(const std::vector<std::string>& urls) {
   return caf::unit;
 }
 
-int run(config::profile_config cfg) {
-  // First, before any thread exists: SIGINT/SIGTERM become a callback.
-  // A signal that lands before the controller exists (mock start, reach
-  // check, actor system start) is remembered and delivered once it does;
-  // dropping it would let the whole run go on after Ctrl+C.
-  caf::actor controller_handle;
-  bool interrupted_early = false;
-  int first_signal = 0; // guarded by handle_mtx
-  std::mutex handle_mtx;
-  system::signal_watcher signals{[&](int signo) {
-    std::lock_guard<std::mutex> guard{handle_mtx};
-    if (first_signal == 0)
-      first_signal = signo;
-    if (controller_handle)
-      caf::anon_send(controller_handle, proto::cancel_atom::value);
+/// Turns SIGINT/SIGTERM into a cancel of the run's controller. A signal that
+/// lands before the controller exists (mock start, reach check, actor system
+/// start) is remembered and delivered once it does; dropping it would let
+/// the whole run go on after Ctrl+C. Thread-safe.
+class signal_gate {
+public:
+  void on_signal(int signo) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (first_signal_ == 0)
+      first_signal_ = signo;
+    if (controller_)
+      caf::anon_send(controller_, proto::cancel_atom::value);
     else
-      interrupted_early = true;
-  }};
-  if (auto done = config::finalize(cfg); !done) {
-    std::fprintf(stderr, "error: %s\n", error_message(done.error()).c_str());
-    return sc::exit_config;
+      early_ = true;
   }
-  (void) log::set_level(cfg.log_level);
-  auto logger = log::get("profile");
-
-  // The built-in mock server when no --url is given.
-  std::unique_ptr<mock_server::server> mock;
-  auto recorded = cfg;
-  if (config::uses_mock_server(cfg)) {
-    mock_server::options opts;
-    opts.port = 0;
-    mock = std::make_unique<mock_server::server>(opts);
-    auto started = mock->start();
-    if (!started.ok()) {
-      std::fprintf(stderr, "error: cannot start the built-in mock server: %s\n",
-                   started.error.c_str());
-      return sc::exit_internal;
-    }
-    auto url = "http://127.0.0.1:" + std::to_string(started.port);
-    std::printf("no --url given: benchmarking the built-in mock server at %s "
-                "(recorded as url: builtin-mock)\n",
-                url.c_str());
-    std::fflush(stdout);
-    cfg.urls = {url};
-    recorded.urls = {"builtin-mock"};
+  /// The controller of the run (null when it is gone).
+  void publish(caf::actor controller) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    controller_ = std::move(controller);
+    if (controller_ && early_)
+      caf::anon_send(controller_, proto::cancel_atom::value);
   }
-  if (auto reached = check_reachable(cfg.urls); !reached) {
-    std::fprintf(stderr, "error: %s\n",
-                 error_message(reached.error()).c_str());
-    return sc::exit_unreachable;
+  /// A run stopped by a signal: SIGTERM's code is 143, SIGINT's 130.
+  [[nodiscard]] int exit_code(int run_code) const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (run_code == sc::exit_interrupted && first_signal_ != 0)
+      return proto::exit_code_of_signal(first_signal_);
+    return run_code;
   }
 
-  auto run_id = sc::make_uuid();
-  auto plan = sc::make_run_plan(cfg, run_id, config::to_json(recorded, true));
-  plan.records.server_uses_builtin_tokenizer = mock != nullptr;
-  plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
-  // The folders this run creates, deepest first, so that a run that ends
-  // before writing anything (bad input file) leaves no empty folders.
-  std::vector<std::filesystem::path> created_dirs;
-  for (std::filesystem::path p = plan.artifact_dir;
-       !p.empty() && !std::filesystem::exists(p); p = p.parent_path()) {
-    created_dirs.push_back(p);
+private:
+  mutable std::mutex mtx_;
+  caf::actor controller_;
+  bool early_ = false;
+  int first_signal_ = 0;
+};
+
+/// The built-in mock server on a free loopback port, when no --url is given;
+/// `cfg` then targets it and `recorded` says "builtin-mock".
+caf::expected<std::unique_ptr<mock_server::server>>
+start_builtin_mock(config::profile_config& cfg, config::profile_config& recorded) {
+  mock_server::options opts;
+  opts.port = 0;
+  auto mock = std::make_unique<mock_server::server>(opts);
+  auto started = mock->start();
+  if (!started.ok())
+    return make_error(benchmark::errc::invalid_config,
+                      "cannot start the built-in mock server: " + started.error);
+  auto url = "http://127.0.0.1:" + std::to_string(started.port);
+  std::printf("no --url given: benchmarking the built-in mock server at %s "
+              "(recorded as url: builtin-mock)\n",
+              url.c_str());
+  std::fflush(stdout);
+  cfg.urls = {url};
+  recorded.urls = {"builtin-mock"};
+  return mock;
+}
+
+/// Creates the run's folder; returns the folders it created, deepest first,
+/// so that a run that ends before writing anything (bad input file) can
+/// leave no empty folders behind.
+caf::expected<std::vector<fs::path>> make_artifact_dir(const fs::path& dir) {
+  std::vector<fs::path> created;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) {
+    created.push_back(p);
     if (p == p.parent_path())
       break;
   }
   std::error_code ec;
-  std::filesystem::create_directories(plan.artifact_dir, ec);
-  if (ec) {
-    std::fprintf(stderr,
-                 "error: --output-artifact-dir: cannot create %s: %s\n",
-                 plan.artifact_dir.c_str(), ec.message().c_str());
-    return sc::exit_config;
-  }
+  fs::create_directories(dir, ec);
+  if (ec)
+    return make_error(benchmark::errc::invalid_config, "--output-artifact-dir: cannot create "
+                                                         + dir.string() + ": " + ec.message());
+  return created;
+}
 
+/// Runs the benchmark in an actor system: in this process, or as the
+/// controller of `--worker-pods` processes.
+sc::run_result run_actors(caf::actor_system_config& sys_cfg, const config::profile_config& cfg,
+                          sc::run_plan plan, http_io& io, signal_gate& gate) {
+  sc::run_result result;
+  caf::actor_system sys{sys_cfg};
+  if (cfg.worker_pods > 1) {
+    local_pods::controller_options pods;
+    if (auto applied = local_pods::apply_env(pods); !applied)
+      return {sc::exit_config, error_message(applied.error()), {}, {}, {}};
+    return local_pods::run_controller(sys, cfg, std::move(plan), pods,
+                                      [&](caf::actor h) { gate.publish(std::move(h)); });
+  }
+  auto whole_run = plan.timeouts.whole_run();
+  auto controller = sc::spawn_system_controller(sys, std::move(plan), io.slots());
+  gate.publish(caf::actor_cast<caf::actor>(controller));
+  caf::scoped_actor self{sys};
+  self->request(controller, whole_run, proto::start_atom::value)
+    .receive([&](sc::run_result& r) { result = std::move(r); },
+             [&](caf::error& err) {
+               result.exit_code = sc::exit_internal;
+               result.message = error_message(benchmark::name_timeout(
+                 std::move(err), "system_controller", "start (the whole run)", whole_run));
+             });
+  gate.publish(caf::actor{});
+  return result;
+}
+
+int run(config::profile_config cfg) {
+  // First, before any thread exists: SIGINT/SIGTERM become a callback.
+  signal_gate gate;
+  system::signal_watcher signals{[&](int signo) { gate.on_signal(signo); }};
+  auto fail = [](int code, const caf::error& err) {
+    std::fprintf(stderr, "error: %s\n", error_message(err).c_str());
+    return code;
+  };
+  if (auto done = config::finalize(cfg); !done)
+    return fail(sc::exit_config, done.error());
+  (void) log::set_level(cfg.log_level);
+  std::unique_ptr<mock_server::server> mock;
+  auto recorded = cfg;
+  if (config::uses_mock_server(cfg)) {
+    auto started = start_builtin_mock(cfg, recorded);
+    if (!started)
+      return fail(sc::exit_internal, started.error());
+    mock = std::move(*started);
+  }
+  if (auto reached = check_reachable(cfg.urls); !reached)
+    return fail(sc::exit_unreachable, reached.error());
+  auto plan = sc::make_run_plan(cfg, sc::make_uuid(), config::to_json(recorded, true));
+  plan.records.server_uses_builtin_tokenizer = mock != nullptr;
+  plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
+  auto created_dirs = make_artifact_dir(plan.artifact_dir);
+  if (!created_dirs)
+    return fail(sc::exit_config, created_dirs.error());
   // I/O threads and one HTTP client per thread. They outlive the actor
   // system (declared first, destroyed last).
   http_io io{cfg};
@@ -144,64 +202,17 @@ int run(config::profile_config cfg) {
   client_self_check self_check{io.pool()};
   plan.client_self_check_start = [&self_check] { self_check.start(); };
   plan.client_self_check = [&self_check] { return self_check.finish(); };
-
   caf::actor_system_config sys_cfg;
-  if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied) {
-    std::fprintf(stderr, "error: %s\n",
-                 error_message(applied.error()).c_str());
-    return sc::exit_config;
-  }
-  sc::run_result result;
-  {
-    caf::actor_system sys{sys_cfg};
-    if (cfg.worker_pods > 1) {
-      // Local multi-process mode: this process is the controller.
-      local_pods::controller_options pods;
-      if (auto applied = local_pods::apply_env(pods); !applied) {
-        std::fprintf(stderr, "error: %s\n",
-                     error_message(applied.error()).c_str());
-        return sc::exit_config;
-      }
-      result = local_pods::run_controller(
-        sys, cfg, std::move(plan), pods, [&](caf::actor h) {
-          std::lock_guard<std::mutex> guard{handle_mtx};
-          controller_handle = std::move(h);
-          if (controller_handle && interrupted_early)
-            caf::anon_send(controller_handle, proto::cancel_atom::value);
-        });
-    } else {
-    auto whole_run = plan.timeouts.whole_run();
-    auto controller = sc::spawn_system_controller(sys, std::move(plan), io.slots());
-    {
-      std::lock_guard<std::mutex> guard{handle_mtx};
-      controller_handle = caf::actor_cast<caf::actor>(controller);
-      if (interrupted_early)
-        caf::anon_send(controller_handle, proto::cancel_atom::value);
-    }
-    caf::scoped_actor self{sys};
-    self->request(controller, whole_run, proto::start_atom::value)
-      .receive([&](sc::run_result& r) { result = std::move(r); },
-               [&](caf::error& err) {
-                 result.exit_code = sc::exit_internal;
-                 result.message = error_message(benchmark::name_timeout(
-                   std::move(err), "system_controller", "start (the whole run)", whole_run));
-               });
-    std::lock_guard<std::mutex> guard{handle_mtx};
-    controller_handle = nullptr;
-    }
-  }
-  for (auto& dir : created_dirs)
-    std::filesystem::remove(dir, ec); // only if still empty
+  if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied)
+    return fail(sc::exit_config, applied.error());
+  auto result = run_actors(sys_cfg, cfg, std::move(plan), io, gate);
+  std::error_code ec;
+  for (auto& dir : *created_dirs)
+    fs::remove(dir, ec); // only if still empty
   io.stop();
   if (mock)
     mock->stop();
-
-  // Stopped by a signal: SIGTERM's code is 143, SIGINT's 130.
-  if (result.exit_code == sc::exit_interrupted) {
-    std::lock_guard<std::mutex> guard{handle_mtx};
-    if (first_signal != 0)
-      result.exit_code = proto::exit_code_of_signal(first_signal);
-  }
+  result.exit_code = gate.exit_code(result.exit_code);
   print_result(result);
   return result.exit_code;
 }
