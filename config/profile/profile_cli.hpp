@@ -16,8 +16,8 @@ namespace aiperf::config {
 ///     config::profile_config cfg;
 ///     config::add_profile_options(*app.add_subcommand("profile"), cfg);
 ///     app.parse(argc, argv);                  // CLI::ParseError → exit 2
-///     if (auto err = config::finalize(cfg)) { // print format_error → exit 2
-///       ...
+///     if (auto done = config::finalize(cfg); !done) {
+///       ... // print "error: " + error_message(done.error()) → exit 2
 ///     }
 void add_profile_options(CLI::App& cmd, profile_config& cfg);
 

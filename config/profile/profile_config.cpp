@@ -18,16 +18,51 @@ namespace aiperf::config {
 
 // -- errors -------------------------------------------------------------------
 
-std::string format_error(const config_error& err) {
-  if (err.flag.empty())
-    return "error: " + err.message;
-  return "error: " + err.flag + ": " + err.message;
+const char* to_string(errc x) noexcept {
+  switch (x) {
+  case errc::invalid:
+    return "invalid";
+  case errc::missing:
+    return "missing";
+  case errc::conflict:
+    return "conflict";
+  case errc::unreadable:
+    return "unreadable";
+  }
+  return "unknown";
+}
+
+caf::error flag_error(errc code, std::string_view flag,
+                      std::string_view message) {
+  std::string line;
+  if (!flag.empty()) {
+    line += flag;
+    line += ": ";
+  }
+  line += message;
+  return make_error(code, std::move(line), std::string{flag});
+}
+
+std::string_view error_flag(const caf::error& err) {
+  const auto* flag = error_payload<std::string>(err);
+  return flag != nullptr ? std::string_view{*flag} : std::string_view{};
 }
 
 namespace {
 
-config_error fail(std::string flag, std::string message) {
-  return config_error{std::move(flag), std::move(message)};
+// A bad value of `flag`.
+caf::error fail(std::string_view flag, std::string_view message) {
+  return flag_error(errc::invalid, flag, message);
+}
+
+// `flag` excludes, needs or does not add up with another flag.
+caf::error conflict(std::string_view flag, std::string_view message) {
+  return flag_error(errc::conflict, flag, message);
+}
+
+// The file `flag` names is missing or unreadable.
+caf::error unreadable(std::string_view flag, std::string_view message) {
+  return flag_error(errc::unreadable, flag, message);
 }
 
 // Integers print plainly; doubles via python_float so messages match input.
@@ -216,11 +251,11 @@ AIPERF_CONFIG_INSTANTIATE(io_priority)
 
 // -- parsers ------------------------------------------------------------------
 
-expected<std::vector<http_header>> parse_headers(std::string_view text) {
+caf::expected<std::vector<http_header>> parse_headers(std::string_view text) {
   constexpr std::string_view flag = "-H/--header";
   std::vector<http_header> out;
   auto add = [&](std::string_view name,
-                 std::string_view value) -> std::optional<config_error> {
+                 std::string_view value) -> caf::expected<void> {
     name = trim(name);
     value = trim(value);
     if (!is_header_name(name))
@@ -233,7 +268,7 @@ expected<std::vector<http_header>> parse_headers(std::string_view text) {
                   "value of header '" + std::string{name}
                       + "' contains a line break; remove it");
     out.push_back(http_header{std::string{name}, std::string{value}});
-    return std::nullopt;
+    return caf::unit;
   };
   auto body = trim(text);
   if (!body.empty() && body.front() == '{') {
@@ -248,9 +283,10 @@ expected<std::vector<http_header>> parse_headers(std::string_view text) {
         return fail(std::string{flag}, "JSON value of header '"
                                            + std::string{m.name.GetString()}
                                            + "' must be a string");
-      if (auto err = add({m.name.GetString(), m.name.GetStringLength()},
-                         {m.value.GetString(), m.value.GetStringLength()}))
-        return *err;
+      if (auto added = add({m.name.GetString(), m.name.GetStringLength()},
+                           {m.value.GetString(), m.value.GetStringLength()});
+          !added)
+        return added.error();
     }
     return out;
   }
@@ -258,12 +294,13 @@ expected<std::vector<http_header>> parse_headers(std::string_view text) {
   if (colon == std::string_view::npos)
     return fail(std::string{flag},
                 "'" + std::string{body} + "' has no ':'; use Name:Value");
-  if (auto err = add(body.substr(0, colon), body.substr(colon + 1)))
-    return *err;
+  if (auto added = add(body.substr(0, colon), body.substr(colon + 1)); !added)
+    return added.error();
   return out;
 }
 
-expected<std::vector<extra_input>> parse_extra_inputs(std::string_view text) {
+caf::expected<std::vector<extra_input>>
+parse_extra_inputs(std::string_view text) {
   constexpr std::string_view flag = "--extra-inputs";
   std::vector<extra_input> out;
   auto body = trim(text);
@@ -330,7 +367,7 @@ bool goodput_tag_applies(std::string_view tag, endpoint_type type,
   return std::find(all.begin(), all.end(), tag) != all.end();
 }
 
-expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
+caf::expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
   constexpr std::string_view flag = "--goodput";
   std::vector<goodput_slo> out;
   for (auto item : split_whitespace(text)) {
@@ -368,7 +405,7 @@ expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
   return out;
 }
 
-expected<parsed_url> parse_url(std::string_view text) {
+caf::expected<parsed_url> parse_url(std::string_view text) {
   constexpr std::string_view flag = "--url";
   auto bad = [&](const std::string& why) {
     return fail(std::string{flag}, "'" + std::string{text} + "' " + why
@@ -524,34 +561,34 @@ namespace {
 constexpr std::array<std::string_view, 7> log_levels{
     "trace", "debug", "info", "warning", "error", "critical", "off"};
 
-// Range helpers: each returns the error naming `flag`, or nullopt.
+// Range helpers: each fails with the error naming `flag`.
 template <class T>
-std::optional<config_error> at_least(std::string_view flag,
-                                     const std::optional<T>& x, T min) {
+caf::expected<void> at_least(std::string_view flag, const std::optional<T>& x,
+                             T min) {
   if (x && !(*x >= min))
     return fail(std::string{flag},
                 "must be ≥ " + show(min) + " (got " + show(*x) + ")");
-  return std::nullopt;
+  return caf::unit;
 }
 
 template <class T>
-std::optional<config_error> at_least(std::string_view flag, T x, T min) {
+caf::expected<void> at_least(std::string_view flag, T x, T min) {
   return at_least(flag, std::optional<T>{x}, min);
 }
 
-std::optional<config_error> positive(std::string_view flag,
-                                     const std::optional<double>& x) {
+caf::expected<void> positive(std::string_view flag,
+                             const std::optional<double>& x) {
   if (x && !(std::isfinite(*x) && *x > 0))
     return fail(std::string{flag},
                 "must be a finite number > 0 (got " + show(*x) + ")");
-  return std::nullopt;
+  return caf::unit;
 }
 
-std::optional<config_error> non_negative(std::string_view flag, double x) {
+caf::expected<void> non_negative(std::string_view flag, double x) {
   if (!(std::isfinite(x) && x >= 0))
     return fail(std::string{flag},
                 "must be a finite number ≥ 0 (got " + show(x) + ")");
-  return std::nullopt;
+  return caf::unit;
 }
 
 // Widening so int fields share the int64 helpers.
@@ -561,10 +598,11 @@ std::optional<std::int64_t> wide(const std::optional<int>& x) {
   return std::nullopt;
 }
 
-std::optional<config_error> validate_endpoint(const profile_config& cfg) {
+caf::expected<void> validate_endpoint(const profile_config& cfg) {
   if (cfg.model_names.empty())
-    return fail("--model", "is required; name the model to benchmark, e.g. "
-                           "--model Qwen/Qwen3-0.6B");
+    return flag_error(errc::missing, "--model",
+                      "is required; name the model to benchmark, e.g. "
+                      "--model Qwen/Qwen3-0.6B");
   for (const auto& name : cfg.model_names)
     if (trim(name).empty())
       return fail("--model", "contains an empty model name; remove the stray "
@@ -597,15 +635,17 @@ std::optional<config_error> validate_endpoint(const profile_config& cfg) {
       return fail("--extra-inputs",
                   "value of '" + x.key + "' is not valid JSON");
   }
-  if (auto e = positive("--request-timeout-seconds",
-                        std::optional{cfg.request_timeout_seconds}))
-    return e;
+  if (auto ok = positive("--request-timeout-seconds",
+                         std::optional{cfg.request_timeout_seconds});
+      !ok)
+    return ok;
   if (cfg.ca_file && cfg.insecure)
-    return fail("--insecure", "contradicts --ca-file (one verifies "
-                              "certificates, the other skips it); drop one");
+    return conflict("--insecure",
+                    "contradicts --ca-file (one verifies "
+                    "certificates, the other skips it); drop one");
   if (cfg.ca_file && cfg.ca_file->empty())
     return fail("--ca-file", "is empty; give the path of a PEM bundle");
-  return std::nullopt;
+  return caf::unit;
 }
 
 // Trace datasets imply a fixed schedule even before derive() sets the flag.
@@ -614,14 +654,14 @@ bool is_fixed(const profile_config& cfg) {
          || cfg.custom_dataset_type == custom_dataset_type::mooncake_trace;
 }
 
-std::optional<config_error> validate_input(const profile_config& cfg) {
+caf::expected<void> validate_input(const profile_config& cfg) {
   if (cfg.input_file && cfg.input_file->empty())
     return fail("--input-file", "is empty; give the path of a JSONL file");
   if (cfg.custom_dataset_type && !cfg.input_file)
-    return fail("--custom-dataset-type", "needs --input-file; add the file "
-                                         "or drop the type");
+    return conflict("--custom-dataset-type", "needs --input-file; add the file "
+                                             "or drop the type");
   if (cfg.fixed_schedule && !cfg.input_file)
-    return fail("--fixed-schedule", "needs --input-file with timestamps");
+    return conflict("--fixed-schedule", "needs --input-file with timestamps");
   bool offsets = cfg.fixed_schedule_start_offset
                  || cfg.fixed_schedule_end_offset
                  || cfg.fixed_schedule_auto_offset;
@@ -630,78 +670,89 @@ std::optional<config_error> validate_input(const profile_config& cfg) {
         = cfg.fixed_schedule_start_offset ? "--fixed-schedule-start-offset"
           : cfg.fixed_schedule_end_offset ? "--fixed-schedule-end-offset"
                                           : "--fixed-schedule-auto-offset";
-    return fail(flag, "only applies to a fixed schedule; add "
-                      "--fixed-schedule or use a trace dataset type");
+    return conflict(flag, "only applies to a fixed schedule; add "
+                          "--fixed-schedule or use a trace dataset type");
   }
-  if (auto e = at_least("--fixed-schedule-start-offset",
-                        cfg.fixed_schedule_start_offset, std::int64_t{0}))
-    return e;
-  if (auto e = at_least("--fixed-schedule-end-offset",
-                        cfg.fixed_schedule_end_offset, std::int64_t{0}))
-    return e;
+  if (auto ok = at_least("--fixed-schedule-start-offset",
+                         cfg.fixed_schedule_start_offset, std::int64_t{0});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--fixed-schedule-end-offset",
+                         cfg.fixed_schedule_end_offset, std::int64_t{0});
+      !ok)
+    return ok;
   if (cfg.fixed_schedule_start_offset && cfg.fixed_schedule_end_offset
       && *cfg.fixed_schedule_start_offset > *cfg.fixed_schedule_end_offset)
-    return fail("--fixed-schedule-end-offset",
-                "must be ≥ --fixed-schedule-start-offset ("
-                    + show(*cfg.fixed_schedule_start_offset) + "), got "
-                    + show(*cfg.fixed_schedule_end_offset));
+    return conflict("--fixed-schedule-end-offset",
+                    "must be ≥ --fixed-schedule-start-offset ("
+                        + show(*cfg.fixed_schedule_start_offset) + "), got "
+                        + show(*cfg.fixed_schedule_end_offset));
   if (cfg.fixed_schedule_auto_offset && cfg.fixed_schedule_start_offset)
-    return fail("--fixed-schedule-auto-offset",
-                "contradicts --fixed-schedule-start-offset; use one");
-  if (auto e = at_least("--num-dataset-entries", cfg.num_dataset_entries,
-                        std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--isl", cfg.isl_mean, std::int64_t{1}))
-    return e;
-  if (auto e = non_negative("--isl-stddev", cfg.isl_stddev))
-    return e;
-  if (auto e = at_least("--osl", cfg.osl_mean, std::int64_t{1}))
-    return e;
-  if (auto e = non_negative("--osl-stddev", cfg.osl_stddev))
-    return e;
+    return conflict("--fixed-schedule-auto-offset",
+                    "contradicts --fixed-schedule-start-offset; use one");
+  if (auto ok = at_least("--num-dataset-entries", cfg.num_dataset_entries,
+                         std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--isl", cfg.isl_mean, std::int64_t{1}); !ok)
+    return ok;
+  if (auto ok = non_negative("--isl-stddev", cfg.isl_stddev); !ok)
+    return ok;
+  if (auto ok = at_least("--osl", cfg.osl_mean, std::int64_t{1}); !ok)
+    return ok;
+  if (auto ok = non_negative("--osl-stddev", cfg.osl_stddev); !ok)
+    return ok;
   if (cfg.osl_stddev > 0 && !cfg.osl_mean)
-    return fail("--osl-stddev", "needs --osl (a mean to vary around)");
-  if (auto e
-      = at_least("--conversation-num", cfg.conversation_num, std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--conversation-turn-mean", cfg.conversation_turn_mean,
-                        std::int64_t{1}))
-    return e;
-  if (auto e = non_negative("--conversation-turn-stddev",
-                            cfg.conversation_turn_stddev))
-    return e;
-  if (auto e = non_negative("--conversation-turn-delay-mean",
-                            cfg.conversation_turn_delay_mean))
-    return e;
-  if (auto e = non_negative("--conversation-turn-delay-stddev",
-                            cfg.conversation_turn_delay_stddev))
-    return e;
-  if (auto e = non_negative("--conversation-turn-delay-ratio",
-                            cfg.conversation_turn_delay_ratio))
-    return e;
+    return conflict("--osl-stddev", "needs --osl (a mean to vary around)");
+  if (auto ok
+      = at_least("--conversation-num", cfg.conversation_num, std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--conversation-turn-mean", cfg.conversation_turn_mean,
+                         std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = non_negative("--conversation-turn-stddev",
+                             cfg.conversation_turn_stddev);
+      !ok)
+    return ok;
+  if (auto ok = non_negative("--conversation-turn-delay-mean",
+                             cfg.conversation_turn_delay_mean);
+      !ok)
+    return ok;
+  if (auto ok = non_negative("--conversation-turn-delay-stddev",
+                             cfg.conversation_turn_delay_stddev);
+      !ok)
+    return ok;
+  if (auto ok = non_negative("--conversation-turn-delay-ratio",
+                             cfg.conversation_turn_delay_ratio);
+      !ok)
+    return ok;
   if (cfg.tokenizer != "builtin")
     return fail("--tokenizer", "'" + cfg.tokenizer
                                    + "' is not supported; only 'builtin' is "
                                      "available for now (no Hugging Face "
                                      "tokenizers)");
-  return std::nullopt;
+  return caf::unit;
 }
 
-std::optional<config_error> validate_load(const profile_config& cfg) {
-  if (auto e = at_least("--concurrency", cfg.concurrency, std::int64_t{1}))
-    return e;
-  if (auto e = positive("--request-rate", cfg.request_rate))
-    return e;
-  if (auto e = positive("--arrival-smoothness", cfg.arrival_smoothness))
-    return e;
+caf::expected<void> validate_load(const profile_config& cfg) {
+  if (auto ok = at_least("--concurrency", cfg.concurrency, std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = positive("--request-rate", cfg.request_rate); !ok)
+    return ok;
+  if (auto ok = positive("--arrival-smoothness", cfg.arrival_smoothness); !ok)
+    return ok;
   if (cfg.arrival_smoothness && cfg.arrival_pattern != arrival_pattern::gamma)
-    return fail("--arrival-smoothness", "only applies to --arrival-pattern "
-                                        "gamma; add it or drop the "
-                                        "smoothness");
-  if (auto e = at_least("--request-count", cfg.request_count, std::int64_t{1}))
-    return e;
-  if (auto e = positive("--benchmark-duration", cfg.benchmark_duration))
-    return e;
+    return conflict("--arrival-smoothness", "only applies to --arrival-pattern "
+                                            "gamma; add it or drop the "
+                                            "smoothness");
+  if (auto ok = at_least("--request-count", cfg.request_count, std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = positive("--benchmark-duration", cfg.benchmark_duration); !ok)
+    return ok;
   if (cfg.benchmark_grace_period
       && (std::isnan(*cfg.benchmark_grace_period)
           || *cfg.benchmark_grace_period < 0))
@@ -709,51 +760,53 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
                 "must be ≥ 0 seconds or inf (got "
                     + show(*cfg.benchmark_grace_period) + ")");
   if (cfg.benchmark_grace_period && !cfg.benchmark_duration)
-    return fail("--benchmark-grace-period", "needs --benchmark-duration");
+    return conflict("--benchmark-grace-period", "needs --benchmark-duration");
   if (cfg.request_count && cfg.benchmark_duration)
-    return fail("--request-count", "contradicts --benchmark-duration (two "
-                                   "stop conditions); use one");
-  if (auto e = at_least("--warmup-request-count", cfg.warmup_request_count,
-                        std::int64_t{0}))
-    return e;
-  if (auto e = at_least("--prefill-concurrency", cfg.prefill_concurrency,
-                        std::int64_t{1}))
-    return e;
+    return conflict("--request-count", "contradicts --benchmark-duration (two "
+                                       "stop conditions); use one");
+  if (auto ok = at_least("--warmup-request-count", cfg.warmup_request_count,
+                         std::int64_t{0});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--prefill-concurrency", cfg.prefill_concurrency,
+                         std::int64_t{1});
+      !ok)
+    return ok;
   if (cfg.prefill_concurrency && !cfg.streaming)
-    return fail("--prefill-concurrency",
-                cfg.endpoint_type == endpoint_type::embeddings
-                    ? "needs streaming, which embeddings cannot do"
-                    : "needs --streaming (first tokens are only seen when "
-                      "streaming); add --streaming");
-  if (auto e = positive("--user-centric-rate", cfg.user_centric_rate))
-    return e;
-  if (auto e = at_least("--num-users", cfg.num_users, std::int64_t{1}))
-    return e;
+    return conflict("--prefill-concurrency",
+                    cfg.endpoint_type == endpoint_type::embeddings
+                        ? "needs streaming, which embeddings cannot do"
+                        : "needs --streaming (first tokens are only seen when "
+                          "streaming); add --streaming");
+  if (auto ok = positive("--user-centric-rate", cfg.user_centric_rate); !ok)
+    return ok;
+  if (auto ok = at_least("--num-users", cfg.num_users, std::int64_t{1}); !ok)
+    return ok;
   if (cfg.user_centric_rate) {
     if (!cfg.num_users)
-      return fail("--user-centric-rate", "needs --num-users");
+      return conflict("--user-centric-rate", "needs --num-users");
     if (cfg.request_rate)
-      return fail("--user-centric-rate", "contradicts --request-rate; use "
-                                         "one");
+      return conflict("--user-centric-rate", "contradicts --request-rate; use "
+                                             "one");
     bool file_turns
         = cfg.input_file
           && cfg.custom_dataset_type == custom_dataset_type::multi_turn;
     if (!file_turns && cfg.conversation_turn_mean < 2)
-      return fail("--user-centric-rate",
-                  "needs multi-turn sessions; add --conversation-turn-mean "
-                  "2 or more (got "
-                      + show(cfg.conversation_turn_mean) + ")");
+      return conflict("--user-centric-rate",
+                      "needs multi-turn sessions; add --conversation-turn-mean "
+                      "2 or more (got "
+                          + show(cfg.conversation_turn_mean) + ")");
   } else if (cfg.num_users) {
-    return fail("--num-users", "only applies with --user-centric-rate");
+    return conflict("--num-users", "only applies with --user-centric-rate");
   }
   if (is_fixed(cfg)) {
     if (cfg.request_rate)
-      return fail("--request-rate", "contradicts the fixed schedule (the "
-                                    "file's timestamps set the pace); drop "
-                                    "one");
+      return conflict("--request-rate", "contradicts the fixed schedule (the "
+                                        "file's timestamps set the pace); drop "
+                                        "one");
     if (cfg.user_centric_rate)
-      return fail("--user-centric-rate", "contradicts the fixed schedule; "
-                                         "drop one");
+      return conflict("--user-centric-rate", "contradicts the fixed schedule; "
+                                             "drop one");
   }
   for (const auto& slo : cfg.goodput) {
     const auto& tags = goodput_tags();
@@ -762,15 +815,15 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
     if (!(std::isfinite(slo.value) && slo.value > 0))
       return fail("--goodput", "value of '" + slo.tag + "' must be > 0");
     if (!goodput_tag_applies(slo.tag, cfg.endpoint_type, cfg.streaming))
-      return fail("--goodput",
-                  "'" + slo.tag + "' has no values for "
-                      + std::string{to_string(cfg.endpoint_type)}
-                      + (cfg.streaming ? "" : " without --streaming")
-                      + "; drop it"
-                      + (cfg.endpoint_type != endpoint_type::embeddings
-                                 && !cfg.streaming
-                             ? " or add --streaming"
-                             : ""));
+      return conflict("--goodput",
+                      "'" + slo.tag + "' has no values for "
+                          + std::string{to_string(cfg.endpoint_type)}
+                          + (cfg.streaming ? "" : " without --streaming")
+                          + "; drop it"
+                          + (cfg.endpoint_type != endpoint_type::embeddings
+                                     && !cfg.streaming
+                                 ? " or add --streaming"
+                                 : ""));
   }
   if (cfg.failed_request_threshold
       && !(*cfg.failed_request_threshold > 0
@@ -778,10 +831,10 @@ std::optional<config_error> validate_load(const profile_config& cfg) {
     return fail("--failed-request-threshold",
                 "must be a percentage in (0, 100] (got "
                     + show(*cfg.failed_request_threshold) + ")");
-  return std::nullopt;
+  return caf::unit;
 }
 
-std::optional<config_error> validate_runtime(const profile_config& cfg) {
+caf::expected<void> validate_runtime(const profile_config& cfg) {
   if (cfg.output_artifact_dir.empty())
     return fail("--output-artifact-dir", "is empty; give a directory");
   if (std::find(log_levels.begin(), log_levels.end(), cfg.log_level)
@@ -789,59 +842,66 @@ std::optional<config_error> validate_runtime(const profile_config& cfg) {
     return fail("--log-level", "'" + cfg.log_level
                                    + "' is not one of trace|debug|info|warning|"
                                      "error|critical|off");
-  if (auto e
-      = at_least("--workers-max", wide(cfg.workers_max), std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--record-processors", wide(cfg.record_processors),
-                        std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--io-threads", wide(cfg.io_threads), std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--scheduler-threads", wide(cfg.scheduler_threads),
-                        std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--worker-pods", std::int64_t{cfg.worker_pods},
-                        std::int64_t{1}))
-    return e;
-  if (auto e = at_least("--workers-per-pod", wide(cfg.workers_per_pod),
-                        std::int64_t{1}))
-    return e;
+  if (auto ok
+      = at_least("--workers-max", wide(cfg.workers_max), std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--record-processors", wide(cfg.record_processors),
+                         std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--io-threads", wide(cfg.io_threads), std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--scheduler-threads", wide(cfg.scheduler_threads),
+                         std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--worker-pods", std::int64_t{cfg.worker_pods},
+                         std::int64_t{1});
+      !ok)
+    return ok;
+  if (auto ok = at_least("--workers-per-pod", wide(cfg.workers_per_pod),
+                         std::int64_t{1});
+      !ok)
+    return ok;
   auto pods = cfg.worker_pods;
   if (cfg.workers_max && *cfg.workers_max % pods != 0)
-    return fail("--workers-max",
-                "is a total split evenly over --worker-pods " + show(pods)
-                    + "; " + show(*cfg.workers_max)
-                    + " does not divide; use a multiple of " + show(pods));
+    return conflict("--workers-max",
+                    "is a total split evenly over --worker-pods " + show(pods)
+                        + "; " + show(*cfg.workers_max)
+                        + " does not divide; use a multiple of " + show(pods));
   if (cfg.workers_max && cfg.workers_per_pod
       && std::int64_t{*cfg.workers_per_pod} * pods != *cfg.workers_max)
-    return fail("--workers-per-pod",
-                show(*cfg.workers_per_pod) + " × --worker-pods " + show(pods)
-                    + " ≠ --workers-max " + show(*cfg.workers_max)
-                    + "; give only one of --workers-max/--workers-per-pod or "
-                      "make them agree");
+    return conflict(
+        "--workers-per-pod",
+        show(*cfg.workers_per_pod) + " × --worker-pods " + show(pods)
+            + " ≠ --workers-max " + show(*cfg.workers_max)
+            + "; give only one of --workers-max/--workers-per-pod or "
+              "make them agree");
   if (cfg.record_processors && *cfg.record_processors % pods != 0)
-    return fail("--record-processors",
-                "is a total split evenly over --worker-pods " + show(pods)
-                    + "; " + show(*cfg.record_processors)
-                    + " does not divide; use a multiple of " + show(pods));
-  return std::nullopt;
+    return conflict("--record-processors",
+                    "is a total split evenly over --worker-pods " + show(pods)
+                        + "; " + show(*cfg.record_processors)
+                        + " does not divide; use a multiple of " + show(pods));
+  return caf::unit;
 }
 
 // Reads the file once: it must exist, be readable, and hold one JSON object
 // per non-empty line. Returns the type guessed from the first record.
-expected<custom_dataset_type>
+caf::expected<custom_dataset_type>
 check_input_file(const std::string& path,
                  std::optional<custom_dataset_type> declared) {
   constexpr std::string_view flag = "--input-file";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    return fail(std::string{flag},
-                "'" + path + "' does not exist or is not a regular file");
+    return unreadable(flag,
+                      "'" + path + "' does not exist or is not a regular file");
   std::ifstream in{path};
   if (!in)
-    return fail(std::string{flag}, "'" + path
-                                       + "' cannot be read; check "
-                                         "its permissions");
+    return unreadable(flag, "'" + path
+                                + "' cannot be read; check "
+                                  "its permissions");
   std::optional<custom_dataset_type> type = declared;
   std::string line;
   std::size_t line_no = 0;
@@ -958,7 +1018,7 @@ void derive(profile_config& cfg, unsigned cores) {
 }
 
 // Moves the raw --header/--extra-inputs/--goodput text into parsed fields.
-std::optional<config_error> consume_cli_text(profile_config& cfg) {
+caf::expected<void> consume_cli_text(profile_config& cfg) {
   for (const auto& text : cfg.cli.headers) {
     auto parsed = parse_headers(text);
     if (!parsed)
@@ -990,24 +1050,24 @@ std::optional<config_error> consume_cli_text(profile_config& cfg) {
     cfg.goodput = std::move(*parsed);
   }
   cfg.cli = {};
-  return std::nullopt;
+  return caf::unit;
 }
 
 } // namespace
 
-std::optional<config_error> validate(const profile_config& cfg) {
-  if (auto e = validate_endpoint(cfg))
-    return e;
-  if (auto e = validate_input(cfg))
-    return e;
-  if (auto e = validate_load(cfg))
-    return e;
+caf::expected<void> validate(const profile_config& cfg) {
+  if (auto ok = validate_endpoint(cfg); !ok)
+    return ok;
+  if (auto ok = validate_input(cfg); !ok)
+    return ok;
+  if (auto ok = validate_load(cfg); !ok)
+    return ok;
   return validate_runtime(cfg);
 }
 
-std::optional<config_error> finalize(profile_config& cfg, unsigned cores) {
-  if (auto e = consume_cli_text(cfg))
-    return e;
+caf::expected<void> finalize(profile_config& cfg, unsigned cores) {
+  if (auto ok = consume_cli_text(cfg); !ok)
+    return ok;
   // The file decides the dataset type, which validation depends on.
   if (cfg.input_file && !cfg.input_file->empty()) {
     auto type = check_input_file(*cfg.input_file, cfg.custom_dataset_type);
@@ -1016,14 +1076,15 @@ std::optional<config_error> finalize(profile_config& cfg, unsigned cores) {
     cfg.custom_dataset_type = *type;
   }
   // Ranges before derivation, so derive() never computes from nonsense.
-  if (auto e = validate(cfg))
-    return e;
+  if (auto ok = validate(cfg); !ok)
+    return ok;
   if (cfg.ca_file) {
     std::ifstream in{*cfg.ca_file};
     std::error_code ec;
     if (!in || !std::filesystem::is_regular_file(*cfg.ca_file, ec))
-      return fail("--ca-file",
-                  "'" + *cfg.ca_file + "' does not exist or cannot be read");
+      return unreadable("--ca-file",
+                        "'" + *cfg.ca_file
+                            + "' does not exist or cannot be read");
   }
   derive(cfg, std::max(1u, cores));
   // Derived values can create conflicts (e.g. embeddings turned streaming

@@ -11,7 +11,7 @@
 // "not used"; each field's comment says which.
 #pragma once
 
-#include "runtime/result/result.hpp"
+#include "proto/error.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -26,24 +26,35 @@ namespace aiperf::config {
 
 // -- errors -------------------------------------------------------------------
 
-/// A configuration problem, tied to the flag the user has to change.
-struct config_error {
-  /// The flag as the user types it ("--concurrency"), or a JSON path for
-  /// problems found while reading a serialized config.
-  std::string flag;
-  /// What is wrong and how to fix it ("must be ≥ 1 (got 0)").
-  std::string message;
-
-  bool operator==(const config_error&) const = default;
+/// Why a configuration was refused. The error's message is the line the CLI
+/// prints after "error: ", the flag the user has to change followed by what
+/// is wrong and how to fix it ("--concurrency: must be ≥ 1 (got 0)"); the
+/// flag (or, for a serialized config, the JSON path) follows as a string
+/// payload, read with error_flag().
+enum class errc : std::uint8_t {
+  invalid = 1, // a flag's value or a JSON field is malformed or out of range
+  missing,     // a required flag is absent
+  conflict,    // flags that exclude or need each other, or do not add up
+  unreadable,  // a file a flag names is missing or cannot be read
 };
 
-/// Returns the line the CLI prints: `error: --concurrency: must be ≥ 1 (got
-/// 0)`.
-[[nodiscard]] std::string format_error(const config_error& err);
+[[nodiscard]] const char* to_string(errc x) noexcept;
 
-/// A value or the config_error explaining why there is none (config/ must
-/// not depend on CAF's error registry).
-template <class T> using expected = result<T, config_error>;
+} // namespace aiperf::config
+
+AIPERF_ERROR_ENUM(aiperf::config::errc, "config")
+
+namespace aiperf::config {
+
+/// Makes the error of `code` for `flag`: message "<flag>: <message>" (just
+/// `message` when `flag` is empty), then `flag` as a string payload.
+[[nodiscard]] caf::error flag_error(errc code, std::string_view flag,
+                                    std::string_view message);
+
+/// The flag or JSON path `err` names ("--concurrency",
+/// "input_config.loadgen.concurrency"), or "" when it names none. The view
+/// lives as long as `err` is not modified.
+[[nodiscard]] std::string_view error_flag(const caf::error& err);
 
 // -- enumerations -------------------------------------------------------------
 
@@ -329,34 +340,34 @@ struct profile_config {
 /// problem found; on error `cfg` may be partly derived and must not be used.
 /// `cores` feeds the worker/thread defaults (a parameter so tests can pin it).
 /// Idempotent: finalizing a finalized config changes nothing.
-[[nodiscard]] std::optional<config_error>
-finalize(profile_config& cfg, unsigned cores = detected_cores());
+[[nodiscard]] caf::expected<void> finalize(profile_config& cfg,
+                                           unsigned cores = detected_cores());
 
 /// Checks ranges and combinations without touching the file system (used by
 /// finalize() and from_json()). Unset derived fields are accepted.
-[[nodiscard]] std::optional<config_error> validate(const profile_config& cfg);
+[[nodiscard]] caf::expected<void> validate(const profile_config& cfg);
 
 // -- parsers for flag values --------------------------------------------------
 
 /// Parses `Name:Value` (whitespace around Value trimmed) or a JSON object of
 /// string values into headers; errors name `-H/--header`.
-[[nodiscard]] expected<std::vector<http_header>>
+[[nodiscard]] caf::expected<std::vector<http_header>>
 parse_headers(std::string_view text);
 
 /// Parses `key:value` (value kept as JSON when it is valid JSON — numbers,
 /// true/false/null, objects, arrays, quoted strings — else as a string) or a
 /// JSON object; errors name `--extra-inputs`.
-[[nodiscard]] expected<std::vector<extra_input>>
+[[nodiscard]] caf::expected<std::vector<extra_input>>
 parse_extra_inputs(std::string_view text);
 
 /// Parses whitespace-separated `tag:value` pairs; checks tags and values but
 /// not applicability (see validate()). Errors name `--goodput`.
-[[nodiscard]] expected<std::vector<goodput_slo>>
+[[nodiscard]] caf::expected<std::vector<goodput_slo>>
 parse_goodput(std::string_view text);
 
 /// Parses `[http[s]://]host[:port][/path]`; a missing scheme means http and
 /// a missing port the scheme's default. Errors name `--url`.
-[[nodiscard]] expected<parsed_url> parse_url(std::string_view text);
+[[nodiscard]] caf::expected<parsed_url> parse_url(std::string_view text);
 
 /// Returns `url` as `scheme://host:port[/path]` (IPv6 hosts in brackets).
 [[nodiscard]] std::string to_string(const parsed_url& url);

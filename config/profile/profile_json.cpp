@@ -222,7 +222,7 @@ public:
     (*this)(section, key, value);
   }
 
-  std::optional<config_error>& error() { return error_; }
+  [[nodiscard]] const caf::error& error() const { return error_; }
 
   // Rejects keys no field claimed: a typo must not silently become a default.
   void check_unknown_keys() {
@@ -275,7 +275,7 @@ private:
 
   bool fail_at(std::string path, std::string message) {
     if (!error_)
-      error_ = config_error{std::move(path), std::move(message)};
+      error_ = flag_error(errc::invalid, path, message);
     return false;
   }
   bool fail(std::string message) { return fail_at(path_, std::move(message)); }
@@ -393,7 +393,7 @@ private:
   const rapidjson::Value& root_;
   std::string path_;
   std::vector<std::string> known_;
-  std::optional<config_error> error_;
+  caf::error error_;
 };
 
 } // namespace
@@ -409,24 +409,24 @@ std::string to_json(const profile_config& cfg, bool redact_secrets) {
   return {buf.GetString(), buf.GetSize()};
 }
 
-expected<profile_config> from_json(std::string_view json) {
+caf::expected<profile_config> from_json(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
   if (doc.HasParseError())
-    return config_error{"input_config",
-                        std::string{"invalid JSON at offset "}
-                            + std::to_string(doc.GetErrorOffset()) + ": "
-                            + rapidjson::GetParseError_En(doc.GetParseError())};
+    return flag_error(errc::invalid, "input_config",
+                      std::string{"invalid JSON at offset "}
+                          + std::to_string(doc.GetErrorOffset()) + ": "
+                          + rapidjson::GetParseError_En(doc.GetParseError()));
   if (!doc.IsObject())
-    return config_error{"input_config", "must be a JSON object"};
+    return flag_error(errc::invalid, "input_config", "must be a JSON object");
   profile_config cfg;
   field_reader reader{doc};
   visit_fields(cfg, reader);
   reader.check_unknown_keys();
-  if (auto& err = reader.error())
-    return *err;
-  if (auto err = validate(cfg))
-    return *err;
+  if (const auto& err = reader.error())
+    return err;
+  if (auto valid = validate(cfg); !valid)
+    return valid.error();
   return cfg;
 }
 

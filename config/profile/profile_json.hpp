@@ -31,6 +31,7 @@ inline constexpr std::string_view redacted = "<redacted>";
 /// types are errors naming the JSON path (`input_config.loadgen.concurrency`).
 /// The result is checked with validate(), but not finalized (no file access:
 /// the input file may live on another machine).
-[[nodiscard]] expected<profile_config> from_json(std::string_view json);
+[[nodiscard]] caf::expected<profile_config>
+from_json(std::string_view json);
 
 } // namespace aiperf::config

@@ -16,7 +16,7 @@ namespace {
 profile_config parse_ok(const std::vector<std::string>& args,
                         unsigned cores = 8) {
   auto cfg = parse(args, cores);
-  EXPECT_TRUE(cfg.has_value()) << (cfg ? "" : format_error(cfg.error()));
+  EXPECT_TRUE(cfg) << (cfg ? "" : aiperf::error_message(cfg.error()));
   return cfg ? *cfg : profile_config{};
 }
 
@@ -187,7 +187,7 @@ TEST(profile_defaults, finalize_is_idempotent) {
                        "--goodput", "time_to_first_token:100", "--worker-pods",
                        "2"});
   auto again = cfg;
-  ASSERT_FALSE(finalize(again, 8));
+  ASSERT_TRUE(finalize(again, 8));
   EXPECT_EQ(again, cfg);
 }
 
@@ -326,7 +326,7 @@ TEST(profile_aliases, endpoint_flags) {
 
 TEST(profile_goodput, parses_space_separated_pairs) {
   auto slos = parse_goodput("request_latency:250 inter_token_latency:10.5");
-  ASSERT_TRUE(slos) << slos.error().message;
+  ASSERT_TRUE(slos) << aiperf::error_message(slos.error());
   ASSERT_EQ(slos->size(), 2u);
   EXPECT_EQ((*slos)[0], (goodput_slo{"request_latency", 250.0}));
   EXPECT_EQ((*slos)[1], (goodput_slo{"inter_token_latency", 10.5}));
@@ -453,11 +453,27 @@ TEST(profile_run_name, python_float_spelling) {
   EXPECT_EQ(python_float(1e-5), "1e-05");
 }
 
-TEST(profile_errors, format_error_prints_flag_and_message) {
+TEST(profile_errors, message_is_the_flag_and_what_is_wrong) {
   auto cfg = parse({"-m", "m", "--concurrency", "0"});
   ASSERT_FALSE(cfg);
-  EXPECT_EQ(format_error(cfg.error()),
+  EXPECT_EQ("error: " + aiperf::error_message(cfg.error()),
             "error: --concurrency: must be ≥ 1 (got 0)");
+  EXPECT_EQ(error_flag(cfg.error()), "--concurrency");
+  EXPECT_TRUE(aiperf::is_error(cfg.error(), errc::invalid));
+}
+
+TEST(profile_errors, codes_tell_missing_conflicting_and_unreadable_apart) {
+  auto none = parse({});
+  ASSERT_FALSE(none);
+  EXPECT_TRUE(aiperf::is_error(none.error(), errc::missing));
+  auto both = parse({"-m", "m", "--request-count", "5", "--benchmark-duration",
+                     "3"});
+  ASSERT_FALSE(both);
+  EXPECT_TRUE(aiperf::is_error(both.error(), errc::conflict));
+  auto file = parse({"-m", "m", "--input-file", "/nonexistent/in.jsonl"});
+  ASSERT_FALSE(file);
+  EXPECT_TRUE(aiperf::is_error(file.error(), errc::unreadable));
+  EXPECT_EQ(error_flag(file.error()), "--input-file");
 }
 
 // -- validation errors: one case per check ------------------------------------
@@ -486,11 +502,11 @@ TEST_P(profile_validation, names_the_flag) {
   }
   auto cfg = parse(args);
   ASSERT_FALSE(cfg) << "expected an error for " << c.name;
-  EXPECT_NE(cfg.error().flag.find(c.flag), std::string::npos)
-      << format_error(cfg.error());
-  EXPECT_NE(format_error(cfg.error()).find(c.flag), std::string::npos);
-  EXPECT_NE(cfg.error().message.find(c.message_part), std::string::npos)
-      << format_error(cfg.error());
+  auto message = aiperf::error_message(cfg.error());
+  EXPECT_NE(error_flag(cfg.error()).find(c.flag), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(c.flag), std::string::npos);
+  EXPECT_NE(message.find(c.message_part), std::string::npos) << message;
 }
 
 const std::string trace_line = "{\"timestamp\":0,\"input_length\":5}\n";

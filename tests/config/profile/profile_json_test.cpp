@@ -107,7 +107,7 @@ profile_config full_config() {
                     "high",
                     "--insecure"},
                    8);
-  EXPECT_TRUE(cfg) << format_error(cfg.error());
+  EXPECT_TRUE(cfg) << aiperf::error_message(cfg.error());
   return cfg ? *cfg : profile_config{};
 }
 
@@ -117,7 +117,7 @@ TEST(profile_json, round_trips_a_full_config_exactly) {
   auto cfg = full_config();
   auto json = to_json(cfg, false);
   auto back = from_json(json);
-  ASSERT_TRUE(back) << format_error(back.error());
+  ASSERT_TRUE(back) << aiperf::error_message(back.error());
   EXPECT_EQ(*back, cfg);
   EXPECT_EQ(to_json(*back, false), json);
 }
@@ -126,15 +126,15 @@ TEST(profile_json, round_trips_defaults_and_fixed_schedule) {
   auto plain = parse({"-m", "m"});
   ASSERT_TRUE(plain);
   auto back = from_json(to_json(*plain, false));
-  ASSERT_TRUE(back) << format_error(back.error());
+  ASSERT_TRUE(back) << aiperf::error_message(back.error());
   EXPECT_EQ(*back, *plain);
   temp_file trace{"json_trace.jsonl", "{\"timestamp\":0,\"input_length\":1}\n"};
   auto fixed = parse({"-m", "m", "--input-file", trace.path(),
                       "--fixed-schedule-start-offset", "0",
                       "--fixed-schedule-end-offset", "1000"});
-  ASSERT_TRUE(fixed) << format_error(fixed.error());
+  ASSERT_TRUE(fixed) << aiperf::error_message(fixed.error());
   auto fixed_back = from_json(to_json(*fixed, false));
-  ASSERT_TRUE(fixed_back) << format_error(fixed_back.error());
+  ASSERT_TRUE(fixed_back) << aiperf::error_message(fixed_back.error());
   EXPECT_EQ(*fixed_back, *fixed);
 }
 
@@ -166,7 +166,7 @@ TEST(profile_json, redaction_hides_api_key_and_header_values) {
   EXPECT_EQ(hidden.find("sk-secret"), std::string::npos);
   EXPECT_EQ(hidden.find("tok-secret"), std::string::npos);
   auto back = from_json(hidden);
-  ASSERT_TRUE(back) << format_error(back.error());
+  ASSERT_TRUE(back) << aiperf::error_message(back.error());
   EXPECT_EQ(back->api_key, std::string{redacted});
   ASSERT_EQ(back->headers.size(), 1u);
   EXPECT_EQ(back->headers[0].name, "X-Token");
@@ -180,38 +180,40 @@ TEST(profile_json, redaction_hides_api_key_and_header_values) {
 TEST(profile_json, rejects_invalid_json) {
   auto r = from_json("{\"endpoint\": ");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().flag, "input_config");
-  EXPECT_NE(r.error().message.find("invalid JSON"), std::string::npos);
+  EXPECT_EQ(error_flag(r.error()), "input_config");
+  EXPECT_NE(aiperf::error_message(r.error()).find("invalid JSON"),
+            std::string::npos);
 }
 
 TEST(profile_json, rejects_unknown_keys_by_path) {
   auto r = from_json(
       R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrenzy": 3}})");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().flag, "input_config.loadgen.concurrenzy");
+  EXPECT_EQ(error_flag(r.error()), "input_config.loadgen.concurrenzy");
   auto s = from_json(R"({"endpoint": {"model_names": ["m"]}, "extra": {}})");
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().flag, "input_config.extra");
+  EXPECT_EQ(error_flag(s.error()), "input_config.extra");
 }
 
 TEST(profile_json, rejects_wrong_types_by_path) {
   auto r = from_json(
       R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": "8"}})");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().flag, "input_config.loadgen.concurrency");
-  EXPECT_NE(r.error().message.find("integer"), std::string::npos);
+  EXPECT_EQ(error_flag(r.error()), "input_config.loadgen.concurrency");
+  EXPECT_NE(aiperf::error_message(r.error()).find("integer"),
+            std::string::npos);
   auto e = from_json(
       R"({"endpoint": {"model_names": ["m"], "endpoint_type": "rerank"}})");
   ASSERT_FALSE(e);
-  EXPECT_EQ(e.error().flag, "input_config.endpoint.endpoint_type");
+  EXPECT_EQ(error_flag(e.error()), "input_config.endpoint.endpoint_type");
 }
 
 TEST(profile_json, validates_what_it_reads) {
   auto r = from_json(
       R"({"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": 0}})");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().flag, "--concurrency");
+  EXPECT_EQ(error_flag(r.error()), "--concurrency");
   auto missing = from_json("{}");
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().flag, "--model");
+  EXPECT_EQ(error_flag(missing.error()), "--model");
 }

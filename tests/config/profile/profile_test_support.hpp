@@ -17,8 +17,8 @@ namespace aiperf::config::testing {
 
 /// Parses `args` (without the program name) and finalizes with `cores`.
 /// CLI11 parse errors propagate as exceptions.
-inline expected<profile_config> parse(const std::vector<std::string>& args,
-                                      unsigned cores = 8) {
+inline caf::expected<profile_config>
+parse(const std::vector<std::string>& args, unsigned cores = 8) {
   CLI::App app{"profile"};
   profile_config cfg;
   add_profile_options(app, cfg);
@@ -26,8 +26,8 @@ inline expected<profile_config> parse(const std::vector<std::string>& args,
   for (const auto& a : args)
     argv.push_back(a.c_str());
   app.parse(static_cast<int>(argv.size()), argv.data());
-  if (auto err = finalize(cfg, cores))
-    return *err;
+  if (auto done = finalize(cfg, cores); !done)
+    return done.error();
   return cfg;
 }
 
