@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <span>
@@ -26,10 +28,13 @@ struct fixed_text {
   std::size_t size = 0;
 
   explicit fixed_text(std::string_view text) : size(text.size()) {
-    if (text.size() > capacity) // a registry tag or unit grew: fix capacity
-      throw std::logic_error("jsonl: fixed text longer than "
-                             + std::to_string(capacity) + " bytes: "
-                             + std::string{text});
+    // A metric tag or unit of the registry grew past the block: a bug that
+    // every records-level export would hit, so it stops at once.
+    if (text.size() > capacity) {
+      std::fprintf(stderr, "internal error: jsonl text longer than %zu bytes: %.*s\n", capacity,
+                   static_cast<int>(text.size()), text.data());
+      std::abort();
+    }
     std::memcpy(bytes.data(), text.data(), text.size());
   }
 };
