@@ -1,4 +1,5 @@
 #include "actors/benchmark/timing_manager/timing_manager.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include "actors/benchmark/timing/rate_schedule.hpp"
 #include "runtime/log/log.hpp"
@@ -612,15 +613,15 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
     [=](configure_atom, timing_config& cfg,
         std::vector<credit_sink_actor>& workers) -> caf::result<caf::ok_atom> {
       if (workers.empty())
-        return caf::make_error(caf::sec::invalid_argument,
-                               "timing_manager: no workers");
+        return make_error(benchmark::errc::invalid_config,
+                          "timing_manager: no workers");
       if (auto valid = validate(cfg); !valid)
-        return caf::make_error(caf::sec::invalid_argument,
-                               error_message(valid.error()));
+        return make_error(benchmark::errc::invalid_config,
+                          error_message(valid.error()));
       auto& st = self->state;
       if (st.running)
-        return caf::make_error(caf::sec::invalid_argument,
-                               "timing_manager: configure while running");
+        return make_error(benchmark::errc::bad_request,
+                          "timing_manager: configure while running");
       st.cfg = std::move(cfg);
       st.fixed_order.clear();
       if (st.cfg.mode == timing_mode::fixed_schedule) {
@@ -645,8 +646,8 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
     [=](start_atom) -> caf::result<std::vector<phase_stats>> {
       auto& st = self->state;
       if (st.workers.empty() || st.running)
-        return caf::make_error(caf::sec::invalid_argument,
-                               "timing_manager: start before configure");
+        return make_error(benchmark::errc::bad_request,
+                          "timing_manager: start before configure");
       st.start_promise = self->make_response_promise<std::vector<phase_stats>>();
       st.running = true;
       if (st.cfg.warmup_request_count > 0)
