@@ -101,9 +101,10 @@ dataset_manager_impl(dataset_manager_actor::pointer, dataset_config cfg) {
       auto logger = log::get("dataset_manager");
       auto built = build(cfg);
       if (!built) {
-        auto msg = error_message(built.error());
-        logger->error("{}", msg);
-        return caf::make_error(caf::sec::invalid_argument, std::move(msg));
+        // The dataset::errc or timing::errc of the input as it is: the
+        // controller prints its message and exits 2.
+        logger->error("{}", error_message(built.error()));
+        return std::move(built.error());
       }
       auto& ready = *built;
       logger->debug("dataset ready: {} conversations",

@@ -68,8 +68,10 @@ namespace aiperf::dataset_manager {
 
 /// dataset_manager protocol:
 /// - `(proto::configure_atom)` from the system_controller: builds the
-///   dataset and writes inputs.json; replies `dataset_ready`, or an error
-///   (`caf::sec::invalid_argument`) whose context is the message to print.
+///   dataset and writes inputs.json; replies `dataset_ready`, or the
+///   dataset::errc / timing::errc of the bad input (its message names the
+///   flag, file or line). The controller waits `service_timeouts::dataset`;
+///   past it the run fails naming this service.
 using dataset_manager_actor = caf::typed_actor<
   caf::replies_to<proto::configure_atom>::with<dataset_ready>>;
 
