@@ -148,6 +148,27 @@ std::string_view response_head::find(std::string_view name) const noexcept {
   return {};
 }
 
+namespace {
+
+/// The response's Content-Encoding when it is not identity ("" if none):
+/// the client asks for identity and does not decode bodies.
+std::string unsupported_encoding(std::span<const header_view> fields) {
+  for (auto& f : fields)
+    if (iequals(f.name, "content-encoding") && !f.value.empty()
+        && !iequals(f.value, "identity"))
+      return std::string{f.value};
+  return {};
+}
+
+std::string encoding_message(const std::string& encoding, const endpoint& ep) {
+  return "the response from " + describe(ep) + " is encoded with '" + encoding
+         + "' (Content-Encoding), which the client does not decode; it sent "
+           "Accept-Encoding: identity: configure the server (or a proxy in "
+           "front of it) not to compress responses";
+}
+
+} // namespace
+
 // -- internals ----------------------------------------------------------------
 
 struct pending_request {
@@ -220,10 +241,22 @@ private:
       fields_[count_++] = header_view{{name_str.data(), name_str.size()}, v};
   }
 
-  void on_header_impl(error_code&) override {
+  void on_header_impl(error_code& ec) override {
     head_.fields = std::span<const header_view>{fields_.data(), count_};
+    encoding = unsupported_encoding(head_.fields);
+    if (!encoding.empty()) {
+      ec = bhttp::error::bad_field;
+      return;
+    }
     sink->on_headers(head_, ts);
   }
+
+public:
+  /// A Content-Encoding the client cannot read ("" when none): the head
+  /// then failed with bad_field and reached no sink.
+  std::string encoding;
+
+private:
 
   void on_body_init_impl(const boost::optional<std::uint64_t>&,
                          error_code&) override {
@@ -269,10 +302,12 @@ struct field_flags {
   bool host = false;
   bool agent = false;
   bool length = false;
+  bool encoding = false;
   void note(std::string_view k) noexcept {
     host = host || iequals(k, "host");
     agent = agent || iequals(k, "user-agent");
     length = length || iequals(k, "content-length");
+    encoding = encoding || iequals(k, "accept-encoding");
   }
 };
 
@@ -723,6 +758,9 @@ private:
     }
     if (!seen.agent && !owner_.opts_.user_agent.empty())
       head_.append("User-Agent: ").append(owner_.opts_.user_agent).append("\r\n");
+    // Bodies are parsed as sent (SSE, JSON): ask for them uncompressed.
+    if (!seen.encoding)
+      head_ += "Accept-Encoding: identity\r\n";
     if (!seen.length
         && (!r.body.empty() || r.method == "POST" || r.method == "PUT"
             || r.method == "PATCH")) {
@@ -740,6 +778,8 @@ private:
     if (cur_.req->method == "HEAD")
       parser_->skip(true);
     fresh_ = cur_.req->method != "HEAD";
+    interim_ = true;
+    write_error_ = {};
     fast_ = false;
     fast_left_ = 0;
     drop_buffer();
@@ -751,6 +791,14 @@ private:
       if (seq != self->seq_)
         return;
       if (ec) {
+        // The server may have answered early and closed (413 Payload Too
+        // Large, 401): read that answer before reporting the reset.
+        if (ec == asio::error::broken_pipe
+            || ec == asio::error::connection_reset) {
+          self->write_error_ = ec;
+          self->read();
+          return;
+        }
         self->on_io_error(ec, "writing the request");
         return;
       }
@@ -914,12 +962,28 @@ private:
           return;
         }
       }
+      if (write_error_ && !got_bytes_) {
+        on_io_error(write_error_, "writing the request");
+        return;
+      }
       on_io_error(ec, "reading the response");
       return;
     }
     got_bytes_ = true;
     end_ += n;
     parser_->ts = ts;
+    if (interim_) {
+      switch (skip_interim()) {
+        case interim_step::final_response:
+          break;
+        case interim_step::need_more:
+          give_back_buffer();
+          read();
+          return;
+        case interim_step::failed:
+          return;
+      }
+    }
     if (fresh_) {
       // The first read of a response: try the fast head path (fast_head.hpp)
       // once; any other shape, or a head split across reads, goes to Beast.
@@ -933,6 +997,12 @@ private:
         head.status = h->status;
         head.content_type = h->content_type;
         head.fields = {owner_.head_fields_.data(), h->field_count};
+        if (auto enc = unsupported_encoding(head.fields); !enc.empty()) {
+          finish(make_error(error_category::protocol, 0,
+                            encoding_message(enc, pool_.ep)),
+                 ts);
+          return;
+        }
         cur_.sink->on_headers(head, ts);
         if (!busy_)
           return; // the sink finished the request
@@ -952,7 +1022,7 @@ private:
       }
       if (fast_left_ == 0) {
         // Leftover bytes would be pipelining: drop the connection (as below).
-        finish({}, ts, begin_ == end_);
+        finish({}, ts, begin_ == end_ && !write_error_);
         return;
       }
       give_back_buffer();
@@ -969,6 +1039,12 @@ private:
       if (pec == bhttp::error::need_more)
         break;
       if (pec) {
+        if (!parser_->encoding.empty()) {
+          finish(make_error(error_category::protocol, 0,
+                            encoding_message(parser_->encoding, pool_.ep)),
+                 ts);
+          return;
+        }
         finish(make_error(error_category::protocol, pec.value(),
                           "malformed HTTP response from " + describe(pool_.ep)
                             + ": " + pec.message()),
@@ -979,7 +1055,7 @@ private:
     if (parser_->is_done()) {
       // Leftover bytes would mean pipelining, which we never do: drop the
       // connection rather than misattribute them to the next request.
-      finish({}, ts, parser_->keep_alive() && begin_ == end_);
+      finish({}, ts, parser_->keep_alive() && begin_ == end_ && !write_error_);
       return;
     }
     if (end_ - begin_ == read_buffer_size) {
@@ -1008,10 +1084,53 @@ private:
       owner_.start_on_new_connection(pool_, std::move(p));
       return;
     }
+    std::string hint;
+    if (!pool_.ep.tls && !got_bytes_
+        && (ec == asio::error::eof || ec == asio::error::connection_reset))
+      hint = "; the server closed the connection without a response (if it "
+             "speaks TLS, use https://)";
     finish(make_error(error_category::io, ec.value(),
                       "I/O error " + std::string{what} + " from "
-                        + describe(pool_.ep) + ": " + ec.message()),
+                        + describe(pool_.ep) + ": " + ec.message() + hint),
            now_ns());
+  }
+
+  enum class interim_step { final_response, need_more, failed };
+
+  /// At the start of a response: fails a plain connection answered in TLS,
+  /// and skips 1xx interim responses (100 Continue, 103 Early Hints), which
+  /// precede the final one on the same exchange.
+  interim_step skip_interim() {
+    for (;;) {
+      std::string_view b{buf_.get() + begin_, end_ - begin_};
+      if (b.empty())
+        return interim_step::need_more;
+      if (!pool_.ep.tls && (b[0] == '\x15' || b[0] == '\x16')) {
+        finish(make_error(error_category::protocol, 0,
+                          "the server at " + describe(pool_.ep)
+                            + " speaks TLS: use https://"),
+               now_ns());
+        return interim_step::failed;
+      }
+      // "HTTP/1.x 1": an interim status.
+      constexpr std::string_view prefix = "HTTP/1.";
+      auto k = std::min(b.size(), prefix.size());
+      if (b.substr(0, k) != prefix.substr(0, k))
+        break;
+      if (b.size() < 10)
+        return interim_step::need_more;
+      if (b[8] != ' ' || b[9] != '1')
+        break;
+      auto end = b.find("\r\n\r\n");
+      if (end == std::string_view::npos) {
+        if (b.size() == read_buffer_size)
+          break; // Beast reports the oversized head
+        return interim_step::need_more;
+      }
+      begin_ += end + 4;
+    }
+    interim_ = false;
+    return interim_step::final_response;
   }
 
   client_impl& owner_;
@@ -1047,6 +1166,11 @@ private:
   // The fast head path (fast_head.hpp): not tried yet for this response;
   // taken (then Beast is idle and fast_left_ body bytes remain).
   bool fresh_ = false;
+  // No final response head seen yet (1xx responses are skipped).
+  bool interim_ = false;
+  // Writing the request failed with EPIPE/ECONNRESET: the response (if the
+  // server sent one before closing) is read, and the connection not reused.
+  error_code write_error_;
   bool fast_ = false;
   std::uint64_t fast_left_ = 0;
 };

@@ -315,6 +315,8 @@ TEST_F(client_fixture, request_heads_follow_each_requests_shape) {
       w += host;
     if (!sets("user-agent"))
       w += "User-Agent: aiperf-node\r\n";
+    if (!sets("accept-encoding"))
+      w += "Accept-Encoding: identity\r\n";
     if (!sets("content-length") && (sh.method == "POST" || !sh.body.empty()))
       w += "Content-Length: " + std::to_string(sh.body.size()) + "\r\n";
     want.push_back(w + "\r\n");
@@ -588,6 +590,113 @@ TEST_F(client_fixture, garbage_response_is_a_protocol_error) {
   c.submit(make_request(srv.port()), sink);
   ASSERT_TRUE(sink.wait());
   EXPECT_EQ(sink.err.category, error_category::protocol) << sink.err.message;
+}
+
+// 1xx interim responses (100 Continue, 103 Early Hints) are skipped: the
+// final response is the one reported, even when an interim head is split
+// across writes or several come first.
+TEST_F(client_fixture, interim_1xx_responses_are_skipped) {
+  test_server srv{[](const received_request&) {
+    return scripted_reply{{"HTTP/1.1 100 Continue\r\n\r\n",
+                           "HTTP/1.1 103 Ear", "ly Hints\r\nLink: </a>\r\n\r\n"
+                           + test_server::content_length_response("final")}};
+  }};
+  client c{io.context(0)};
+  for (int i = 0; i < 2; ++i) { // the connection stays reusable
+    recording_sink sink;
+    c.submit(make_request(srv.port()), sink);
+    ASSERT_TRUE(sink.wait());
+    ASSERT_TRUE(sink.err.ok()) << sink.err.message;
+    EXPECT_EQ(sink.status, 200);
+    EXPECT_EQ(sink.body, "final");
+  }
+  EXPECT_EQ(c.connections_opened(), 1u);
+}
+
+// Every request asks for an uncompressed body; a response that is encoded
+// all the same fails naming the encoding (Content-Length and chunked heads
+// take different parsing paths).
+TEST_F(client_fixture, encoded_response_fails_naming_the_encoding) {
+  std::mutex m;
+  std::string seen;
+  test_server srv{[&](const received_request& r) {
+    std::lock_guard<std::mutex> guard{m};
+    seen = r.head;
+    if (r.head.find("POST /chunked") == 0)
+      return scripted_reply{{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                             "Content-Encoding: gzip\r\nTransfer-Encoding: chunked"
+                             "\r\n\r\n3\r\n\x1f\x8b\x08\r\n0\r\n\r\n"}};
+    return scripted_reply{{"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n"
+                           "Content-Length: 3\r\n\r\nabc"}};
+  }};
+  client c{io.context(0)};
+  for (auto [target, encoding] : {std::pair{"/chunked", "'gzip'"},
+                                  std::pair{"/length", "'br'"}}) {
+    recording_sink sink;
+    c.submit(make_request(srv.port(), target), sink);
+    ASSERT_TRUE(sink.wait());
+    EXPECT_EQ(sink.err.category, error_category::protocol) << target;
+    EXPECT_NE(sink.err.message.find(encoding), std::string::npos) << sink.err.message;
+    EXPECT_NE(sink.err.message.find("Content-Encoding"), std::string::npos);
+    std::lock_guard<std::mutex> guard{m};
+    EXPECT_NE(seen.find("Accept-Encoding: identity\r\n"), std::string::npos) << seen;
+  }
+}
+
+// http:// against a TLS port: the server's first byte is a TLS record (an
+// alert, 0x15, or a handshake, 0x16); a server that just closes gets a hint.
+TEST_F(client_fixture, plain_http_to_a_tls_server_says_use_https) {
+  test_server alert{[](const received_request&) {
+    return scripted_reply{{std::string{"\x15\x03\x01\x00\x02\x02\x46", 7}}, true};
+  }};
+  client c{io.context(0)};
+  recording_sink sink;
+  c.submit(make_request(alert.port()), sink);
+  ASSERT_TRUE(sink.wait());
+  EXPECT_FALSE(sink.err.ok());
+  EXPECT_NE(sink.err.message.find("speaks TLS: use https://"), std::string::npos)
+    << sink.err.message;
+  test_server closes{[](const received_request&) {
+    return scripted_reply{{}, true};
+  }};
+  recording_sink closed;
+  c.submit(make_request(closes.port()), closed);
+  ASSERT_TRUE(closed.wait());
+  EXPECT_EQ(closed.err.category, error_category::io);
+  EXPECT_NE(closed.err.message.find("if it speaks TLS, use https://"),
+            std::string::npos)
+    << closed.err.message;
+}
+
+// A server that answers before reading the body (413 Payload Too Large) and
+// closes makes the write fail (EPIPE/ECONNRESET): the answer is reported,
+// not the reset.
+TEST_F(client_fixture, early_answer_to_a_large_body_is_reported_not_the_reset) {
+  boost::asio::io_context acceptor_ctx;
+  boost::asio::ip::tcp::acceptor acceptor{
+    acceptor_ctx, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+  client c{io.context(0)};
+  recording_sink sink;
+  auto r = make_request(acceptor.local_endpoint().port());
+  r.body.assign(32 << 20, 'x');
+  c.submit(std::move(r), sink);
+  auto peer = acceptor.accept();
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\n") == std::string::npos) {
+    boost::system::error_code ec;
+    auto n = peer.read_some(boost::asio::buffer(buf), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    got.append(buf, n);
+  }
+  boost::asio::write(peer, boost::asio::buffer(std::string{
+                             "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n"
+                             "Content-Length: 9\r\n\r\ntoo large"}));
+  peer.close(); // unread body bytes: the kernel resets the connection
+  ASSERT_TRUE(sink.wait());
+  EXPECT_TRUE(sink.err.ok()) << sink.err.message;
+  EXPECT_EQ(sink.status, 413);
+  EXPECT_EQ(sink.body, "too large");
 }
 
 // Verifies 200 concurrent requests over at most 16 connections all complete
