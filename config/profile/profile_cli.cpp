@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <system_error>
 
@@ -15,6 +16,51 @@ CLI::Option* add_optional(CLI::App& cmd, const std::string& names,
                           std::optional<T>& target, const std::string& help) {
   return cmd.add_option_function<T>(
       names, [&target](const T& value) { target = value; }, help);
+}
+
+// CLI11 2.1 parses integers with strtoll: an out-of-range value is clamped
+// silently and a leading 0 means octal. Parse decimal text ourselves, so an
+// overflow is refused naming `flag`.
+template <class T> T parse_integer(const std::string& flag,
+                                   const std::string& text) {
+  T value{};
+  auto [ptr, ec]
+      = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size())
+    throw CLI::ValidationError(
+        flag, "must be an integer in "
+                  + std::to_string(std::numeric_limits<T>::min()) + ".."
+                  + std::to_string(std::numeric_limits<T>::max()) + " (got '"
+                  + text + "')");
+  return value;
+}
+
+template <class T>
+CLI::Option* add_integer(CLI::App& cmd, const std::string& names,
+                         const std::string& flag, T& target,
+                         const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          names,
+          [&target, flag](const std::string& text) {
+            target = parse_integer<T>(flag, text);
+          },
+          help)
+      ->type_name("INT");
+}
+
+template <class T>
+CLI::Option* add_integer(CLI::App& cmd, const std::string& names,
+                         const std::string& flag, std::optional<T>& target,
+                         const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          names,
+          [&target, flag](const std::string& text) {
+            target = parse_integer<T>(flag, text);
+          },
+          help)
+      ->type_name("INT");
 }
 
 // Enum flags reject unknown spellings while parsing, listing the choices.
@@ -106,12 +152,12 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   cmd.add_flag("--fixed-schedule-auto-offset", cfg.fixed_schedule_auto_offset,
                "Shift the schedule so the first timestamp is 0")
       ->group(g);
-  add_optional(cmd, "--fixed-schedule-start-offset",
-               cfg.fixed_schedule_start_offset,
+  add_integer(cmd, "--fixed-schedule-start-offset",
+              "--fixed-schedule-start-offset", cfg.fixed_schedule_start_offset,
                "First timestamp (ms, inclusive) to replay")
       ->group(g);
-  add_optional(cmd, "--fixed-schedule-end-offset",
-               cfg.fixed_schedule_end_offset,
+  add_integer(cmd, "--fixed-schedule-end-offset",
+              "--fixed-schedule-end-offset", cfg.fixed_schedule_end_offset,
                "Last timestamp (ms, inclusive) to replay")
       ->group(g);
   // CLI11 2.1 wraps "-1" into a huge unsigned value; parse the seed ourselves.
@@ -132,19 +178,20 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
          "Seed for synthetic data, sampling and delays")
       ->type_name("UINT")
       ->group(g);
-  cmd.add_option("--num-dataset-entries,--num-prompts", cfg.num_dataset_entries,
+  add_integer(cmd, "--num-dataset-entries,--num-prompts",
+              "--num-dataset-entries", cfg.num_dataset_entries,
                  "Distinct synthetic prompts; default 100")
       ->group(g);
-  cmd.add_option("--isl,--synthetic-input-tokens-mean,"
-                 "--prompt-input-tokens-mean",
-                 cfg.isl_mean, "Mean input tokens per prompt; default 550")
+  add_integer(cmd, "--isl,--synthetic-input-tokens-mean,"
+              "--prompt-input-tokens-mean",
+              "--isl", cfg.isl_mean, "Mean input tokens per prompt; default 550")
       ->group(g);
   cmd.add_option("--isl-stddev,--synthetic-input-tokens-stddev,"
                  "--prompt-input-tokens-stddev",
                  cfg.isl_stddev, "Stddev of input tokens; default 0")
       ->group(g);
-  add_optional(cmd, "--osl,--output-tokens-mean,--prompt-output-tokens-mean",
-               cfg.osl_mean,
+  add_integer(cmd, "--osl,--output-tokens-mean,--prompt-output-tokens-mean",
+              "--osl", cfg.osl_mean,
                "Mean max output tokens (sent as max_completion_tokens); "
                "default unset = server decides")
       ->group(g);
@@ -152,11 +199,11 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                  "--prompt-output-tokens-stddev",
                  cfg.osl_stddev, "Stddev of output tokens; default 0")
       ->group(g);
-  add_optional(cmd, "--conversation-num,--num-conversations,--num-sessions",
-               cfg.conversation_num, "Number of sessions (conversations)")
+  add_integer(cmd, "--conversation-num,--num-conversations,--num-sessions",
+              "--conversation-num", cfg.conversation_num, "Number of sessions (conversations)")
       ->group(g);
-  cmd.add_option("--conversation-turn-mean,--session-turns-mean",
-                 cfg.conversation_turn_mean,
+  add_integer(cmd, "--conversation-turn-mean,--session-turns-mean",
+              "--conversation-turn-mean", cfg.conversation_turn_mean,
                  "Mean turns per session; default 1")
       ->group(g);
   cmd.add_option("--conversation-turn-stddev", cfg.conversation_turn_stddev,
@@ -180,7 +227,7 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
 
   // --- load generator ---
   g = "Load Generator";
-  add_optional(cmd, "--concurrency", cfg.concurrency,
+  add_integer(cmd, "--concurrency", "--concurrency", cfg.concurrency,
                "Max sessions in flight; default 1 when no other stimulus")
       ->group(g);
   add_optional(cmd, "--request-rate", cfg.request_rate,
@@ -195,7 +242,8 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                cfg.arrival_smoothness,
                "Gamma shape for --arrival-pattern gamma (1.0 = Poisson)")
       ->group(g);
-  add_optional(cmd, "--num-requests,--request-count", cfg.request_count,
+  add_integer(cmd, "--num-requests,--request-count", "--request-count",
+              cfg.request_count,
                "Requests to send; default max(10, 2·concurrency), or 10 "
                "with --request-rate alone")
       ->group(g);
@@ -206,17 +254,18 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                "Seconds in-flight requests may finish after the duration "
                "(inf allowed); default 30")
       ->group(g);
-  cmd.add_option("--num-warmup-requests,--warmup-request-count",
-                 cfg.warmup_request_count,
+  add_integer(cmd, "--num-warmup-requests,--warmup-request-count",
+              "--warmup-request-count", cfg.warmup_request_count,
                  "Warmup requests whose results are discarded; default 0")
       ->group(g);
-  add_optional(cmd, "--prefill-concurrency", cfg.prefill_concurrency,
+  add_integer(cmd, "--prefill-concurrency", "--prefill-concurrency",
+              cfg.prefill_concurrency,
                "Max requests awaiting their first token (needs --streaming)")
       ->group(g);
   add_optional(cmd, "--user-centric-rate", cfg.user_centric_rate,
                "Total qps over --num-users users (multi-turn KV-cache mode)")
       ->group(g);
-  add_optional(cmd, "--num-users", cfg.num_users,
+  add_integer(cmd, "--num-users", "--num-users", cfg.num_users,
                "Simulated users for --user-centric-rate")
       ->group(g);
   cmd.add_option("--goodput", cfg.cli.goodput,

@@ -11,8 +11,13 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <system_error>
 #include <thread>
+
+#include <openssl/err.h>
+#include <openssl/x509_vfy.h>
+#include <sys/resource.h>
 
 namespace aiperf::config {
 
@@ -591,6 +596,61 @@ caf::expected<void> non_negative(std::string_view flag, double x) {
   return caf::unit;
 }
 
+// Rates below min_request_rate: the first gap overflows the ns clock.
+caf::expected<void> slowest_rate(std::string_view flag,
+                                 const std::optional<double>& x) {
+  if (x && *x < min_request_rate)
+    return fail(flag, "must be ≥ " + show(min_request_rate)
+                          + " requests/s (one per ~11.6 days; got "
+                          + show(*x) + "); slower rates cannot be timed");
+  return caf::unit;
+}
+
+// Seconds above max_seconds overflow the nanosecond deadlines.
+caf::expected<void> at_most_seconds(std::string_view flag, double x) {
+  if (x > max_seconds)
+    return fail(flag, "must be ≤ " + show(max_seconds)
+                          + " s (~115 days; got " + show(x)
+                          + "); longer times overflow the deadline clock");
+  return caf::unit;
+}
+
+caf::expected<void> at_most_tokens(std::string_view flag,
+                                   const std::optional<std::int64_t>& x) {
+  if (x && *x > max_sequence_tokens)
+    return fail(flag, "must be ≤ " + show(max_sequence_tokens)
+                          + " tokens (got " + show(*x)
+                          + "); every prompt is built in memory");
+  return caf::unit;
+}
+
+caf::expected<void> at_most_requests(std::string_view flag,
+                                     const std::optional<std::int64_t>& x) {
+  if (x && *x > max_planned_requests)
+    return fail(flag, "must be ≤ " + show(max_planned_requests)
+                          + " (got " + show(*x)
+                          + "); every request's record is kept in memory "
+                            "until the export; split the run");
+  return caf::unit;
+}
+
+// rate × duration requests are scheduled; they must fit max_planned_requests.
+caf::expected<void> planned_sends(std::string_view flag,
+                                  const std::optional<double>& rate,
+                                  const std::optional<double>& duration) {
+  if (!rate || !duration)
+    return caf::unit;
+  auto sends = *rate * *duration;
+  if (sends > static_cast<double>(max_planned_requests))
+    return conflict(flag, show(*rate) + " requests/s × --benchmark-duration "
+                              + show(*duration) + " s plans "
+                              + show(sends) + " requests, above the "
+                              + show(max_planned_requests)
+                              + " one run can hold in memory; lower the rate "
+                                "or the duration");
+  return caf::unit;
+}
+
 // Widening so int fields share the int64 helpers.
 std::optional<std::int64_t> wide(const std::optional<int>& x) {
   if (x)
@@ -637,6 +697,10 @@ caf::expected<void> validate_endpoint(const profile_config& cfg) {
   }
   if (auto ok = positive("--request-timeout-seconds",
                          std::optional{cfg.request_timeout_seconds});
+      !ok)
+    return ok;
+  if (auto ok = at_most_seconds("--request-timeout-seconds",
+                                cfg.request_timeout_seconds);
       !ok)
     return ok;
   if (cfg.ca_file && cfg.insecure)
@@ -696,9 +760,13 @@ caf::expected<void> validate_input(const profile_config& cfg) {
     return ok;
   if (auto ok = at_least("--isl", cfg.isl_mean, std::int64_t{1}); !ok)
     return ok;
+  if (auto ok = at_most_tokens("--isl", cfg.isl_mean); !ok)
+    return ok;
   if (auto ok = non_negative("--isl-stddev", cfg.isl_stddev); !ok)
     return ok;
   if (auto ok = at_least("--osl", cfg.osl_mean, std::int64_t{1}); !ok)
+    return ok;
+  if (auto ok = at_most_tokens("--osl", cfg.osl_mean); !ok)
     return ok;
   if (auto ok = non_negative("--osl-stddev", cfg.osl_stddev); !ok)
     return ok;
@@ -742,6 +810,8 @@ caf::expected<void> validate_load(const profile_config& cfg) {
     return ok;
   if (auto ok = positive("--request-rate", cfg.request_rate); !ok)
     return ok;
+  if (auto ok = slowest_rate("--request-rate", cfg.request_rate); !ok)
+    return ok;
   if (auto ok = positive("--arrival-smoothness", cfg.arrival_smoothness); !ok)
     return ok;
   if (cfg.arrival_smoothness && cfg.arrival_pattern != arrival_pattern::gamma)
@@ -751,7 +821,22 @@ caf::expected<void> validate_load(const profile_config& cfg) {
   if (auto ok = at_least("--request-count", cfg.request_count, std::int64_t{1});
       !ok)
     return ok;
+  if (auto ok = at_most_requests("--request-count", cfg.request_count); !ok)
+    return ok;
   if (auto ok = positive("--benchmark-duration", cfg.benchmark_duration); !ok)
+    return ok;
+  if (cfg.benchmark_duration)
+    if (auto ok = at_most_seconds("--benchmark-duration",
+                                  *cfg.benchmark_duration);
+        !ok)
+      return ok;
+  if (auto ok = planned_sends("--request-rate", cfg.request_rate,
+                              cfg.benchmark_duration);
+      !ok)
+    return ok;
+  if (auto ok = planned_sends("--user-centric-rate", cfg.user_centric_rate,
+                              cfg.benchmark_duration);
+      !ok)
     return ok;
   if (cfg.benchmark_grace_period
       && (std::isnan(*cfg.benchmark_grace_period)
@@ -768,6 +853,10 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                          std::int64_t{0});
       !ok)
     return ok;
+  if (auto ok = at_most_requests("--warmup-request-count",
+                                 std::optional{cfg.warmup_request_count});
+      !ok)
+    return ok;
   if (auto ok = at_least("--prefill-concurrency", cfg.prefill_concurrency,
                          std::int64_t{1});
       !ok)
@@ -779,6 +868,9 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                         : "needs --streaming (first tokens are only seen when "
                           "streaming); add --streaming");
   if (auto ok = positive("--user-centric-rate", cfg.user_centric_rate); !ok)
+    return ok;
+  if (auto ok = slowest_rate("--user-centric-rate", cfg.user_centric_rate);
+      !ok)
     return ok;
   if (auto ok = at_least("--num-users", cfg.num_users, std::int64_t{1}); !ok)
     return ok;
@@ -853,6 +945,10 @@ caf::expected<void> validate_runtime(const profile_config& cfg) {
   if (auto ok = at_least("--io-threads", wide(cfg.io_threads), std::int64_t{1});
       !ok)
     return ok;
+  if (cfg.io_threads && *cfg.io_threads > max_io_threads)
+    return fail("--io-threads", "must be ≤ " + show(max_io_threads) + " (got "
+                                    + show(*cfg.io_threads)
+                                    + "); one thread per core is enough");
   if (auto ok = at_least("--scheduler-threads", wide(cfg.scheduler_threads),
                          std::int64_t{1});
       !ok)
@@ -943,6 +1039,16 @@ check_input_file(const std::string& path,
                     where
                         + "\"input_length\" must be a non-negative "
                           "integer");
+      for (const char* field : {"input_length", "output_length"})
+        if (doc.HasMember(field) && doc[field].IsUint64()
+            && doc[field].GetUint64()
+                   > static_cast<std::uint64_t>(max_sequence_tokens))
+          return fail(std::string{flag},
+                      where + "\"" + field + "\" "
+                          + std::to_string(doc[field].GetUint64())
+                          + " is above the " + show(max_sequence_tokens)
+                          + " tokens a prompt may have (each is built in "
+                            "memory); fix or drop the line");
       if (!doc.HasMember("input_length") && !doc.HasMember("text_input")
           && !doc.HasMember("messages"))
         return fail(std::string{flag},
@@ -1065,6 +1171,78 @@ caf::expected<void> validate(const profile_config& cfg) {
   return validate_runtime(cfg);
 }
 
+namespace {
+
+// A PEM bundle OpenSSL can load with at least one certificate, so a bad
+// file stops the run here instead of failing every request.
+caf::expected<void> check_ca_file(const std::string& path) {
+  constexpr std::string_view flag = "--ca-file";
+  std::error_code ec;
+  std::ifstream in{path};
+  if (!in || !std::filesystem::is_regular_file(path, ec))
+    return unreadable(flag, "'" + path + "' does not exist or cannot be read");
+  std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)> store{
+      X509_STORE_new(), &X509_STORE_free};
+  ERR_clear_error();
+  bool loaded = store
+                && X509_STORE_load_locations(store.get(), path.c_str(),
+                                             nullptr)
+                       == 1;
+  std::string reason;
+  if (auto code = ERR_peek_last_error(); code != 0) {
+    std::array<char, 256> buf{};
+    ERR_error_string_n(code, buf.data(), buf.size());
+    reason = std::string{" ("} + buf.data() + ")";
+  }
+  ERR_clear_error();
+  if (!loaded || X509_STORE_get0_objects(store.get()) == nullptr
+      || sk_X509_OBJECT_num(X509_STORE_get0_objects(store.get())) == 0)
+    return fail(flag, "'" + path + "' is not a PEM bundle of CA certificates"
+                          + reason
+                          + "; give a file of '-----BEGIN CERTIFICATE-----' "
+                            "blocks");
+  return caf::unit;
+}
+
+// Each session in flight holds a connection (two with the in-process mock
+// server: its end too). The HTTP client raises the soft limit to the hard
+// one, and the hard one itself only with CAP_SYS_RESOURCE: try that here.
+caf::expected<void> check_open_files(const profile_config& cfg) {
+  if (!cfg.concurrency)
+    return caf::unit;
+  auto pods = static_cast<std::uint64_t>(std::max(1, cfg.worker_pods));
+  auto per_pod = (static_cast<std::uint64_t>(*cfg.concurrency) + pods - 1)
+                 / pods;
+  auto sockets = uses_mock_server(cfg) ? 2 : 1;
+  auto needed = per_pod * sockets + reserved_open_files;
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max == RLIM_INFINITY
+      || needed <= rl.rlim_max)
+    return caf::unit;
+  rlimit up{std::min<rlim_t>(rl.rlim_cur, static_cast<rlim_t>(needed)),
+            static_cast<rlim_t>(needed)};
+  if (::setrlimit(RLIMIT_NOFILE, &up) == 0)
+    return caf::unit;
+  auto hard = static_cast<std::uint64_t>(rl.rlim_max);
+  auto most = hard > reserved_open_files
+                  ? (hard - reserved_open_files) / sockets * pods
+                  : 0;
+  return fail("--concurrency",
+              show(*cfg.concurrency) + " sessions need "
+                  + std::to_string(needed) + " open files"
+                  + (sockets == 2 ? " (the built-in mock server holds the "
+                                    "other end of each connection)"
+                                  : "")
+                  + ", above this process's hard limit of "
+                  + std::to_string(hard) + " minus "
+                  + std::to_string(reserved_open_files)
+                  + " kept free; lower --concurrency to at most "
+                  + std::to_string(most)
+                  + " or raise the limit (ulimit -n, or CAP_SYS_RESOURCE)");
+}
+
+} // namespace
+
 caf::expected<void> finalize(profile_config& cfg, unsigned cores) {
   if (auto ok = consume_cli_text(cfg); !ok)
     return ok;
@@ -1078,15 +1256,20 @@ caf::expected<void> finalize(profile_config& cfg, unsigned cores) {
   // Ranges before derivation, so derive() never computes from nonsense.
   if (auto ok = validate(cfg); !ok)
     return ok;
-  if (cfg.ca_file) {
-    std::ifstream in{*cfg.ca_file};
-    std::error_code ec;
-    if (!in || !std::filesystem::is_regular_file(*cfg.ca_file, ec))
-      return unreadable("--ca-file",
-                        "'" + *cfg.ca_file
-                            + "' does not exist or cannot be read");
-  }
-  derive(cfg, std::max(1u, cores));
+  if (cfg.ca_file)
+    if (auto ok = check_ca_file(*cfg.ca_file); !ok)
+      return ok;
+  cores = std::max(1u, cores);
+  if (cfg.io_threads
+      && static_cast<unsigned>(*cfg.io_threads) > 4 * cores)
+    return fail("--io-threads",
+                "must be ≤ 4 × the " + std::to_string(cores)
+                    + " cores = " + std::to_string(4 * cores) + " (got "
+                    + show(*cfg.io_threads)
+                    + "); more threads only contend for the cores");
+  if (auto ok = check_open_files(cfg); !ok)
+    return ok;
+  derive(cfg, cores);
   // Derived values can create conflicts (e.g. embeddings turned streaming
   // off under --prefill-concurrency), so check once more.
   return validate(cfg);

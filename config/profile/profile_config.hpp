@@ -330,6 +330,29 @@ struct profile_config {
   bool operator==(const profile_config&) const = default;
 };
 
+// -- limits -------------------------------------------------------------------
+// Values no run can satisfy are refused at validation (docs/profile.md,
+// "Limits"), before anything is allocated or started.
+
+/// Lowest `--request-rate`/`--user-centric-rate`: one request per ~11.6 days.
+/// Below it the first gap overflows the nanosecond clock.
+inline constexpr double min_request_rate = 1e-6;
+/// Highest `--request-timeout-seconds` and `--benchmark-duration` (~115
+/// days): nanoseconds from now stay far inside int64.
+inline constexpr double max_seconds = 1e7;
+/// Highest `--isl`/`--osl` and mooncake `input_length`/`output_length`:
+/// every synthetic prompt is built in memory (~6 bytes per token).
+inline constexpr std::int64_t max_sequence_tokens = 1'000'000;
+/// Most requests one run may plan: `--request-count`,
+/// `--warmup-request-count`, and rate × `--benchmark-duration`. Every
+/// request keeps its record and metric values in memory until the export.
+inline constexpr std::int64_t max_planned_requests = 100'000'000;
+/// Most `--io-threads` (also at most 4 per core).
+inline constexpr int max_io_threads = 64;
+/// Open files kept free for everything but connections (logs, exports,
+/// pipes, epoll): `--concurrency` may use the hard RLIMIT_NOFILE minus this.
+inline constexpr std::uint64_t reserved_open_files = 256;
+
 // -- derivation and validation ------------------------------------------------
 
 /// Returns the number of hardware threads (at least 1).

@@ -3,7 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +17,32 @@ using aiperf::config::testing::parse;
 using aiperf::config::testing::temp_file;
 
 namespace {
+
+// A self-signed CA certificate as PEM text, made fresh for the test.
+std::string self_signed_pem() {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key{
+      EVP_EC_gen("P-256"), &EVP_PKEY_free};
+  std::unique_ptr<X509, decltype(&X509_free)> cert{X509_new(), &X509_free};
+  if (!key || !cert)
+    return {};
+  X509_set_version(cert.get(), 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), 0);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 3600);
+  X509_set_pubkey(cert.get(), key.get());
+  auto* name = X509_get_subject_name(cert.get());
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("test-ca"),
+                             -1, -1, 0);
+  X509_set_issuer_name(cert.get(), name);
+  X509_sign(cert.get(), key.get(), EVP_sha256());
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio{BIO_new(BIO_s_mem()),
+                                                &BIO_free};
+  PEM_write_bio_X509(bio.get(), cert.get());
+  char* data = nullptr;
+  auto size = BIO_get_mem_data(bio.get(), &data);
+  return {data, static_cast<std::size_t>(size)};
+}
 
 profile_config parse_ok(const std::vector<std::string>& args,
                         unsigned cores = 8) {
@@ -840,7 +871,75 @@ INSTANTIATE_TEST_SUITE_P(
             "record_processors_not_divisible",
             {"-m", "m", "--worker-pods", "2", "--record-processors", "3"},
             "--record-processors",
-            "multiple of 2"}),
+            "multiple of 2"},
+        // Limits: values no run can satisfy (docs/profile.md, "Limits").
+        error_case{"rate_too_slow",
+                   {"-m", "m", "--request-rate", "1e-300"},
+                   "--request-rate",
+                   "≥ 1e-06 requests/s"},
+        error_case{"user_centric_rate_too_slow",
+                   {"-m", "m", "--user-centric-rate", "1e-300", "--num-users",
+                    "2", "--conversation-turn-mean", "2"},
+                   "--user-centric-rate",
+                   "≥ 1e-06 requests/s"},
+        error_case{"timeout_too_long",
+                   {"-m", "m", "--request-timeout-seconds", "9.3e9"},
+                   "--request-timeout-seconds",
+                   "≤ 10000000.0 s"},
+        error_case{"duration_too_long",
+                   {"-m", "m", "--benchmark-duration", "1e300"},
+                   "--benchmark-duration",
+                   "≤ 10000000.0 s"},
+        error_case{"io_threads_above_max",
+                   {"-m", "m", "--io-threads", "1000"},
+                   "--io-threads",
+                   "≤ 64"},
+        error_case{"io_threads_above_4_per_core",
+                   {"-m", "m", "--io-threads", "33"},
+                   "--io-threads",
+                   "≤ 4 × the 8 cores = 32"},
+        error_case{"request_count_above_max",
+                   {"-m", "m", "--request-count", "100000001"},
+                   "--request-count",
+                   "≤ 100000000"},
+        error_case{"warmup_count_above_max",
+                   {"-m", "m", "--warmup-request-count", "100000001"},
+                   "--warmup-request-count",
+                   "≤ 100000000"},
+        error_case{"rate_times_duration_above_max",
+                   {"-m", "m", "--request-rate", "1e9", "--benchmark-duration",
+                    "3"},
+                   "--request-rate",
+                   "plans 3000000000.0 requests, above the 100000000"},
+        error_case{"concurrency_above_open_files",
+                   {"-m", "m", "--concurrency", "99999999999"},
+                   "--concurrency",
+                   "ulimit -n"},
+        error_case{"isl_above_max",
+                   {"-m", "m", "--isl", "100000000"},
+                   "--isl",
+                   "≤ 1000000 tokens"},
+        error_case{"osl_above_max",
+                   {"-m", "m", "--osl", "1000001"},
+                   "--osl",
+                   "≤ 1000000 tokens"},
+        error_case{"trace_input_length_above_max",
+                   {"-m", "m", "--input-file", "@"},
+                   "--input-file",
+                   "line 2: \"input_length\" 2147483647 is above the 1000000",
+                   trace_line
+                       + "{\"timestamp\":1,\"input_length\":2147483647}\n"},
+        error_case{"trace_output_length_above_max",
+                   {"-m", "m", "--input-file", "@"},
+                   "--input-file",
+                   "line 1: \"output_length\" 1000001 is above",
+                   "{\"timestamp\":0,\"input_length\":5,"
+                   "\"output_length\":1000001}\n"},
+        error_case{"ca_file_not_pem",
+                   {"-m", "m", "--ca-file", "@"},
+                   "--ca-file",
+                   "is not a PEM bundle",
+                   "this is not a certificate\n"}),
     [](const auto& info) { return std::string{info.param.name}; });
 
 // Enum spellings are rejected while parsing, naming the flag and choices.
@@ -875,6 +974,49 @@ INSTANTIATE_TEST_SUITE_P(
                       enum_case{"scheduler_policy", "--scheduler-policy"},
                       enum_case{"io_priority", "--io-priority"}),
     [](const auto& info) { return std::string{info.param.name}; });
+
+// Integers beyond int64 are refused while parsing, naming the flag, instead
+// of being clamped to 2^63 − 1 (CLI11's strtoll).
+TEST(profile_integers, overflow_is_refused_naming_the_flag) {
+  for (const std::string flag :
+       {"--request-count", "--concurrency", "--isl", "--osl",
+        "--num-dataset-entries", "--warmup-request-count", "--conversation-num",
+        "--conversation-turn-mean", "--prefill-concurrency", "--num-users",
+        "--fixed-schedule-start-offset", "--fixed-schedule-end-offset"}) {
+    SCOPED_TRACE(flag);
+    for (const std::string text : {"9223372036854775808", "12x", ""}) {
+      try {
+        (void)parse({"-m", "m", flag, text});
+        ADD_FAILURE() << "expected CLI::ValidationError for '" << text << "'";
+      } catch (const CLI::ValidationError& e) {
+        std::string what = e.what();
+        EXPECT_NE(what.find(flag), std::string::npos) << what;
+        EXPECT_NE(what.find("'" + text + "'"), std::string::npos) << what;
+      }
+    }
+  }
+  auto cfg = parse_ok({"-m", "m", "--request-count", "100000000"});
+  EXPECT_EQ(cfg.request_count, 100000000);
+}
+
+TEST(profile_limits, the_bounds_themselves_are_accepted) {
+  auto cfg = parse_ok({"-m", "m", "--request-rate", "1e-6",
+                       "--request-timeout-seconds", "1e7", "--isl", "1000000",
+                       "--osl", "1000000", "--io-threads", "32"},
+                      8);
+  EXPECT_EQ(cfg.request_rate, 1e-6);
+  EXPECT_EQ(cfg.isl_mean, 1000000);
+  EXPECT_EQ(cfg.io_threads, 32);
+  auto planned = parse_ok({"-m", "m", "--request-rate", "1e6",
+                           "--benchmark-duration", "100"});
+  EXPECT_EQ(planned.benchmark_duration, 100.0);
+}
+
+TEST(profile_limits, a_pem_ca_bundle_is_accepted) {
+  temp_file ca{"ca.pem", self_signed_pem()};
+  auto cfg = parse_ok({"-m", "m", "--ca-file", ca.path()});
+  EXPECT_EQ(cfg.ca_file, ca.path());
+}
 
 // Verifies a negative seed is refused rather than wrapped to 2^64 − 1.
 TEST(profile_random_seed, rejects_negative_and_accepts_max) {
