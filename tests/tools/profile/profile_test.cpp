@@ -636,11 +636,29 @@ TEST_F(profile_test, single_turn_input_file_sends_its_texts_verbatim) {
 // --- 4. injected errors ------------------------------------------------------
 
 TEST_F(profile_test, server_errors_are_error_records_and_exit_zero) {
+  mock_process mock{{"--fast", "--error-rate", "50"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--request-count",
+                    "20"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 20u);
+  int failed = 0;
+  for (auto& rec : recs)
+    failed += error_code(rec) == 500;
+  EXPECT_GT(failed, 0);
+  EXPECT_LT(failed, 20);
+  EXPECT_EQ(summary_avg(summary(), "error_request_count"), failed);
+}
+
+TEST_F(profile_test, no_successful_request_exits_4_naming_the_errors) {
   mock_process mock{{"--fast", "--error-rate", "100"}, tmp_.path()};
   ASSERT_TRUE(mock.ok());
   auto r = profile({"--url", mock.url(), "--streaming", "--request-count",
                     "6"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no request succeeded: 6 of 6 requests failed"));
+  EXPECT_THAT(r.err, HasSubstr("6 x 500"));
   auto recs = jsonl();
   ASSERT_EQ(recs.size(), 6u);
   for (auto& rec : recs)
@@ -654,23 +672,56 @@ TEST_F(profile_test, server_errors_are_error_records_and_exit_zero) {
   EXPECT_EQ(errors[0]["count"].GetInt(), 6);
 }
 
+// Fewer requests than the threshold needs to judge mid-run: judged at the
+// end, every request ran.
 TEST_F(profile_test, failed_request_threshold_exits_4_after_exporting) {
+  mock_process mock{{"--fast", "--error-rate", "50"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--request-count", "8",
+                    "--failed-request-threshold", "10"});
+  EXPECT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("above --failed-request-threshold 10.00%"));
+  EXPECT_EQ(jsonl().size(), 8u);
+  EXPECT_FALSE(summary()["was_cancelled"].GetBool());
+}
+
+TEST_F(profile_test, failed_request_threshold_aborts_the_run_when_crossed) {
   mock_process mock{{"--fast", "--error-rate", "100"}, tmp_.path()};
   ASSERT_TRUE(mock.ok());
-  auto r = profile({"--url", mock.url(), "--request-count", "6",
-                    "--failed-request-threshold", "50"});
+  auto r = profile({"--url", mock.url(), "--request-count", "1000000",
+                    "--concurrency", "2", "--failed-request-threshold", "50"});
   EXPECT_EQ(r.exit_code, 4) << describe(r);
-  EXPECT_THAT(r.err, HasSubstr("--failed-request-threshold"));
-  EXPECT_EQ(jsonl().size(), 6u);
-  EXPECT_EQ(summary_avg(summary(), "error_request_count"), 6);
+  EXPECT_THAT(r.err, HasSubstr("aborted: "));
+  EXPECT_THAT(r.err, HasSubstr("above --failed-request-threshold 50.00%"));
+  auto recs = jsonl().size();
+  EXPECT_GE(recs, 10u);
+  EXPECT_LT(recs, 1000000u);
+  auto s = summary();
+  EXPECT_TRUE(s["was_cancelled"].GetBool());
+  EXPECT_EQ(summary_avg(s, "error_request_count"), static_cast<double>(recs));
 }
 
 TEST_F(profile_test, below_failed_request_threshold_exits_0) {
-  mock_process mock{{"--fast", "--error-rate", "100"}, tmp_.path()};
+  mock_process mock{{"--fast", "--error-rate", "50"}, tmp_.path()};
   ASSERT_TRUE(mock.ok());
-  auto r = profile({"--url", mock.url(), "--request-count", "4",
+  auto r = profile({"--url", mock.url(), "--request-count", "20",
                     "--failed-request-threshold", "100"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST_F(profile_test, url_with_the_endpoint_path_warns_and_exits_4) {
+  mock_process mock{{"--fast"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url() + "/v1", "--request-count", "3"});
+  EXPECT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("requests go to /v1/v1/chat/completions"));
+  EXPECT_THAT(r.err, HasSubstr("pass " + mock.url() + " instead"));
+  EXPECT_THAT(r.err, HasSubstr("no request succeeded"));
+  EXPECT_THAT(r.err, HasSubstr("3 x 404"));
+  auto full = profile({"--url", mock.url() + "/v1/chat/completions",
+                       "--request-count", "1"});
+  EXPECT_THAT(full.err, HasSubstr("requests go to "
+                                  "/v1/chat/completions/v1/chat/completions"));
 }
 
 TEST_F(profile_test, request_timeout_gives_408_records) {
@@ -705,7 +756,8 @@ TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
   ASSERT_TRUE(mock->process().wait());
   auto code = run->wait();
   ASSERT_TRUE(code) << "profile did not finish after the server died";
-  EXPECT_EQ(*code, 0) << run->out() << run->err();
+  EXPECT_EQ(*code, 4) << run->out() << run->err();
+  EXPECT_THAT(run->err(), HasSubstr("no request succeeded"));
   auto recs = jsonl();
   ASSERT_EQ(recs.size(), 6u);
   for (auto& rec : recs) {
@@ -733,6 +785,16 @@ TEST_F(profile_test, closed_port_exits_3_before_starting) {
   EXPECT_TRUE(files_under(artifacts()).empty());
 }
 
+TEST_F(profile_test, unknown_subcommand_is_named_with_the_subcommands) {
+  auto r = run_node({"bogus"}, tmp_.path() / "bogus");
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("unknown subcommand 'bogus'"));
+  EXPECT_THAT(r.err, HasSubstr("profile, mock-server, service"));
+  auto none = run_node({}, tmp_.path() / "none");
+  EXPECT_EQ(none.exit_code, 2) << describe(none);
+  EXPECT_THAT(none.err, HasSubstr("a subcommand is required: profile"));
+}
+
 TEST_F(profile_test, bad_flags_exit_2_with_nothing_started) {
   struct bad_case {
     std::vector<std::string> args;
@@ -744,6 +806,18 @@ TEST_F(profile_test, bad_flags_exit_2_with_nothing_started) {
     out << R"({"text": "hello there"})" "\n"
         << R"({"text": "unterminated")" "\n";
   }
+  auto huge_trace = tmp_.path() / "huge.jsonl";
+  {
+    std::ofstream out{huge_trace};
+    out << R"({"timestamp": 0, "input_length": 2147483647, "output_length": 1})"
+           "\n";
+  }
+  auto garbage_ca = tmp_.path() / "garbage.pem";
+  {
+    std::ofstream out{garbage_ca};
+    out << "-----BEGIN CERTIFICATE-----\nnot base64 at all\n"
+           "-----END CERTIFICATE-----\n";
+  }
   std::vector<bad_case> cases{
     {{"--concurrency", "0"}, "--concurrency"},
     {{"--no-such-flag"}, "--no-such-flag"},
@@ -752,6 +826,18 @@ TEST_F(profile_test, bad_flags_exit_2_with_nothing_started) {
     {{"--input-file", bad_file.string()}, "line 2"},
     {{"--input-file", (tmp_.path() / "missing.jsonl").string()},
      "--input-file"},
+    // Limits (docs/profile.md): refused before anything is allocated.
+    {{"--request-rate", "1e-300"}, "--request-rate: must be ≥ 1e-06"},
+    {{"--request-timeout-seconds", "9.3e9"}, "--request-timeout-seconds"},
+    {{"--io-threads", "1000"}, "--io-threads: must be ≤ 64"},
+    {{"--request-count", "9223372036854775808"}, "--request-count"},
+    {{"--concurrency", "99999999999"}, "ulimit -n"},
+    {{"--concurrency", "2000000"}, "ulimit -n"},
+    {{"--isl", "100000000"}, "--isl: must be ≤ 1000000 tokens"},
+    {{"--request-rate", "1e9", "--benchmark-duration", "3"},
+     "above the 100000000"},
+    {{"--input-file", huge_trace.string()}, "line 1"},
+    {{"--ca-file", garbage_ca.string()}, "--ca-file"},
   };
   for (auto& c : cases) {
     SCOPED_TRACE(c.args[0]);
@@ -882,6 +968,40 @@ TEST_F(profile_test, sigterm_cancels_exports_and_exits_143) {
   EXPECT_EQ(*code, 143) << run->out() << run->err();
   EXPECT_TRUE(summary()["was_cancelled"].GetBool());
   EXPECT_FALSE(jsonl().empty());
+}
+
+// SIGHUP (a closed terminal) stops the run like SIGTERM: exports written,
+// exit code 128 + 1.
+TEST_F(profile_test, sighup_cancels_exports_and_exits_129) {
+  mock_process mock{{"--ttft", "5000"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto run = start_profile({"--url", mock.url(), "--streaming",
+                            "--request-count", "10", "--concurrency", "2"});
+  ASSERT_TRUE(poll_until([&] {
+    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
+           >= 2.0;
+  }));
+  run->signal(SIGHUP);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after SIGHUP";
+  EXPECT_EQ(*code, 129) << run->out() << run->err();
+  EXPECT_THAT(run->err(), HasSubstr("interrupted: "));
+  EXPECT_TRUE(summary()["was_cancelled"].GetBool());
+  EXPECT_FALSE(jsonl().empty());
+}
+
+// `aiperf-node profile | true`: stdout is a closed pipe. The run is not
+// killed by SIGPIPE; it writes its exports and keeps its own exit code.
+TEST_F(profile_test, closed_stdout_keeps_the_exit_code_and_the_exports) {
+  child run{{"/bin/bash", "-c", "\"$@\" | true; echo rc=${PIPESTATUS[0]}",
+             "bash", node_bin(), "profile", "--model", "m", "--ui", "none",
+             "--output-artifact-dir", artifacts().string(), "--request-count",
+             "3"},
+            tmp_.path() / "closed_stdout"};
+  auto code = run.wait();
+  ASSERT_TRUE(code) << "profile did not finish";
+  EXPECT_THAT(run.out(), HasSubstr("rc=0")) << run.err();
+  EXPECT_EQ(jsonl().size(), 3u);
 }
 
 // A process killed while it writes its exports leaves under each final name
@@ -1059,7 +1179,8 @@ TEST_F(profile_test, garbage_responses_become_error_records) {
   ASSERT_FALSE(port.empty()) << server->err();
   auto r = profile({"--url", "http://127.0.0.1:" + port,
                     "--streaming", "--request-count", "4"});
-  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("InvalidResponse: "));
   auto recs = jsonl();
   ASSERT_EQ(recs.size(), 4u);
   for (auto& rec : recs) {
@@ -1070,6 +1191,50 @@ TEST_F(profile_test, garbage_responses_become_error_records) {
   }
   auto s = summary();
   EXPECT_EQ(s["error_request_count"]["avg"].GetDouble(), 4.0);
+}
+
+// A server that ignores "stream": true: successes, flagged in the jsonl,
+// one warning with the count.
+TEST_F(profile_test, json_answers_to_streaming_requests_are_flagged) {
+  auto server = std::make_unique<child>(
+    std::vector<std::string>{
+      "/usr/bin/python3", "-c",
+      "import socket\n"
+      "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(64)\n"
+      "print(s.getsockname()[1], flush=True)\n"
+      "body=b'{\"id\":\"c\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+      "\"assistant\",\"content\":\"hi there\"},\"finish_reason\":\"stop\"}]}'\n"
+      "while True:\n"
+      "  c,_=s.accept(); buf=b''\n"
+      "  try:\n"
+      "    while b'\\r\\n\\r\\n' not in buf:\n"
+      "      d=c.recv(65536)\n"
+      "      if not d: raise EOFError()\n"
+      "      buf+=d\n"
+      "    h=buf.split(b'\\r\\n\\r\\n')[0].lower()\n"
+      "    n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.startswith(b'content-length')][0])\n"
+      "    rest=buf.split(b'\\r\\n\\r\\n',1)[1]\n"
+      "    while len(rest)<n: rest+=c.recv(65536)\n"
+      "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n"
+      "Connection: close\\r\\nContent-Length: '+str(len(body)).encode()+b'\\r\\n\\r\\n'+body)\n"
+      "  except EOFError:\n"
+      "    pass\n"
+      "  c.close()\n"},
+    tmp_.path() / "json_server");
+  auto port = server->first_line().value_or("");
+  ASSERT_FALSE(port.empty()) << server->err();
+  auto r = profile({"--url", "http://127.0.0.1:" + port, "--streaming",
+                    "--request-count", "4"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("4 streaming requests were answered with one "
+                               "JSON body"));
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 4u);
+  for (auto& rec : recs) {
+    EXPECT_EQ(error_code(rec), 0) << to_text(rec);
+    ASSERT_TRUE(rec["metadata"].HasMember("stream_ignored")) << to_text(rec);
+    EXPECT_TRUE(rec["metadata"]["stream_ignored"].GetBool());
+  }
 }
 
 // Verifies several --model names with round_robin give every turn its model
