@@ -17,3 +17,20 @@ inline constexpr std::uint16_t credit_return = 5669;
 inline constexpr std::uint16_t records = 5670;
 
 } // namespace aiperf::proto::default_port
+
+namespace aiperf::proto {
+
+/// The TCP ports of one node; 0 = ephemeral (tests always use 0). A pod
+/// reads its AIPERF_K8S_PORT_<NAME> variables with system::read_pod_env.
+struct node_ports {
+  std::uint16_t api = default_port::api;
+  std::uint16_t health = default_port::health;
+  std::uint16_t control = default_port::control;
+  std::uint16_t credit = default_port::credit;
+  std::uint16_t credit_return = default_port::credit_return;
+  std::uint16_t records = default_port::records;
+
+  friend bool operator==(const node_ports&, const node_ports&) = default;
+};
+
+} // namespace aiperf::proto

@@ -76,17 +76,8 @@ typename Inspector::result_type inspect(Inspector& f, env_error& x) {
            x.message);
 }
 
-/// The ports of a pod (see the table in env.hpp).
-struct pod_ports {
-  std::uint16_t api = proto::default_port::api;
-  std::uint16_t health = proto::default_port::health;
-  std::uint16_t control = proto::default_port::control;
-  std::uint16_t credit = proto::default_port::credit;
-  std::uint16_t credit_return = proto::default_port::credit_return;
-  std::uint16_t records = proto::default_port::records;
-
-  friend bool operator==(const pod_ports&, const pod_ports&) = default;
-};
+/// The ports of a pod (see the table above).
+using pod_ports = proto::node_ports;
 
 /// The AIPERF_* settings of a pod.
 struct pod_env {

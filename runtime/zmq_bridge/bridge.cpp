@@ -206,7 +206,7 @@ caf::expected<void> bridge::open_sockets(io_state& st) {
     if (cfg_.role == role::controller) {
       if (router) // a send to a departed peer must fail, not vanish
         s.set(zmq::sockopt::router_mandatory, 1);
-      auto port = cfg_.ports.of(ch);
+      auto port = port_of(cfg_.ports, ch);
       auto ep = "tcp://" + cfg_.bind_host + ":"
                 + (port == 0 ? std::string{"*"} : std::to_string(port));
       try {

@@ -30,16 +30,16 @@ const char* to_string(channel x) noexcept {
   return "unknown";
 }
 
-std::uint16_t port_config::of(channel ch) const noexcept {
+std::uint16_t port_of(const port_config& ports, channel ch) noexcept {
   switch (ch) {
     case channel::control:
-      return control;
+      return ports.control;
     case channel::credit:
-      return credit;
+      return ports.credit;
     case channel::credit_return:
-      return credit_return;
+      return ports.credit_return;
     default:
-      return records;
+      return ports.records;
   }
 }
 
@@ -72,7 +72,7 @@ select_worker_endpoints(const std::optional<std::string>& controller_host,
                       && controller_host->front() != '['
                     ? "[" + *controller_host + "]"
                     : *controller_host;
-      result[ch] = "tcp://" + host + ":" + std::to_string(ports.of(ch));
+      result[ch] = "tcp://" + host + ":" + std::to_string(port_of(ports, ch));
     } else {
       result[ch] = bound.ipc[ch].empty() ? bound.tcp[ch] : bound.ipc[ch];
     }

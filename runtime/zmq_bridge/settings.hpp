@@ -52,20 +52,11 @@ enum class role : std::uint8_t {
   worker,
 };
 
-/// TCP ports of one node; 0 = ephemeral (tests always use 0). Defaults are
-/// the documented ones; a pod reads its AIPERF_K8S_PORT_<NAME> variables
-/// with system::read_pod_env (runtime/system/env.hpp).
-struct port_config {
-  std::uint16_t api = proto::default_port::api;
-  std::uint16_t health = proto::default_port::health;
-  std::uint16_t control = proto::default_port::control;
-  std::uint16_t credit = proto::default_port::credit;
-  std::uint16_t credit_return = proto::default_port::credit_return;
-  std::uint16_t records = proto::default_port::records;
+/// TCP ports of one node (proto/ports.hpp).
+using port_config = proto::node_ports;
 
-  /// The port of a bridge channel.
-  [[nodiscard]] std::uint16_t of(channel ch) const noexcept;
-};
+/// The port of bridge channel `ch`.
+[[nodiscard]] std::uint16_t port_of(const port_config& ports, channel ch) noexcept;
 
 /// One endpoint per channel ("tcp://host:port", "ipc:///path"); empty =
 /// channel not used.

@@ -59,11 +59,6 @@ struct service_options {
 };
 
 /// Reads and parses the run file; secrets come from AIPERF_INJECTED_*.
-/// The bridge's ports from the ones read_pod_env parsed.
-zmq_bridge::port_config ports_of(const system::pod_ports& p) {
-  return {p.api, p.health, p.control, p.credit, p.credit_return, p.records};
-}
-
 caf::expected<config::profile_config> load_run_file(const std::string& path) {
   auto bad = [](std::string msg) {
     return make_error(benchmark::errc::invalid_config, std::move(msg));
@@ -157,7 +152,7 @@ caf::expected<worker_setup> resolve_worker(service_options o, const commands::te
   s.connect = o.connect;
   s.health_port = o.health_port;
   if (auto& host = env->controller_host) {
-    auto ports = ports_of(env->ports);
+    auto ports = env->ports;
     s.connect = zmq_bridge::select_worker_endpoints(host, ports, {});
     s.api.host = *host;
     s.api.port = ports.api;
@@ -459,7 +454,7 @@ int run_controller(const service_options& o) {
     std::fprintf(stderr, "error: %s\n", error_message(env.error()).c_str());
     return sc::exit_config;
   }
-  opts.ports = ports_of(env->ports);
+  opts.ports = env->ports;
   if (auto applied = local_pods::apply_env(opts); !applied) {
     std::fprintf(stderr, "error: %s\n",
                  error_message(applied.error()).c_str());

@@ -9,10 +9,10 @@ TEST(settings, default_ports_are_the_documented_ones) {
   port_config p;
   EXPECT_EQ(p.api, 9090);
   EXPECT_EQ(p.health, 8080);
-  EXPECT_EQ(p.of(channel::control), 5667);
-  EXPECT_EQ(p.of(channel::credit), 5668);
-  EXPECT_EQ(p.of(channel::credit_return), 5669);
-  EXPECT_EQ(p.of(channel::records), 5670);
+  EXPECT_EQ(port_of(p, channel::control), 5667);
+  EXPECT_EQ(port_of(p, channel::credit), 5668);
+  EXPECT_EQ(port_of(p, channel::credit_return), 5669);
+  EXPECT_EQ(port_of(p, channel::records), 5670);
 }
 
 TEST(settings, worker_endpoints_tcp_with_host_else_ipc_else_tcp) {
