@@ -76,6 +76,10 @@ std::int64_t read_ms(line_context& ctx, const json& obj,
 }
 
 // Reads an optional token count; `min` is the smallest valid value.
+// Most tokens a length field may ask for (config::max_sequence_tokens, the
+// --isl bound): each prompt is built in memory, ~6 bytes a token.
+constexpr std::int64_t max_length_tokens = 1'000'000;
+
 std::optional<std::int64_t> read_length(line_context& ctx, const json& obj,
                                         const std::string& prefix,
                                         std::string_view name,
@@ -90,11 +94,12 @@ std::optional<std::int64_t> read_length(line_context& ctx, const json& obj,
     return std::nullopt;
   }
   const auto n = v->GetInt64();
-  if (n < min || n > std::numeric_limits<std::int32_t>::max()) {
+  if (n < min || n > max_length_tokens) {
     ctx.fail(path, n < 0 ? "must not be negative; use a token count >= "
                                + std::to_string(min)
-                         : "must be between " + std::to_string(min)
-                               + " and 2147483647 tokens");
+                         : "must be between " + std::to_string(min) + " and "
+                               + std::to_string(max_length_tokens)
+                               + " tokens (each prompt is built in memory)");
     return std::nullopt;
   }
   return n;

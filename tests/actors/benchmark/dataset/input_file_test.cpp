@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 using namespace aiperf;
 using namespace aiperf::dataset;
@@ -129,6 +130,30 @@ TEST(single_turn, negative_values_are_errors) {
             "delay");
   EXPECT_EQ(only_error("{\"text\": \"x\", \"timestamp\": -10}", single).field,
             "timestamp");
+}
+
+// Lengths above 1M tokens would build GBs of prompt text before a send.
+TEST(input_file, lengths_above_a_million_tokens_are_errors) {
+  struct length_case {
+    std::string line;
+    input_file_type type;
+    std::string field;
+  };
+  for (const auto& c : std::vector<length_case>{
+           {R"({"timestamp": 0, "input_length": 2147483647})", mooncake,
+            "input_length"},
+           {R"({"timestamp": 0, "input_length": 5, "output_length": 1000001})",
+            mooncake, "output_length"},
+           {R"({"text": "x", "output_length": 1000001})", single,
+            "output_length"}}) {
+    SCOPED_TRACE(c.line);
+    auto e = only_error(c.line, c.type);
+    EXPECT_EQ(e.line, 1u);
+    EXPECT_EQ(e.field, c.field);
+    EXPECT_NE(e.message.find("1000000"), std::string::npos) << e.message;
+  }
+  EXPECT_TRUE(parse_input_file(R"({"timestamp": 0, "input_length": 1000000})",
+                               mooncake));
 }
 
 TEST(single_turn, multimodal_fields_are_rejected) {
