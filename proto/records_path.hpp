@@ -74,12 +74,16 @@ struct export_outcome {
   std::uint64_t error_request_count = 0;
   /// Warnings the exports carry (also worth printing).
   std::vector<std::string> warnings;
+  /// The most frequent error causes, "<count> x <code> <type>: <message>",
+  /// by descending count (at most 3).
+  std::vector<std::string> top_errors;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
   return f(caf::meta::type_name("aiperf::proto::export_outcome"), x.console,
-           x.files, x.request_count, x.error_request_count, x.warnings);
+           x.files, x.request_count, x.error_request_count, x.warnings,
+           x.top_errors);
 }
 
 /// records_manager protocol:

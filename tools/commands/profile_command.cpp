@@ -63,6 +63,35 @@ caf::expected<void> check_reachable(const std::vector<std::string>& urls) {
   return caf::unit;
 }
 
+/// Warnings for URLs whose path already holds the endpoint's path (or
+/// its `/v1`): the endpoint path is appended to the URL's path, so those
+/// requests would go to a doubled path such as /v1/v1/chat/completions.
+std::vector<std::string> doubled_path_warnings(const config::profile_config& cfg) {
+  std::vector<std::string> out;
+  auto endpoint = config::endpoint_path(cfg);
+  for (auto& u : cfg.urls) {
+    auto parsed = http::parse_url(u);
+    if (!parsed || parsed->base_path.empty())
+      continue;
+    auto& base = parsed->base_path;
+    bool whole = base.ends_with(endpoint);
+    bool v1 = base.ends_with("/v1") && endpoint.starts_with("/v1/");
+    if (!whole && !v1)
+      continue;
+    auto keep = base.substr(0, base.size() - (whole ? endpoint.size() : 3));
+    out.push_back("--url " + u + ": requests go to " + base + endpoint
+                  + " (the endpoint path " + endpoint
+                  + " is appended to the URL's path); pass "
+                  + std::string{parsed->scheme()} + "://"
+                  + (parsed->ep.host.find(':') != std::string::npos
+                       ? "[" + parsed->ep.host + "]"
+                       : parsed->ep.host)
+                  + ":"
+                  + std::to_string(parsed->ep.port) + keep + " instead");
+  }
+  return out;
+}
+
 /// Turns SIGINT/SIGTERM into a cancel of the run's controller. A signal that
 /// lands before the controller exists (mock start, reach check, actor system
 /// start) is remembered and delivered once it does; dropping it would let
@@ -186,6 +215,8 @@ int run(config::profile_config cfg) {
       return fail(sc::exit_internal, started.error());
     mock = std::move(*started);
   }
+  for (auto& w : doubled_path_warnings(cfg))
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (auto reached = check_reachable(cfg.urls); !reached)
     return fail(sc::exit_unreachable, reached.error());
   auto plan = sc::make_run_plan(cfg, sc::make_uuid(), config::to_json(recorded, true));

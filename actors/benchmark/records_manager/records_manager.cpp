@@ -169,6 +169,12 @@ void finish(actor_ptr self) {
   out.request_count = st.aggregator->request_count();
   out.error_request_count = st.aggregator->error_request_count();
   out.warnings = summary.warnings;
+  for (std::size_t i = 0; i < summary.errors.size() && i < 3; ++i) {
+    const auto& e = summary.errors[i];
+    out.top_errors.push_back(std::to_string(e.count) + " x "
+                             + std::to_string(e.error.code) + " "
+                             + e.error.type + ": " + e.error.message);
+  }
   st.promise.deliver(std::move(out));
 }
 

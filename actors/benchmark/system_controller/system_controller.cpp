@@ -17,7 +17,15 @@ using namespace proto;
 
 namespace {
 
-using impl_actor = system_controller_actor::extend<caf::reacts_to<tick_atom>>;
+/// Checks the failed-request share while the run goes on.
+using judge_atom = caf::atom_constant<caf::atom("judge")>;
+
+using impl_actor = system_controller_actor::extend<caf::reacts_to<tick_atom>,
+                                                   caf::reacts_to<judge_atom>>;
+
+/// --failed-request-threshold is judged during the run once this many
+/// profiling records arrived; a smaller run is judged at its end.
+constexpr std::uint64_t threshold_min_records = 10;
 
 struct controller_state {
   static inline const char* name = "system_controller";
@@ -27,6 +35,10 @@ struct controller_state {
   caf::typed_response_promise<run_result> promise;
   bool finished = false;
   bool cancel_requested = false;
+  /// --failed-request-threshold was crossed during the run: the run stopped
+  /// early (exit code 4, this message).
+  bool aborted = false;
+  std::string abort_message;
   // Services, in spawn order.
   dataset_manager::dataset_manager_actor datasets;
   records_manager_actor records;
@@ -98,7 +110,7 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
   run_info info;
   info.phases = st.phases;
   info.raw_parts = std::move(raw_parts);
-  info.was_cancelled = st.cancel_requested;
+  info.was_cancelled = st.cancel_requested || st.aborted;
   if (st.plan.client_self_check)
     std::tie(info.client_warnings, info.client_self_check_json)
       = st.plan.client_self_check();
@@ -123,6 +135,20 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
           // main prefixes "interrupted: ".
           r.message = "in-flight requests were cancelled (error code 499); "
                       "the exports are marked was_cancelled";
+        } else if (st.aborted) {
+          r.exit_code = exit_failed_threshold;
+          r.message = st.abort_message;
+        } else if (out.request_count == 0 && out.error_request_count > 0) {
+          // Every request failed: the table is all N/A, so say why.
+          r.exit_code = exit_failed_threshold;
+          r.message = "no request succeeded: "
+                      + std::to_string(out.error_request_count) + " of "
+                      + std::to_string(total) + " requests failed";
+          if (!out.top_errors.empty()) {
+            r.message += "; top errors:";
+            for (auto& e : out.top_errors)
+              r.message += "\n  " + e;
+          }
         } else if (st.plan.failed_request_threshold >= 0
                    && failed_pct > st.plan.failed_request_threshold) {
           r.exit_code = exit_failed_threshold;
@@ -156,6 +182,45 @@ void finalize_processors(actor_ptr self) {
   }
 }
 
+/// Asks the records_manager for the failed share so far; past
+/// --failed-request-threshold (with enough records to judge) the run stops:
+/// no more credits, requests in flight cancelled, exports written.
+void judge_failures(actor_ptr self) {
+  auto& st = self->state;
+  self->request(st.records, std::chrono::seconds{5}, progress_atom::value)
+    .then(
+      [=](records_progress& p) {
+        auto& st = self->state;
+        if (st.finished || st.aborted || st.cancel_requested)
+          return;
+        auto judged = p.profiling_valid + p.profiling_errors;
+        double pct = judged == 0 ? 0.0 : 100.0 * p.profiling_errors / judged;
+        if (judged >= threshold_min_records
+            && pct > st.plan.failed_request_threshold) {
+          st.aborted = true;
+          char buf[200];
+          std::snprintf(buf, sizeof(buf),
+                        "aborted: %llu of the first %llu requests failed "
+                        "(%.2f%%), above --failed-request-threshold %.2f%%",
+                        static_cast<unsigned long long>(p.profiling_errors),
+                        static_cast<unsigned long long>(judged), pct,
+                        st.plan.failed_request_threshold);
+          st.abort_message = buf;
+          log::get("system_controller")->error("{}; stopping", buf);
+          if (st.timing)
+            self->send(st.timing, cancel_atom::value);
+          return;
+        }
+        self->delayed_send(self, std::chrono::milliseconds{100},
+                           judge_atom::value);
+      },
+      [=](caf::error&) {
+        if (!self->state.finished)
+          self->delayed_send(self, std::chrono::milliseconds{100},
+                             judge_atom::value);
+      });
+}
+
 void start_run(actor_ptr self) {
   auto& st = self->state;
   log::get("system_controller")->debug("start");
@@ -164,6 +229,8 @@ void start_run(actor_ptr self) {
     self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
   if (st.plan.client_self_check_start)
     st.plan.client_self_check_start();
+  if (st.plan.failed_request_threshold >= 0)
+    self->send(self, judge_atom::value);
   self->request(st.timing, st.plan.timeouts.run, start_atom::value)
     .then(
       [=](std::vector<phase_stats>& phases) {
@@ -309,6 +376,10 @@ controller_impl(actor_ptr self, run_plan plan,
                "(press Ctrl+C again to abort at once)");
       if (st.timing)
         self->send(st.timing, cancel_atom::value);
+    },
+    [=](judge_atom) {
+      if (!self->state.finished)
+        judge_failures(self);
     },
     [=](tick_atom) {
       if (self->state.finished)

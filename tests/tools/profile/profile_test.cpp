@@ -729,7 +729,9 @@ TEST_F(profile_test, request_timeout_gives_408_records) {
   ASSERT_TRUE(mock.ok());
   auto r = profile({"--url", mock.url(), "--streaming", "--request-count",
                     "3", "--request-timeout-seconds", "0.1"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_EQ(r.exit_code, 4) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no request succeeded: 3 of 3"));
+  EXPECT_THAT(r.err, HasSubstr("3 x 408 RequestTimeoutError"));
   auto recs = jsonl();
   ASSERT_EQ(recs.size(), 3u);
   for (auto& rec : recs) {
