@@ -24,16 +24,20 @@ enum exit_code : int {
   /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT allows; what was measured
   /// is exported, marked was_cancelled.
   exit_pods_lost = 6,
+  /// Hung up (SIGHUP: the terminal closed); exports marked was_cancelled.
+  exit_hangup = 129,
   /// Interrupted by SIGINT (Ctrl+C); exports marked was_cancelled.
   exit_interrupted = 130,
   /// Terminated by SIGTERM; exports marked was_cancelled.
   exit_terminated = 143,
 };
 
-/// The exit code of a run stopped by signal `signo` (SIGTERM: 143, else
-/// 130).
+/// The exit code of a run stopped by signal `signo`: 128 + signo for
+/// SIGHUP (129) and SIGTERM (143), else 130.
 [[nodiscard]] constexpr int exit_code_of_signal(int signo) noexcept {
-  return signo == 15 ? exit_terminated : exit_interrupted;
+  return signo == 15  ? exit_terminated
+         : signo == 1 ? exit_hangup
+                      : exit_interrupted;
 }
 
 } // namespace aiperf::proto

@@ -70,8 +70,12 @@ signal_watcher::signal_watcher(std::function<void(int)> on_signal)
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP); // a closed terminal: stop like SIGTERM
   sigaddset(&set, SIGUSR2); // private wake-up for the destructor
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // A closed stdout or socket is a failed write (EPIPE), not the end of the
+  // process: the run keeps its own exit code.
+  std::signal(SIGPIPE, SIG_IGN);
   thread_ = std::thread{[this, set] {
     for (;;) {
       int sig = 0;

@@ -44,12 +44,13 @@ struct node_options {
 [[nodiscard]] caf::expected<void> apply(caf::actor_system_config& cfg,
                                         const node_options& opts);
 
-/// Turns SIGINT/SIGTERM into a callback on a dedicated thread.
+/// Turns SIGINT/SIGTERM/SIGHUP into a callback on a dedicated thread, and
+/// ignores SIGPIPE process-wide (a write to a closed pipe fails with EPIPE).
 ///
 /// Construct it FIRST in main, before the actor system or any other thread:
 /// it blocks both signals for the calling thread, and threads started later
 /// inherit the mask, so only its own thread (sigwait) ever sees them. The
-/// first signal calls `on_signal(signo)`; a second SIGINT/SIGTERM terminates
+/// first signal calls `on_signal(signo)`; a second one terminates
 /// the process at once with exit code 130 (the user asked twice).
 /// Not copyable; the destructor stops and joins the thread.
 class signal_watcher {

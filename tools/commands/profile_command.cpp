@@ -114,7 +114,8 @@ public:
     if (controller_ && early_)
       caf::anon_send(controller_, proto::cancel_atom::value);
   }
-  /// A run stopped by a signal: SIGTERM's code is 143, SIGINT's 130.
+  /// A run stopped by a signal: SIGTERM's code is 143, SIGHUP's 129,
+  /// SIGINT's 130.
   [[nodiscard]] int exit_code(int run_code) const {
     std::lock_guard<std::mutex> guard{mtx_};
     if (run_code == sc::exit_interrupted && first_signal_ != 0)
@@ -264,6 +265,7 @@ void print_result(const sc::run_result& result) {
     std::fprintf(stderr, "%s: %s\n",
                  result.exit_code == sc::exit_interrupted
                      || result.exit_code == sc::exit_terminated
+                     || result.exit_code == proto::exit_hangup
                    ? "interrupted"
                    : "error",
                  result.message.c_str());
