@@ -6,6 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <string>
+
 namespace aiperf::commands {
 
 void add_all(CLI::App& app, int& exit_code, const test_seams& seams) {
@@ -20,6 +23,28 @@ int run_main(int argc, char** argv, const test_seams& seams) {
   app.set_version_flag("--version", "aiperf-node 0.1.0");
   int exit_code = 0; // set by the subcommand that ran
   add_all(app, exit_code, seams);
+  // CLI11 says only "A subcommand is required" for a missing or unknown
+  // one: name it and list the subcommands.
+  std::string names;
+  auto subs = app.get_subcommands([](CLI::App*) { return true; });
+  for (const auto* sub : subs)
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  if (argc < 2) {
+    std::fprintf(stderr, "error: a subcommand is required: %s (see %s --help)\n",
+                 names.c_str(), argv[0]);
+    return 2;
+  }
+  std::string first = argv[1];
+  bool known = false;
+  for (auto* sub : subs)
+    known = known || sub->check_name(first);
+  if (!first.starts_with("-") && !known) {
+    std::fprintf(stderr,
+                 "error: unknown subcommand '%s'; the subcommands are: %s "
+                 "(see %s --help)\n",
+                 first.c_str(), names.c_str(), argv[0]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
