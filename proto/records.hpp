@@ -107,6 +107,9 @@ struct request_record {
 
   std::int32_t http_status = 0;
   bool streaming = false;
+  /// Streaming was asked for ("stream": true) but the server answered one
+  /// body, not an SSE stream: TTFT is the latency, ITL 0.
+  bool stream_ignored = false;
   /// Arrival (monotonic ns) of each CONTENT response: non-empty content or
   /// reasoning delta. Usage-only chunks, empty deltas and [DONE] are not
   /// content. Non-streaming: one entry when the body had content.
@@ -144,7 +147,8 @@ typename Inspector::result_type inspect(Inspector& f, request_record& x) {
            x.x_request_id, x.x_correlation_id, x.worker_id, x.credit_issued_ns,
            x.credit_received_ns, x.intended_send_ns, x.request_start_ns,
            x.request_start_wall_ns, x.request_ack_ns, x.request_end_ns,
-           x.clock_offset_ns, x.http_status, x.streaming, x.response_ts_ns,
+           x.clock_offset_ns, x.http_status, x.streaming, x.stream_ignored,
+           x.response_ts_ns,
            x.response_is_reasoning, x.output_text, x.reasoning_text, x.usage,
            x.input_tokens, x.requested_output_tokens, x.has_error, x.error,
            x.was_cancelled, x.cancellation_time_ns, x.payload,
@@ -225,6 +229,8 @@ struct metric_record {
   bool usage_discrepancy = false;
   /// OSL differs from the requested output tokens beyond the threshold.
   bool osl_mismatch = false;
+  /// request_record::stream_ignored (jsonl metadata `stream_ignored`).
+  bool stream_ignored = false;
 
   bool has_error = false;
   error_details error;
@@ -258,7 +264,7 @@ typename Inspector::result_type inspect(Inspector& f, metric_record& x) {
            x.request_end_ns, x.worker_id, x.record_processor_id, x.phase,
            x.was_cancelled, x.cancellation_time_ns, x.values, x.present,
            x.inter_chunk_latency, x.usage_discrepancy, x.osl_mismatch,
-           x.has_error, x.error);
+           x.stream_ignored, x.has_error, x.error);
 }
 
 /// Records travel in batches to amortize per-message cost.

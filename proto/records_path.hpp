@@ -6,6 +6,7 @@
 #include "proto/timing.hpp"
 #include "proto/worker.hpp"
 
+#include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
@@ -67,6 +68,13 @@ typename Inspector::result_type inspect(Inspector& f, records_progress& x) {
 
 /// The outcome of the export step.
 struct export_outcome {
+  /// The exports that could not be written, by path, in write order. The
+  /// others were still written (`files`); the run then fails (exit code 1)
+  /// with `error`.
+  std::vector<std::string> failed_files;
+  /// `benchmark::errc::export_failed` listing each failed file with its
+  /// reason (errno text); none when every export was written.
+  caf::error error;
   /// The console table (already rendered) and the files written.
   std::string console;
   std::vector<std::string> files;
@@ -81,7 +89,8 @@ struct export_outcome {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
-  return f(caf::meta::type_name("aiperf::proto::export_outcome"), x.console,
+  return f(caf::meta::type_name("aiperf::proto::export_outcome"),
+           x.failed_files, x.error, x.console,
            x.files, x.request_count, x.error_request_count, x.warnings,
            x.top_errors);
 }
@@ -91,10 +100,13 @@ typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
 ///   streamed to profile_export.jsonl (export level records or raw).
 /// - `(process_atom, uint64_t expected, run_info)` from the controller once
 ///   every credit is back: waits until `expected` records have arrived (or
-///   a timeout), then writes every export and replies `export_outcome`; a
-///   file that cannot be written is `benchmark::errc::export_failed` naming
-///   it. The controller waits `service_timeouts::exports`; past it the run
-///   fails naming the records_manager (`silent_service`).
+///   a timeout), then writes every export, each on its own (summary JSON,
+///   CSV, records JSONL, raw JSONL, then run_manifest.json), and replies
+///   `export_outcome`: the files written, and for the ones that could not
+///   be written (or whose JSONL stream failed mid-run) `failed_files` and
+///   `error` (`benchmark::errc::export_failed` listing each with its
+///   reason). The controller waits `service_timeouts::exports`; past it the
+///   run fails naming the records_manager (`silent_service`).
 /// - `(progress_atom)`: live counters.
 /// - `(section_atom, std::string name, std::string json)` from a service
 ///   that knows more about the run than the records (the remote group:

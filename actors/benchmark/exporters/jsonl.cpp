@@ -203,6 +203,9 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
   w.put(r.was_cancelled ? "true" : "false");
   w.put(",\"cancellation_time_ns\":");
   w.put_nullable_ns(r.cancellation_time_ns);
+  // Our addition to AIPerf's metadata, only on the records it concerns.
+  if (r.stream_ignored)
+    w.put(",\"stream_ignored\":true");
   w.put("},\"metrics\":{");
   bool first = true;
   for (const auto& slot : slots()) {

@@ -34,6 +34,7 @@ void fill_metadata(const proto::request_record& in, std::string_view processor,
   out.phase = in.phase;
   out.was_cancelled = in.was_cancelled;
   out.cancellation_time_ns = to_wall(in.cancellation_time_ns);
+  out.stream_ignored = in.stream_ignored;
 }
 
 // Returns the error that makes `in` invalid, if any.

@@ -34,6 +34,8 @@ struct records_state {
   std::optional<io::durable_writer> jsonl;
   std::string line;
   records_progress progress;
+  /// Profiling records whose streaming request got one JSON body.
+  std::uint64_t stream_ignored = 0;
   // Set by `process`.
   caf::typed_response_promise<export_outcome> promise;
   std::uint64_t expected = 0;
@@ -115,6 +117,12 @@ void finish(actor_ptr self) {
     summary.warnings.push_back(w);
   for (auto& w : st.info.client_warnings)
     summary.warnings.push_back(w);
+  if (st.stream_ignored > 0)
+    summary.warnings.push_back(
+      std::to_string(st.stream_ignored)
+      + " streaming requests were answered with one JSON body, not an SSE "
+        "stream: the server ignored \"stream\": true; their TTFT is the "
+        "request latency and their ITL 0 (jsonl metadata stream_ignored)");
   const auto& opts = st.cfg.options;
   if (opts.produces_tokens && !opts.use_server_token_count
       && !st.cfg.server_uses_builtin_tokenizer)
@@ -197,9 +205,11 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
           prefetch(recs[i + 1].inter_chunk_latency);
         ++st.progress.received;
         st.aggregator->add(rec);
-        if (rec.phase == benchmark_phase::profiling)
+        if (rec.phase == benchmark_phase::profiling) {
           ++(rec.has_error ? st.progress.profiling_errors
                            : st.progress.profiling_valid);
+          st.stream_ignored += rec.stream_ignored;
+        }
         if (st.jsonl) {
           st.line.clear();
           exporters::append_jsonl_line(st.line, rec);

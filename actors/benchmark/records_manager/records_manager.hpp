@@ -5,10 +5,14 @@
 #include "actors/benchmark/metrics/metric_options.hpp"
 #include "proto/records_path.hpp"
 
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace aiperf::records_manager {
 
@@ -31,5 +35,29 @@ struct records_config {
 
 [[nodiscard]] proto::records_manager_actor
 spawn_records_manager(caf::actor_system& sys, records_config cfg);
+
+/// `t` as UTC "YYYYMMDDTHHMMSSZ", the suffix of a previous-run folder.
+[[nodiscard]] std::string utc_stamp(std::chrono::system_clock::time_point t);
+
+/// Whether a file of this name in a run folder belongs to a run: the
+/// exports, inputs.json, run_manifest.json, RAW part files
+/// (`profile_export_raw.part*`) and temp files (`*.tmp.*`).
+[[nodiscard]] bool is_run_file(const std::string& name);
+
+/// The files `set_aside_previous_run` moved, and where to.
+struct set_aside_files {
+  std::filesystem::path folder;
+  std::vector<std::string> names;
+};
+
+/// Moves the files of an earlier run out of the run folder `dir` (the
+/// regular files `is_run_file` names) into `dir/previous-<stamp>/` (with
+/// `-1`, `-2`, ... when that exists), so that a re-used folder never mixes
+/// two runs. Returns the names moved; none (and no folder made) when `dir`
+/// holds no such file or does not exist. A failure is an `io::errc::system`
+/// error naming the folder, the step and the errno.
+[[nodiscard]] caf::expected<set_aside_files>
+set_aside_previous_run(const std::filesystem::path& dir,
+                       const std::string& stamp);
 
 } // namespace aiperf::records_manager

@@ -48,6 +48,8 @@ struct controller_state {
   std::shared_ptr<const dataset::dataset> data;
   std::vector<phase_stats> phases;
   std::int64_t progress_start_ns = 0;
+  /// Said before the run and again with its result.
+  std::vector<std::string> start_warnings;
 };
 
 using actor_ptr = impl_actor::stateful_pointer<controller_state>;
@@ -126,11 +128,18 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
         run_result r;
         r.console = std::move(out.console);
         r.files = std::move(out.files);
-        r.warnings = std::move(out.warnings);
+        r.warnings = std::move(st.start_warnings);
+        r.warnings.insert(r.warnings.end(), out.warnings.begin(),
+                          out.warnings.end());
         auto total = out.request_count + out.error_request_count;
         double failed_pct
           = total == 0 ? 0.0 : 100.0 * out.error_request_count / total;
-        if (st.cancel_requested) {
+        if (out.error) {
+          // Some exports were written (r.files), others not: exit code 1
+          // with every failed file and its reason.
+          r.exit_code = exit_internal;
+          r.message = error_message(out.error);
+        } else if (st.cancel_requested) {
           r.exit_code = exit_interrupted;
           // main prefixes "interrupted: ".
           r.message = "in-flight requests were cancelled (error code 499); "
@@ -349,6 +358,24 @@ controller_impl(actor_ptr self, run_plan plan,
       auto& st = self->state;
       st.promise = self->make_response_promise<run_result>();
       log::get("system_controller")->debug("configure");
+      // Before anything is written (inputs.json): a re-used run folder
+      // must not mix this run's files with an earlier run's.
+      auto aside = records_manager::set_aside_previous_run(
+        st.plan.artifact_dir,
+        records_manager::utc_stamp(std::chrono::system_clock::now()));
+      if (!aside) {
+        fail(self, exit_internal, error_message(aside.error()));
+        return st.promise;
+      }
+      if (!aside->names.empty()) {
+        std::string w = st.plan.artifact_dir
+                        + " held the files of an earlier run; moved them into "
+                        + aside->folder.string() + ":";
+        for (auto& n : aside->names)
+          w += " " + n;
+        log::get("system_controller")->warn("{}", w);
+        st.start_warnings.push_back(std::move(w));
+      }
       st.datasets = dataset_manager::spawn_dataset_manager(self->system(),
                                                            st.plan.dataset);
       self->link_to(st.datasets);

@@ -225,6 +225,8 @@ struct request_context final : http::response_sink {
   http::request_id id = 0;
   bool submitted = false;
   bool event_stream = false;
+  /// A 3xx response's Location (redirects are not followed).
+  std::string location;
   std::int64_t last_read_ns = 0;
   /// The request, lent to the client until on_complete (its strings keep
   /// their capacity from credit to credit).
@@ -330,6 +332,8 @@ struct request_context final : http::response_sink {
     record.http_status = head.status;
     record.request_ack_ns = ts;
     event_stream = head.content_type.starts_with("text/event-stream");
+    if (head.status / 100 == 3)
+      location.assign(head.find("location"));
     if (export_raw)
       for (auto& f : head.fields)
         record.response_headers.push_back(std::string{f.name} + ": "
@@ -375,6 +379,15 @@ struct request_context final : http::response_sink {
 
   void on_complete(const http::error_info& err, std::int64_t ts) override {
     record.request_end_ns = ts;
+    // Never sent (refused connection, TLS failure, cancelled while waiting):
+    // the attempt started when it was due, or when the credit arrived, so
+    // its times stay on the same timeline as every other record's.
+    if (record.request_start_ns == 0) {
+      auto start = record.intended_send_ns != 0 ? record.intended_send_ns
+                   : record.credit_received_ns != 0 ? record.credit_received_ns
+                                                    : ts;
+      on_send(std::min(start, ts));
+    }
     if (!err.ok()) {
       switch (err.category) {
         case http::error_category::cancelled:
@@ -406,6 +419,12 @@ struct request_context final : http::response_sink {
       if (fields_parser.parse(body, kind, fields) && fields.is_error
           && !fields.error_message.empty())
         message = std::string{fields.error_message};
+      if (record.http_status / 100 == 3)
+        message = location.empty()
+                    ? "redirect without a Location not followed: check --url"
+                    : "redirect to " + location
+                        + " not followed: pass that URL (without the "
+                          "endpoint path) as --url";
       set_error(record.http_status, "HTTPError", message);
     } else if (event_stream) {
       auto dropped = parser.finish(ts, [](const sse::sse_event&) {});
@@ -413,6 +432,8 @@ struct request_context final : http::response_sink {
         set_error(502, "InvalidResponse",
                   "stream ended inside an SSE event");
     } else if (!body.empty()) {
+      // Asked for a stream, got one JSON body: still a success, flagged.
+      record.stream_ignored = record.streaming;
       if (export_raw)
         record.raw_responses.push_back(raw_response{last_read_ns, body, {}});
       on_message(body, last_read_ns);

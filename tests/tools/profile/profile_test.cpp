@@ -1102,8 +1102,57 @@ TEST_F(profile_test, export_level_summary_writes_no_jsonl) {
   EXPECT_EQ(files_under(dir()),
             (std::vector<std::string>{"inputs.json",
                                       "profile_export_aiperf.csv",
-                                      "profile_export_aiperf.json"}));
+                                      "profile_export_aiperf.json",
+                                      "run_manifest.json"}));
   EXPECT_EQ(summary_avg(summary(), "request_count"), 3);
+}
+
+// A re-used run folder: the earlier run's files are moved aside into
+// previous-<UTC stamp>/, and the folder holds only the new run's files and
+// the manifest naming them.
+TEST_F(profile_test, rerun_into_the_same_folder_sets_the_earlier_run_aside) {
+  auto first = profile({"--export-level", "raw", "--request-count", "2"});
+  ASSERT_EQ(first.exit_code, 0) << describe(first);
+  auto first_manifest = parse_json(read_file(dir() / "run_manifest.json"));
+  ASSERT_FALSE(first_manifest.HasParseError());
+  std::string first_id = first_manifest["benchmark_id"].GetString();
+  auto r = profile({"--export-level", "summary", "--request-count", "3"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("held the files of an earlier run"));
+  std::vector<std::string> top;
+  fs::path aside;
+  for (auto& e : fs::directory_iterator{dir()}) {
+    if (e.is_regular_file())
+      top.push_back(e.path().filename().string());
+    else if (e.path().filename().string().starts_with("previous-"))
+      aside = e.path();
+  }
+  std::sort(top.begin(), top.end());
+  EXPECT_EQ(top, (std::vector<std::string>{"inputs.json",
+                                           "profile_export_aiperf.csv",
+                                           "profile_export_aiperf.json",
+                                           "run_manifest.json"}));
+  auto manifest = parse_json(read_file(dir() / "run_manifest.json"));
+  ASSERT_FALSE(manifest.HasParseError());
+  EXPECT_STRNE(manifest["benchmark_id"].GetString(), first_id.c_str());
+  EXPECT_STREQ(manifest["benchmark_id"].GetString(),
+               summary()["benchmark_id"].GetString());
+  std::vector<std::string> named;
+  for (auto& f : manifest["files"].GetArray())
+    named.push_back(f.GetString());
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, (std::vector<std::string>{"inputs.json",
+                                             "profile_export_aiperf.csv",
+                                             "profile_export_aiperf.json"}));
+  EXPECT_EQ(summary_avg(summary(), "request_count"), 3);
+  // The first run, whole, in the folder it was moved to.
+  ASSERT_FALSE(aside.empty()) << describe(r);
+  EXPECT_EQ(files_under(aside),
+            (std::vector<std::string>{"inputs.json", "profile_export.jsonl",
+                                      "profile_export_aiperf.csv",
+                                      "profile_export_aiperf.json",
+                                      "profile_export_raw.jsonl",
+                                      "run_manifest.json"}));
 }
 
 TEST_F(profile_test, export_level_raw_writes_one_raw_line_per_request) {
@@ -1145,6 +1194,12 @@ TEST_F(profile_test, unwritable_export_exits_1_naming_the_file) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.err.find("profile_export_aiperf.json"), std::string::npos)
     << describe(r);
+  // Only that one failed: the others are written and listed.
+  EXPECT_THAT(r.err, HasSubstr("1 export could not be written")) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("profile_export_aiperf.csv")) << describe(r);
+  EXPECT_TRUE(fs::is_regular_file(run / "profile_export_aiperf.csv"));
+  EXPECT_TRUE(fs::is_regular_file(run / "profile_export.jsonl"));
+  EXPECT_TRUE(fs::is_regular_file(run / "run_manifest.json"));
 }
 
 // Verifies a server that sends malformed JSON inside its SSE events or

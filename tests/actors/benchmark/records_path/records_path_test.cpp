@@ -5,14 +5,17 @@
 #include "actors/benchmark/records_manager/records_manager.hpp"
 
 #include "proto/benchmark_errors.hpp"
+#include "runtime/io/durable_file.hpp"
 #include "tests/support/caf_gtest.hpp"
 
 #include <rapidjson/document.h>
 
 #include <filesystem>
 #include <fstream>
+#include <csignal>
 #include <random>
 #include <sstream>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace aiperf;
@@ -165,12 +168,24 @@ TEST_F(records_fixture, manager_exports_once_every_expected_record_arrived) {
             [&](caf::error& e) { ADD_FAILURE() << error_message(e); });
   ASSERT_TRUE(out);
   EXPECT_EQ(out->request_count, 2u);
-  ASSERT_EQ(out->files.size(), 3u);
+  EXPECT_FALSE(out->error) << error_message(out->error);
+  EXPECT_TRUE(out->failed_files.empty());
+  ASSERT_EQ(out->files.size(), 4u);
   EXPECT_EQ(out->files[0], (dir / "profile_export_aiperf.json").string());
   EXPECT_EQ(out->files[1], (dir / "profile_export_aiperf.csv").string());
   EXPECT_EQ(out->files[2], (dir / "profile_export.jsonl").string());
+  EXPECT_EQ(out->files[3], (dir / "run_manifest.json").string());
   auto jsonl = read_all(dir / "profile_export.jsonl");
   EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 2);
+  // The manifest, written last, names the run and its files.
+  auto text = read_all(dir / "run_manifest.json");
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  EXPECT_STREQ(d["benchmark_id"].GetString(), "run-1");
+  ASSERT_EQ(d["files"].Size(), 3u) << text;
+  EXPECT_STREQ(d["files"][0].GetString(), "profile_export_aiperf.json");
+  EXPECT_STREQ(d["files"][2].GetString(), "profile_export.jsonl");
+  EXPECT_EQ(d["failed_files"].Size(), 0u) << text;
 }
 
 TEST_F(records_fixture, manager_exports_after_its_drain_timeout_with_a_warning) {
@@ -217,10 +232,151 @@ TEST_F(records_fixture, manager_answers_a_failed_export_naming_the_file) {
   fs::create_directories(dir / "profile_export_aiperf.csv"); // a directory in the way
   auto mgr = spawn_manager(records_manager::export_level::summary);
   auto out = request<export_outcome>(mgr, process_atom::value, std::uint64_t{0}, one_phase(0));
-  ASSERT_FALSE(out);
-  EXPECT_TRUE(is_error(out.error(), benchmark::errc::export_failed));
-  EXPECT_NE(error_message(out.error()).find("profile_export_aiperf.csv"), std::string::npos)
-    << error_message(out.error());
+  ASSERT_TRUE(out) << error_message(out.error());
+  EXPECT_TRUE(is_error(out->error, benchmark::errc::export_failed));
+  EXPECT_NE(error_message(out->error).find("profile_export_aiperf.csv"), std::string::npos)
+    << error_message(out->error);
+  ASSERT_EQ(out->failed_files.size(), 1u);
+  EXPECT_EQ(out->failed_files[0], (dir / "profile_export_aiperf.csv").string());
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.json"));
+}
+
+TEST_F(records_fixture, manager_writes_the_other_exports_when_one_fails) {
+  fs::create_directories(dir / "profile_export_aiperf.json"); // a directory in the way
+  auto mgr = spawn_manager(records_manager::export_level::records);
+  metric_record_batch batch;
+  batch.records = {sample_metric(0)};
+  self->send(mgr, std::move(batch));
+  auto out = request<export_outcome>(mgr, process_atom::value, std::uint64_t{1}, one_phase(1));
+  ASSERT_TRUE(out) << error_message(out.error());
+  // Exactly the one failure, with its path and errno text.
+  ASSERT_EQ(out->failed_files.size(), 1u);
+  EXPECT_EQ(out->failed_files[0], (dir / "profile_export_aiperf.json").string());
+  ASSERT_TRUE(is_error(out->error, benchmark::errc::export_failed));
+  auto msg = error_message(out->error);
+  EXPECT_NE(msg.find("1 export could not be written"), std::string::npos) << msg;
+  EXPECT_NE(msg.find((dir / "profile_export_aiperf.json").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Is a directory"), std::string::npos) << msg;
+  // The others are written and listed.
+  ASSERT_EQ(out->files.size(), 3u);
+  EXPECT_EQ(out->files[0], (dir / "profile_export_aiperf.csv").string());
+  EXPECT_EQ(out->files[1], (dir / "profile_export.jsonl").string());
+  EXPECT_EQ(out->files[2], (dir / "run_manifest.json").string());
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.csv"));
+  auto jsonl = read_all(dir / "profile_export.jsonl");
+  EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 1);
+  auto text = read_all(dir / "run_manifest.json");
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  ASSERT_EQ(d["failed_files"].Size(), 1u) << text;
+  EXPECT_STREQ(d["failed_files"][0].GetString(), "profile_export_aiperf.json");
+}
+
+TEST_F(records_fixture, manager_reports_every_failed_export) {
+  fs::create_directories(dir / "profile_export_aiperf.csv");
+  fs::create_directories(dir / "profile_export_raw.jsonl");
+  auto mgr = spawn_manager(records_manager::export_level::raw);
+  auto info = one_phase(0);
+  info.raw_parts = {(dir / "no-such-part").string()};
+  auto out = request<export_outcome>(mgr, process_atom::value, std::uint64_t{0}, info);
+  ASSERT_TRUE(out) << error_message(out.error());
+  ASSERT_EQ(out->failed_files.size(), 2u);
+  EXPECT_EQ(out->failed_files[0], (dir / "profile_export_aiperf.csv").string());
+  EXPECT_EQ(out->failed_files[1], (dir / "profile_export_raw.jsonl").string());
+  auto msg = error_message(out->error);
+  EXPECT_NE(msg.find("2 exports could not be written"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no-such-part"), std::string::npos) << msg;
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.json"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export.jsonl"));
+}
+
+TEST_F(records_fixture, manager_stops_streaming_at_the_first_write_error) {
+  auto mgr = spawn_manager(records_manager::export_level::records);
+  // A file size limit makes the JSONL stream's first 64 KiB write fail
+  // (EFBIG), as a full disk would (ENOSPC).
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old_limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  metric_record_batch batch;
+  for (std::uint32_t i = 0; i < 400; ++i)
+    batch.records.push_back(sample_metric(i));
+  self->send(mgr, batch);
+  drain();
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  std::signal(SIGXFSZ, old_handler);
+  // Streaming stopped; later records still count.
+  metric_record_batch more;
+  more.records = {sample_metric(400)};
+  self->send(mgr, std::move(more));
+  auto out = request<export_outcome>(mgr, process_atom::value, std::uint64_t{401}, one_phase(401));
+  ASSERT_TRUE(out) << error_message(out.error());
+  EXPECT_EQ(out->request_count, 401u);
+  ASSERT_EQ(out->failed_files.size(), 1u);
+  EXPECT_EQ(out->failed_files[0], (dir / "profile_export.jsonl").string());
+  auto msg = error_message(out->error);
+  EXPECT_NE(msg.find("File too large"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir / "profile_export.jsonl"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.json"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.csv"));
+  // No temp file is left behind.
+  for (auto& e : fs::directory_iterator{dir})
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST_F(records_fixture, set_aside_moves_only_an_earlier_runs_files) {
+  for (const char* name : {"profile_export_aiperf.json", "profile_export_aiperf.csv",
+                           "profile_export.jsonl", "profile_export_raw.jsonl", "inputs.json",
+                           "run_manifest.json", "profile_export_raw.part0",
+                           "profile_export.jsonl.tmp.12.abcdef", "notes.txt"})
+    std::ofstream{dir / name} << name;
+  fs::create_directories(dir / "logs");
+  auto moved = records_manager::set_aside_previous_run(dir, "20260101T000000Z");
+  ASSERT_TRUE(moved) << error_message(moved.error());
+  EXPECT_EQ(moved->folder, dir / "previous-20260101T000000Z");
+  EXPECT_EQ(moved->names.size(), 8u);
+  EXPECT_EQ(read_all(moved->folder / "inputs.json"), "inputs.json");
+  EXPECT_TRUE(fs::exists(moved->folder / "profile_export.jsonl.tmp.12.abcdef"));
+  // What is not a run's file stays.
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  EXPECT_TRUE(fs::is_directory(dir / "logs"));
+  EXPECT_FALSE(fs::exists(dir / "profile_export_aiperf.json"));
+  // Nothing left to move: no folder is made.
+  auto again = records_manager::set_aside_previous_run(dir, "20260101T000001Z");
+  ASSERT_TRUE(again) << error_message(again.error());
+  EXPECT_TRUE(again->names.empty());
+  EXPECT_FALSE(fs::exists(dir / "previous-20260101T000001Z"));
+  // The same second twice: a new folder.
+  std::ofstream{dir / "inputs.json"} << "second";
+  auto same = records_manager::set_aside_previous_run(dir, "20260101T000000Z");
+  ASSERT_TRUE(same) << error_message(same.error());
+  EXPECT_EQ(same->folder, dir / "previous-20260101T000000Z-1");
+  EXPECT_EQ(read_all(same->folder / "inputs.json"), "second");
+}
+
+TEST_F(records_fixture, set_aside_of_a_missing_folder_moves_nothing) {
+  auto moved = records_manager::set_aside_previous_run(dir / "new-run", "20260101T000000Z");
+  ASSERT_TRUE(moved) << error_message(moved.error());
+  EXPECT_TRUE(moved->names.empty());
+  EXPECT_FALSE(fs::exists(dir / "new-run"));
+}
+
+TEST_F(records_fixture, set_aside_fails_naming_the_folder) {
+  std::ofstream{dir / "a-file"} << "x"; // not a folder
+  auto moved = records_manager::set_aside_previous_run(dir / "a-file", "20260101T000000Z");
+  ASSERT_FALSE(moved);
+  EXPECT_TRUE(is_error(moved.error(), io::errc::system));
+  EXPECT_EQ(io::error_errno(moved.error()), ENOTDIR);
+  EXPECT_NE(error_message(moved.error()).find((dir / "a-file").string()), std::string::npos)
+    << error_message(moved.error());
+}
+
+TEST(records_manager_stamp, utc_stamp_is_utc) {
+  EXPECT_EQ(records_manager::utc_stamp(std::chrono::system_clock::time_point{
+              std::chrono::seconds{1'767'225'600}}),
+            "20260101T000000Z");
 }
 
 } // namespace

@@ -292,6 +292,55 @@ TEST_F(worker_fixture, output_text_is_every_delta_joined) {
   EXPECT_EQ(rec.response_ts_ns.size(), wire.size() - 1);
 }
 
+// Redirects are not followed: the error record says where to and what to
+// pass instead of an empty message.
+TEST_F(worker_fixture, a_redirect_names_its_location) {
+  http::testing::test_server srv{[&](const http::testing::received_request&) {
+    return http::testing::scripted_reply{
+      {"HTTP/1.1 301 Moved Permanently\r\nLocation: https://example.test/v1/"
+       "chat/completions\r\nContent-Length: 0\r\n\r\n"}};
+  }};
+  start_worker(srv.port());
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  auto& rec = records.at(1);
+  ASSERT_TRUE(rec.has_error);
+  EXPECT_EQ(rec.error.code, 301);
+  EXPECT_EQ(rec.error.message,
+            "redirect to https://example.test/v1/chat/completions not "
+            "followed: pass that URL (without the endpoint path) as --url");
+}
+
+// A server that ignores "stream": true answers one JSON body: a success
+// (TTFT = latency), flagged stream_ignored. A real stream is not flagged.
+TEST_F(worker_fixture, a_json_answer_to_a_streaming_request_is_flagged) {
+  std::string body = R"({"id":"c","choices":[{"index":0,"message":)"
+                     R"({"role":"assistant","content":"hello there"},)"
+                     R"("finish_reason":"stop"}]})";
+  http::testing::test_server srv{[&](const http::testing::received_request&) {
+    return http::testing::scripted_reply{
+      {http::testing::test_server::content_length_response(body,
+                                                           "application/json")}};
+  }};
+  start_worker(srv.port());
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  auto& rec = records.at(1);
+  ASSERT_FALSE(rec.has_error) << rec.error.message;
+  EXPECT_TRUE(rec.stream_ignored);
+  EXPECT_EQ(rec.response_ts_ns.size(), 1u);
+}
+
+TEST_F(worker_fixture, a_real_stream_is_not_flagged) {
+  mock_server::options mo;
+  mo.fast = true;
+  start(mo);
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  ASSERT_FALSE(records.at(1).has_error);
+  EXPECT_FALSE(records.at(1).stream_ignored);
+}
+
 TEST_F(worker_fixture, non_streaming_reads_the_whole_body) {
   mock_server::options mo;
   mo.fast = true;
@@ -303,6 +352,7 @@ TEST_F(worker_fixture, non_streaming_reads_the_whole_body) {
   EXPECT_EQ(rec.response_ts_ns.size(), 1u);
   EXPECT_EQ(rec.usage.completion_tokens, 7);
   EXPECT_FALSE(rec.output_text.empty());
+  EXPECT_FALSE(rec.stream_ignored) << "streaming was not asked for";
 }
 
 TEST_F(worker_fixture, cancel_in_flight_gives_a_499_record) {
