@@ -7,7 +7,9 @@
 #include "proto/benchmark_errors.hpp"
 #include "tests/support/caf_gtest.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <unistd.h>
 
@@ -177,9 +179,50 @@ TEST_F(controller_fixture, a_failed_export_fails_the_run_naming_the_file) {
   auto result = run(spawn(std::move(p)));
   ASSERT_TRUE(result);
   EXPECT_EQ(result->exit_code, sc::exit_internal);
-  EXPECT_NE(result->message.find("records_manager: "), std::string::npos) << result->message;
+  EXPECT_NE(result->message.find("1 export could not be written"), std::string::npos)
+    << result->message;
   EXPECT_NE(result->message.find("profile_export_aiperf.json"), std::string::npos)
     << result->message;
+  // The other exports are written and still listed.
+  EXPECT_NE(std::find(result->files.begin(), result->files.end(),
+                      (dir / "profile_export_aiperf.csv").string()),
+            result->files.end());
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.csv"));
+}
+
+TEST_F(controller_fixture, an_earlier_runs_files_are_set_aside_before_the_run) {
+  std::ofstream{dir / "inputs.json"} << "earlier";
+  std::ofstream{dir / "profile_export.jsonl"} << "earlier";
+  std::ofstream{dir / "notes.txt"} << "kept";
+  auto result = run(spawn(plan()));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, sc::exit_ok) << result->message;
+  ASSERT_FALSE(result->warnings.empty());
+  EXPECT_NE(result->warnings[0].find("held the files of an earlier run"), std::string::npos)
+    << result->warnings[0];
+  // Summary level: no JSONL of this run; the earlier one was moved aside.
+  EXPECT_FALSE(fs::exists(dir / "profile_export.jsonl"));
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  EXPECT_TRUE(fs::exists(dir / "run_manifest.json"));
+  int asides = 0;
+  for (auto& e : fs::directory_iterator{dir})
+    if (e.path().filename().string().starts_with("previous-")) {
+      ++asides;
+      EXPECT_TRUE(fs::exists(e.path() / "profile_export.jsonl"));
+      EXPECT_TRUE(fs::exists(e.path() / "inputs.json"));
+    }
+  EXPECT_EQ(asides, 1);
+}
+
+TEST_F(controller_fixture, a_folder_that_cannot_be_set_aside_fails_the_run) {
+  auto p = plan();
+  std::ofstream{dir / "a-file"} << "x";
+  p.artifact_dir = (dir / "a-file").string(); // not a folder
+  auto result = run(spawn(std::move(p)));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, sc::exit_internal);
+  EXPECT_NE(result->message.find("a-file"), std::string::npos) << result->message;
+  EXPECT_TRUE(log->events.empty()) << "nothing may start";
 }
 
 TEST_F(controller_fixture, a_bad_dataset_is_a_configuration_error) {
