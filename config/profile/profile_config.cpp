@@ -764,12 +764,20 @@ caf::expected<void> validate_input(const profile_config& cfg) {
     return ok;
   if (auto ok = non_negative("--isl-stddev", cfg.isl_stddev); !ok)
     return ok;
+  if (cfg.isl_stddev > static_cast<double>(max_sequence_tokens))
+    return fail("--isl-stddev", "must be ≤ " + show(max_sequence_tokens)
+                                    + " tokens (got " + show(cfg.isl_stddev)
+                                    + "); wider draws build huge prompts");
   if (auto ok = at_least("--osl", cfg.osl_mean, std::int64_t{1}); !ok)
     return ok;
   if (auto ok = at_most_tokens("--osl", cfg.osl_mean); !ok)
     return ok;
   if (auto ok = non_negative("--osl-stddev", cfg.osl_stddev); !ok)
     return ok;
+  if (cfg.osl_stddev > static_cast<double>(max_sequence_tokens))
+    return fail("--osl-stddev", "must be ≤ " + show(max_sequence_tokens)
+                                    + " tokens (got " + show(cfg.osl_stddev)
+                                    + ")");
   if (cfg.osl_stddev > 0 && !cfg.osl_mean)
     return conflict("--osl-stddev", "needs --osl (a mean to vary around)");
   if (auto ok
@@ -796,6 +804,22 @@ caf::expected<void> validate_input(const profile_config& cfg) {
                              cfg.conversation_turn_delay_ratio);
       !ok)
     return ok;
+  if (!cfg.input_file) {
+    auto prompts = cfg.conversation_num.value_or(cfg.num_dataset_entries);
+    auto tokens = static_cast<double>(prompts)
+                  * static_cast<double>(cfg.conversation_turn_mean)
+                  * static_cast<double>(cfg.isl_mean);
+    if (tokens > max_synthetic_tokens)
+      return conflict(cfg.conversation_num ? "--conversation-num"
+                                           : "--num-dataset-entries",
+                      show(prompts) + " prompts × "
+                          + show(cfg.conversation_turn_mean) + " turns × --isl "
+                          + show(cfg.isl_mean) + " = " + show(tokens)
+                          + " tokens, above the " + show(max_synthetic_tokens)
+                          + " a synthetic dataset may hold (it is built in "
+                            "memory before the first send); use fewer "
+                            "prompts, turns or tokens");
+  }
   if (cfg.tokenizer != "builtin")
     return fail("--tokenizer", "'" + cfg.tokenizer
                                    + "' is not supported; only 'builtin' is "

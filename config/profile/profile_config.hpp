@@ -343,6 +343,9 @@ inline constexpr double max_seconds = 1e7;
 /// Highest `--isl`/`--osl` and mooncake `input_length`/`output_length`:
 /// every synthetic prompt is built in memory (~6 bytes per token).
 inline constexpr std::int64_t max_sequence_tokens = 1'000'000;
+/// Most prompt tokens a synthetic dataset may hold: prompts × turns ×
+/// `--isl` (~6 GB of text, built before the first send).
+inline constexpr double max_synthetic_tokens = 1e9;
 /// Most requests one run may plan: `--request-count`,
 /// `--warmup-request-count`, and rate × `--benchmark-duration`. Every
 /// request keeps its record and metric values in memory until the export.
