@@ -762,9 +762,21 @@ TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
   EXPECT_THAT(run->err(), HasSubstr("no request succeeded"));
   auto recs = jsonl();
   ASSERT_EQ(recs.size(), 6u);
+  // Refused connections included, every record is on one (epoch) timeline:
+  // its times lie within the run's span of the others'.
+  std::int64_t first_start = INT64_MAX, last_end = 0;
+  for (auto& rec : recs) {
+    first_start = std::min(first_start, rec["metadata"]["request_start_ns"].GetInt64());
+    last_end = std::max(last_end, rec["metadata"]["request_end_ns"].GetInt64());
+  }
+  EXPECT_GT(first_start, std::int64_t{1'600'000'000} * 1'000'000'000) << "an epoch time";
   for (auto& rec : recs) {
     EXPECT_NE(error_code(rec), 0) << to_text(rec);
     EXPECT_NE(error_code(rec), 499) << "not a cancellation";
+    auto& m = rec["metadata"];
+    EXPECT_LE(m["request_start_ns"].GetInt64(), m["request_end_ns"].GetInt64()) << to_text(rec);
+    EXPECT_LT(m["request_end_ns"].GetInt64() - first_start, std::int64_t{3600} * 1'000'000'000)
+      << "end on another clock: " << to_text(rec);
   }
   auto s = summary();
   EXPECT_EQ(summary_avg(s, "error_request_count"), 6);
