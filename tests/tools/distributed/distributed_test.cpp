@@ -480,7 +480,7 @@ TEST(distributed, missing_pod_registration_timeout_names_it) {
     for (auto& id : d["missing"].GetArray())
       missing.insert(id.GetString());
     return missing == std::set<std::string>{"pod1", "pod1/record_processor_0",
-                                            "pod1/worker_0"}
+                                            "pod1/worker_0", "pod1/worker_1"}
            && d["pods"][0]["registered"].GetBool()
            && !d["pods"][1]["registered"].GetBool();
   })) << last;
