@@ -21,6 +21,8 @@ using finalize_atom = caf::atom_constant<caf::atom("finalize")>;
 using process_atom = caf::atom_constant<caf::atom("process")>;
 /// Adds a member to profile_export_aiperf.json (see records_manager_actor).
 using section_atom = caf::atom_constant<caf::atom("section")>;
+/// An export stream failed mid-run (see records_manager_actor).
+using write_failed_atom = caf::atom_constant<caf::atom("wfailed")>;
 
 /// record_processor protocol:
 /// - `(request_record_batch)` from workers: computes each record's metrics
@@ -108,6 +110,11 @@ typename Inspector::result_type inspect(Inspector& f, export_outcome& x) {
 ///   reason). The controller waits `service_timeouts::exports`; past it the
 ///   run fails naming the records_manager (`silent_service`).
 /// - `(progress_atom)`: live counters.
+/// - Sent, not received: `(write_failed_atom, caf::error)` once, to the
+///   listener given to spawn_records_manager (the controller), when the
+///   JSONL stream fails (ENOSPC, EIO): the records_manager stopped
+///   streaming and will report the error with the exports; the listener
+///   may stop the run early. A one-way notice: no reply, so no timeout.
 /// - `(section_atom, std::string name, std::string json)` from a service
 ///   that knows more about the run than the records (the remote group:
 ///   `pods`), before `process`: the export carries `name: json` as a member

@@ -8,12 +8,18 @@
 
 #include <caf/all.hpp>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sys/stat.h>
 
 namespace aiperf::records_manager {
 
@@ -32,6 +38,11 @@ struct records_state {
   records_config cfg;
   std::optional<metrics::metrics_aggregator> aggregator;
   std::optional<io::durable_writer> jsonl;
+  /// The first write error of the JSONL stream: streaming stopped there and
+  /// the export reports it (the other exports are still written).
+  caf::error jsonl_error;
+  /// Hears the JSONL stream's failure (may be null).
+  caf::actor listener;
   std::string line;
   records_progress progress;
   /// Profiling records whose streaming request got one JSON body.
@@ -85,13 +96,17 @@ caf::expected<void> merge_raw_parts(const run_info& info,
       continue;
     std::ifstream in{part, std::ios::binary};
     if (!in)
-      return make_error(io::errc::system, "cannot read raw part " + part,
-                        errno);
+      return io::errno_error(errno != 0 ? errno : ENOENT, "merge", target,
+                             "open raw part", part);
     while (in) {
       in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      out.append(std::string_view{chunk.data(),
-                                  static_cast<std::size_t>(in.gcount())});
+      if (!out.append(std::string_view{chunk.data(),
+                                       static_cast<std::size_t>(in.gcount())}))
+        return out.error(); // stop at the first ENOSPC/EIO
     }
+    if (in.bad())
+      return io::errno_error(errno != 0 ? errno : EIO, "merge", target,
+                             "read raw part", part);
   }
   if (auto done = out.commit(); !done)
     return done;
@@ -99,6 +114,48 @@ caf::expected<void> merge_raw_parts(const run_info& info,
     if (!part.empty())
       fs::remove(part);
   return caf::unit;
+}
+
+/// run_manifest.json: the run id and the files of this run (names in the
+/// run folder), and the ones that could not be written.
+std::string render_manifest(const std::string& benchmark_id,
+                            const std::vector<std::string>& files,
+                            const std::vector<std::string>& failed) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w{buf};
+  auto names = [&](const char* key, const std::vector<std::string>& paths) {
+    w.Key(key);
+    w.StartArray();
+    for (auto& p : paths) {
+      auto name = fs::path{p}.filename().string();
+      w.String(name.c_str(), static_cast<rapidjson::SizeType>(name.size()));
+    }
+    w.EndArray();
+  };
+  w.StartObject();
+  w.Key("benchmark_id");
+  w.String(benchmark_id.c_str(),
+           static_cast<rapidjson::SizeType>(benchmark_id.size()));
+  names("files", files);
+  names("failed_files", failed);
+  w.EndObject();
+  std::string out{buf.GetString(), buf.GetSize()};
+  out += '\n';
+  return out;
+}
+
+/// The JSONL stream failed (ENOSPC, EIO, ...): stop streaming, keep the
+/// error for the export.
+void stop_streaming(actor_ptr self) {
+  auto& st = self->state;
+  st.jsonl_error = st.jsonl->error();
+  st.jsonl.reset();
+  if (st.listener)
+    caf::anon_send(st.listener, write_failed_atom::value, st.jsonl_error);
+  log::get("records_manager")
+    ->error("{}; profile_export.jsonl is not written, the other exports "
+            "still are",
+            error_message(st.jsonl_error));
 }
 
 void finish(actor_ptr self) {
@@ -131,47 +188,72 @@ void finish(actor_ptr self) {
       "they are approximate; pass --use-server-token-count to use the "
       "server's usage counts");
   fs::path dir{st.cfg.artifact_dir};
-  auto fail = [&](const std::string& what) {
-    logger->error("{}", what);
-    st.promise.deliver(make_error(benchmark::errc::export_failed, what));
+  // Each export on its own, the small and important ones first: one that
+  // cannot be written (a full disk, a directory in the way) takes no other
+  // with it, and every failure is reported at the end.
+  std::vector<std::string> reasons;
+  auto written = [&](const fs::path& path, caf::expected<void> done) {
+    if (done) {
+      out.files.push_back(path.string());
+      return;
+    }
+    logger->error("{}", error_message(done.error()));
+    out.failed_files.push_back(path.string());
+    reasons.push_back(error_message(done.error()));
   };
   exporters::run_info run{st.cfg.benchmark_id, st.cfg.input_config_json,
                           st.info.was_cancelled};
-  auto json = exporters::render_profile_json(summary, run);
-  if (!json)
-    return fail("profile_export_aiperf.json: " + error_message(json.error()));
-  if (!st.info.client_self_check_json.empty()) {
-    // Our addition to AIPerf's layout: the last member of the object.
-    auto close = json->find_last_of('}');
-    json->insert(close, ",\"client_self_check\":"
-                          + st.info.client_self_check_json);
-  }
-  for (const auto& [name, member] : st.sections) {
-    auto close = json->find_last_of('}');
-    json->insert(close, ",\"" + name + "\":" + member);
-  }
   auto json_path = dir / "profile_export_aiperf.json";
-  if (auto done = io::atomic_write_file(json_path, *json); !done)
-    return fail(error_message(done.error()));
-  out.files.push_back(json_path.string());
+  if (auto json = exporters::render_profile_json(summary, run); !json) {
+    written(json_path,
+            make_error(benchmark::errc::export_failed,
+                       "cannot render " + json_path.string() + ": "
+                         + error_message(json.error())));
+  } else {
+    if (!st.info.client_self_check_json.empty()) {
+      // Our addition to AIPerf's layout: the last member of the object.
+      auto close = json->find_last_of('}');
+      json->insert(close, ",\"client_self_check\":"
+                            + st.info.client_self_check_json);
+    }
+    for (const auto& [name, member] : st.sections) {
+      auto close = json->find_last_of('}');
+      json->insert(close, ",\"" + name + "\":" + member);
+    }
+    written(json_path, io::atomic_write_file(json_path, *json));
+  }
   auto csv_path = dir / "profile_export_aiperf.csv";
-  if (auto done = io::atomic_write_file(
-        csv_path, exporters::render_profile_csv(summary));
-      !done)
-    return fail(error_message(done.error()));
-  out.files.push_back(csv_path.string());
-  if (st.jsonl) {
-    auto path = st.jsonl->target().string();
-    if (auto done = st.jsonl->commit(); !done)
-      return fail(error_message(done.error()));
+  written(csv_path, io::atomic_write_file(
+                      csv_path, exporters::render_profile_csv(summary)));
+  if (st.cfg.level != export_level::summary) {
+    auto path = dir / "profile_export.jsonl";
+    if (st.jsonl_error)
+      written(path, st.jsonl_error);
+    else if (st.jsonl)
+      written(path, st.jsonl->commit());
     st.jsonl.reset();
-    out.files.push_back(path);
   }
   if (st.cfg.level == export_level::raw) {
     auto raw_path = dir / "profile_export_raw.jsonl";
-    if (auto done = merge_raw_parts(st.info, raw_path); !done)
-      return fail(error_message(done.error()));
-    out.files.push_back(raw_path.string());
+    written(raw_path, merge_raw_parts(st.info, raw_path));
+  }
+  // Last: the marker of a complete run, naming its files.
+  std::vector<std::string> run_files;
+  if (auto inputs = dir / "inputs.json"; fs::is_regular_file(inputs))
+    run_files.push_back(inputs.string()); // earlier runs' were set aside
+  run_files.insert(run_files.end(), out.files.begin(), out.files.end());
+  auto manifest_path = dir / "run_manifest.json";
+  written(manifest_path,
+          io::atomic_write_file(manifest_path,
+                                render_manifest(st.cfg.benchmark_id, run_files,
+                                                out.failed_files)));
+  if (!reasons.empty()) {
+    std::string msg = std::to_string(reasons.size()) + " export"
+                      + (reasons.size() == 1 ? "" : "s")
+                      + " could not be written (the others were):";
+    for (auto& r : reasons)
+      msg += "\n  " + r;
+    out.error = make_error(benchmark::errc::export_failed, std::move(msg));
   }
   out.console = exporters::render_console_table(summary);
   out.request_count = st.aggregator->request_count();
@@ -187,9 +269,11 @@ void finish(actor_ptr self) {
 }
 
 records_manager_impl::behavior_type records_impl(actor_ptr self,
-                                                 records_config cfg) {
+                                                 records_config cfg,
+                                                 caf::actor listener) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
+  st.listener = std::move(listener);
   st.aggregator.emplace(st.cfg.options);
   if (st.cfg.level != export_level::summary)
     st.jsonl.emplace(fs::path{st.cfg.artifact_dir} / "profile_export.jsonl");
@@ -213,7 +297,8 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
         if (st.jsonl) {
           st.line.clear();
           exporters::append_jsonl_line(st.line, rec);
-          st.jsonl->append(st.line);
+          if (!st.jsonl->append(st.line))
+            stop_streaming(self);
         }
       }
       if (st.processing && st.progress.received >= st.expected)
@@ -256,10 +341,62 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
 
 } // namespace
 
+std::string utc_stamp(std::chrono::system_clock::time_point t) {
+  auto secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+bool is_run_file(const std::string& name) {
+  static constexpr const char* exact[]
+    = {"profile_export_aiperf.json", "profile_export_aiperf.csv",
+       "profile_export.jsonl",       "profile_export_raw.jsonl",
+       "inputs.json",                "run_manifest.json"};
+  for (const char* e : exact)
+    if (name == e)
+      return true;
+  return name.starts_with("profile_export_raw.part")
+         || name.find(".tmp.") != std::string::npos;
+}
+
+caf::expected<set_aside_files>
+set_aside_previous_run(const fs::path& dir, const std::string& stamp) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it{dir, ec}, end; !ec && it != end;
+       it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (is_run_file(name) && it->symlink_status(ec).type() == fs::file_type::regular)
+      names.push_back(name);
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return io::errno_error(ec.value(), "set aside the earlier run in", dir,
+                           "list the folder");
+  if (names.empty())
+    return set_aside_files{};
+  std::sort(names.begin(), names.end());
+  // A second run in the same second gets previous-<stamp>-1, -2, ...
+  auto aside = dir / ("previous-" + stamp);
+  for (int n = 1; fs::exists(aside, ec); ++n)
+    aside = dir / ("previous-" + stamp + "-" + std::to_string(n));
+  if (::mkdir(aside.c_str(), 0777) != 0)
+    return io::errno_error(errno, "set aside the earlier run in", dir,
+                           "create folder", aside);
+  for (auto& name : names)
+    if (::rename((dir / name).c_str(), (aside / name).c_str()) != 0)
+      return io::errno_error(errno, "set aside the earlier run in", dir,
+                             "move " + name + " into", aside);
+  return set_aside_files{std::move(aside), std::move(names)};
+}
+
 records_manager_actor spawn_records_manager(caf::actor_system& sys,
-                                            records_config cfg) {
+                                            records_config cfg,
+                                            caf::actor listener) {
   return caf::actor_cast<records_manager_actor>(
-    sys.spawn(records_impl, std::move(cfg)));
+    sys.spawn(records_impl, std::move(cfg), std::move(listener)));
 }
 
 } // namespace aiperf::records_manager

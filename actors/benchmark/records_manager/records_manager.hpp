@@ -5,6 +5,7 @@
 #include "actors/benchmark/metrics/metric_options.hpp"
 #include "proto/records_path.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
@@ -33,8 +34,11 @@ struct records_config {
   std::int64_t drain_timeout_ms = 30'000;
 };
 
+/// `listener` (may be null) hears `(write_failed_atom, caf::error)` when
+/// the JSONL stream fails mid-run (proto/records_path.hpp).
 [[nodiscard]] proto::records_manager_actor
-spawn_records_manager(caf::actor_system& sys, records_config cfg);
+spawn_records_manager(caf::actor_system& sys, records_config cfg,
+                      caf::actor listener = {});
 
 /// `t` as UTC "YYYYMMDDTHHMMSSZ", the suffix of a previous-run folder.
 [[nodiscard]] std::string utc_stamp(std::chrono::system_clock::time_point t);

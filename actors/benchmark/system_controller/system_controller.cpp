@@ -20,8 +20,9 @@ namespace {
 /// Checks the failed-request share while the run goes on.
 using judge_atom = caf::atom_constant<caf::atom("judge")>;
 
-using impl_actor = system_controller_actor::extend<caf::reacts_to<tick_atom>,
-                                                   caf::reacts_to<judge_atom>>;
+using impl_actor = system_controller_actor::extend<
+  caf::reacts_to<tick_atom>, caf::reacts_to<judge_atom>,
+  caf::reacts_to<write_failed_atom, caf::error>>;
 
 /// --failed-request-threshold is judged during the run once this many
 /// profiling records arrived; a smaller run is judged at its end.
@@ -39,6 +40,9 @@ struct controller_state {
   /// early (exit code 4, this message).
   bool aborted = false;
   std::string abort_message;
+  /// An export stream failed mid-run: the run stopped early; the export's
+  /// error then fails it (exit code 1).
+  bool write_failed = false;
   // Services, in spawn order.
   dataset_manager::dataset_manager_actor datasets;
   records_manager_actor records;
@@ -112,7 +116,7 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
   run_info info;
   info.phases = st.phases;
   info.raw_parts = std::move(raw_parts);
-  info.was_cancelled = st.cancel_requested || st.aborted;
+  info.was_cancelled = st.cancel_requested || st.aborted || st.write_failed;
   if (st.plan.client_self_check)
     std::tie(info.client_warnings, info.client_self_check_json)
       = st.plan.client_self_check();
@@ -262,8 +266,8 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
       timing_cfg.request_count += s.num_turns;
   }
   // Register: every service of the run, counted per instance.
-  st.records = records_manager::spawn_records_manager(self->system(),
-                                                      st.plan.records);
+  st.records = records_manager::spawn_records_manager(
+    self->system(), st.plan.records, caf::actor_cast<caf::actor>(self));
   st.timing = timing_manager::spawn_timing_manager(self->system());
   worker_group_manager::group_config group;
   group.worker = st.plan.worker;
@@ -392,6 +396,19 @@ controller_impl(actor_ptr self, run_plan plan,
                 fail(self, exit_config, error_message(err));
               });
       return st.promise;
+    },
+    [=](write_failed_atom, caf::error& err) {
+      // From the records_manager: no record can be kept any more, so the
+      // run stops (no more credits, requests in flight cancelled) and the
+      // exports report the error.
+      auto& st = self->state;
+      if (st.finished || st.write_failed || st.cancel_requested || st.aborted)
+        return;
+      st.write_failed = true;
+      log::get("system_controller")
+        ->error("{}; stopping the run", error_message(err));
+      if (st.timing)
+        self->send(st.timing, cancel_atom::value);
     },
     [=](cancel_atom) {
       auto& st = self->state;

@@ -78,14 +78,15 @@ struct records_fixture : caf_gtest::fixture<> {
     fs::remove_all(dir, ec);
   }
 
-  records_manager_actor spawn_manager(records_manager::export_level level) {
+  records_manager_actor spawn_manager(records_manager::export_level level,
+                                      caf::actor listener = {}) {
     records_manager::records_config cfg;
     cfg.artifact_dir = dir.string();
     cfg.level = level;
     cfg.benchmark_id = "run-1";
     cfg.input_config_json = "{}";
     cfg.drain_timeout_ms = 2'000;
-    return records_manager::spawn_records_manager(sys, cfg);
+    return records_manager::spawn_records_manager(sys, cfg, std::move(listener));
   }
 
   run_info one_phase(std::uint64_t sent) {
@@ -291,7 +292,8 @@ TEST_F(records_fixture, manager_reports_every_failed_export) {
 }
 
 TEST_F(records_fixture, manager_stops_streaming_at_the_first_write_error) {
-  auto mgr = spawn_manager(records_manager::export_level::records);
+  auto mgr = spawn_manager(records_manager::export_level::records,
+                           caf::actor_cast<caf::actor>(self));
   // A file size limit makes the JSONL stream's first 64 KiB write fail
   // (EFBIG), as a full disk would (ENOSPC).
   auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
@@ -307,6 +309,11 @@ TEST_F(records_fixture, manager_stops_streaming_at_the_first_write_error) {
   drain();
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
   std::signal(SIGXFSZ, old_handler);
+  // The listener hears it at once, and only once.
+  std::string heard;
+  EXPECT_TRUE(receive_now([&](write_failed_atom, caf::error& e) { heard = error_message(e); }));
+  EXPECT_NE(heard.find("File too large"), std::string::npos) << heard;
+  EXPECT_EQ(self->peek_at_next_mailbox_element(), nullptr);
   // Streaming stopped; later records still count.
   metric_record_batch more;
   more.records = {sample_metric(400)};

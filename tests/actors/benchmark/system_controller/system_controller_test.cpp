@@ -225,6 +225,24 @@ TEST_F(controller_fixture, a_folder_that_cannot_be_set_aside_fails_the_run) {
   EXPECT_TRUE(log->events.empty()) << "nothing may start";
 }
 
+TEST_F(controller_fixture, a_failed_jsonl_stream_stops_the_run_with_its_error) {
+  auto p = plan();
+  // The records stream goes to a folder that does not exist: its first
+  // write fails, and the run stops with that error.
+  p.records.level = records_manager::export_level::records;
+  p.records.artifact_dir = (dir / "gone").string();
+  p.timing.request_count = 1000;
+  auto result = run(spawn(std::move(p)));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, sc::exit_internal) << result->message;
+  EXPECT_NE(result->message.find((dir / "gone" / "profile_export.jsonl").string()),
+            std::string::npos)
+    << result->message;
+  EXPECT_NE(result->message.find("No such file or directory"), std::string::npos)
+    << result->message;
+  EXPECT_LT(log->credits, 1000u) << "the run stopped early";
+}
+
 TEST_F(controller_fixture, a_bad_dataset_is_a_configuration_error) {
   auto p = plan();
   p.dataset.input_file = (dir / "missing.jsonl").string();
