@@ -23,6 +23,10 @@ int run_main(int argc, char** argv, const test_seams& seams) {
   app.set_version_flag("--version", "aiperf-node 0.1.0");
   int exit_code = 0; // set by the subcommand that ran
   add_all(app, exit_code, seams);
+  // Flag errors read like every other refusal: "error: --flag: ...".
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return "error: " + CLI::FailureMessage::simple(a, e);
+  });
   // CLI11 says only "A subcommand is required" for a missing or unknown
   // one: name it and list the subcommands.
   std::string names;
