@@ -5,6 +5,7 @@
 #include "actors/benchmark/api_service/api_service.hpp"
 #include "actors/benchmark/remote/controller.hpp"
 #include "actors/benchmark/remote/layout.hpp"
+#include "actors/benchmark/remote/ports_file.hpp"
 #include "config/profile/profile_json.hpp"
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
@@ -86,6 +87,8 @@ caf::expected<void> apply_env(controller_options& opts) {
                                   + " must be a percentage between 0 and 100");
     opts.abort_threshold_percent = x;
   }
+  if (const char* v = std::getenv("AIPERF_K8S_PORTS_FILE"); v && *v)
+    opts.ports_file = v;
   if (auto read = read_ms("AIPERF_REGISTRATION_TIMEOUT_MS",
                           opts.registration_timeout);
       !read)
@@ -148,10 +151,10 @@ std::vector<child_slot> spawn_children(const config::profile_config& cfg,
     auto started = system::child_process::spawn(so);
     child_slot slot;
     slot.pod = remote::pod_name(p);
-    if (!started.ok()) {
-      logger->error("cannot start {}: {}", slot.pod, started.error);
+    if (!started) {
+      logger->error("cannot start {}: {}", slot.pod, error_message(started.error()));
     } else {
-      slot.proc = std::move(started.child);
+      slot.proc = std::move(*started);
       logger->debug("started {} (pid {})", slot.pod, slot.proc->pid());
     }
     children.push_back(std::move(slot));
@@ -296,17 +299,27 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   acfg.artifact_dir = plan.artifact_dir;
   acfg.raw_dir = dir.path / "raw";
   auto api = api_service::spawn_api_service(sys, acfg);
-  if (!api.ok()) {
+  if (!api) {
     bridge->stop();
-    return fail(sc::exit_config, "api_service: " + api.error);
+    return fail(sc::exit_config, "api_service: " + error_message(api.error()));
   }
-  caf::anon_send(api.actor, api_service::ready_atom::value, true);
+  if (!opts.ports_file.empty()) {
+    auto ports = remote::bound_ports(bridge->bound(), api->port);
+    auto written = ports ? remote::write_ports_file(opts.ports_file, *ports)
+                         : caf::expected<void>{std::move(ports.error())};
+    if (!written) {
+      caf::anon_send(api->actor, proto::stop_atom::value);
+      bridge->stop();
+      return fail(sc::exit_config, "AIPERF_K8S_PORTS_FILE: " + error_message(written.error()));
+    }
+  }
+  caf::anon_send(api->actor, api_service::ready_atom::value, true);
   auto monitor = std::make_shared<remote::run_monitor>();
   remote::remote_group_config gcfg;
   gcfg.bridge = bridge;
   gcfg.layout = layout;
   gcfg.dataset_dir = acfg.dataset_dir;
-  gcfg.api = api.actor;
+  gcfg.api = api->actor;
   gcfg.registration_timeout = opts.registration_timeout;
   gcfg.heartbeat_timeout = opts.heartbeat_timeout;
   gcfg.abort_threshold_percent = opts.abort_threshold_percent;
@@ -319,12 +332,12 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   publish(caf::actor_cast<caf::actor>(controller));
   std::vector<child_slot> children;
   if (opts.spawn_children)
-    children = spawn_children(cfg, opts, layout, bridge->bound(), run_file, run_id, api.port);
+    children = spawn_children(cfg, opts, layout, bridge->bound(), run_file, run_id, api->port);
   result = await_result(sys, controller, whole_run, children, *monitor);
   publish(caf::actor{});
   tear_down(*bridge, children, *monitor);
   caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
-  caf::anon_send(api.actor, proto::stop_atom::value);
+  caf::anon_send(api->actor, proto::stop_atom::value);
   judge_pod_losses(result, *monitor, layout, opts.abort_threshold_percent);
   return result;
 }

@@ -11,6 +11,7 @@
 #include <caf/fwd.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,11 +35,14 @@ struct controller_options {
   std::chrono::milliseconds heartbeat_timeout{5'000};
   /// Extra environment of every child (tests).
   std::vector<std::pair<std::string, std::string>> child_env;
+  /// AIPERF_K8S_PORTS_FILE: once bound, the controller writes its ports here
+  /// (remote/ports_file.hpp), so processes started after it can bind 0.
+  std::filesystem::path ports_file;
 };
 
-/// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT and the test/tuning
-/// variables AIPERF_REGISTRATION_TIMEOUT_MS / AIPERF_HEARTBEAT_TIMEOUT_MS
-/// into `opts`; fails with system::errc::bad_env naming the variable (and
+/// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, AIPERF_K8S_PORTS_FILE
+/// and the tuning variables AIPERF_REGISTRATION_TIMEOUT_MS /
+/// AIPERF_HEARTBEAT_TIMEOUT_MS into `opts`; fails with system::errc::bad_env naming the variable (and
 /// its system::env_error as a payload).
 [[nodiscard]] caf::expected<void> apply_env(controller_options& opts);
 

@@ -223,10 +223,13 @@ caf::expected<pod_services> spawn_pod_services(caf::actor_system& sys, caf::scop
     hcfg.host = "0.0.0.0";
     hcfg.port = *s.health_port;
     auto h = api_service::spawn_api_service(sys, hcfg);
-    if (!h.ok())
-      return make_error(benchmark::errc::invalid_config, "--health-port: " + h.error);
-    out.health = h.actor;
-    log::get("pod")->info("{}: health probes on port {}", s.pod, h.port);
+    if (!h)
+      return make_error(benchmark::errc::invalid_config,
+                        "--health-port: " + error_message(h.error()));
+    out.health = h->actor;
+    // The pod's documented first stdout line: where its probes answer.
+    std::printf("health probes on http://%s:%u\n", hcfg.host.c_str(), unsigned{h->port});
+    std::fflush(stdout);
   }
   out.timing = remote::spawn_remote_timing(sys, bridge, s.pod);
   out.records = remote::spawn_remote_records(sys, bridge, s.pod);

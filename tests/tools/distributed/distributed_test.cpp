@@ -208,6 +208,10 @@ bool process_gone(pid_t pid) {
          && text[close + 2] == 'Z';
 }
 
+std::vector<std::pair<std::string, std::string>> controller_ports_env(const fs::path& ports_file);
+std::uint16_t api_port_of(const std::vector<std::pair<std::string, std::string>>& env);
+bool wait_registered(std::uint16_t api_port, std::string& last);
+
 /// Starts a long pods run against a slow mock and waits until both pods
 /// registered; returns the profile process.
 std::unique_ptr<child> start_long_pods_run(const std::string& url,
@@ -226,11 +230,17 @@ std::unique_ptr<child> start_long_pods_run(const std::string& url,
   set("--concurrency", "8");
   argv.push_back("--worker-pods");
   argv.push_back("2");
-  auto proc = std::make_unique<child>(argv, log);
-  bool up = poll_until([&] {
-    return proc->err().find("2 pods registered") != std::string::npos;
-  });
-  EXPECT_TRUE(up) << proc->err();
+  // The controller writes its bound ports; its API then says when both pods
+  // registered.
+  auto ports_file = log.parent_path() / (log.filename().string() + ".ports.json");
+  std::unique_ptr<child> proc;
+  {
+    scoped_env e{{{"AIPERF_K8S_PORTS_FILE", ports_file.string()}}};
+    proc = std::make_unique<child>(argv, log);
+  }
+  auto bound = controller_ports_env(ports_file);
+  std::string last;
+  EXPECT_TRUE(wait_registered(api_port_of(bound), last)) << last << proc->err();
   return proc;
 }
 
@@ -317,23 +327,47 @@ fs::path write_run_file(const fs::path& dir, const std::string& url,
   return path;
 }
 
-/// AIPERF_K8S_PORT_* for one controller on loopback ports that were free a
-/// moment ago: the controller binds them and its pods must know them in
-/// advance, and it cannot yet bind port 0 and tell its pods what it got, so
-/// these are picked and closed first (unused_port_number).
-std::vector<std::pair<std::string, std::string>> port_env() {
+/// The environment of a controller on loopback that binds port 0 for its
+/// API and every channel and writes what it got to `ports_file`
+/// (AIPERF_K8S_PORTS_FILE); its pods learn them from there
+/// (controller_ports_env).
+std::vector<std::pair<std::string, std::string>> port_env(const fs::path& ports_file) {
   std::vector<std::pair<std::string, std::string>> env;
   // HEALTH is per pod (see pod_env).
   for (auto name : {"API", "CONTROL", "CREDIT", "CREDIT_RETURN", "RECORDS"})
-    env.emplace_back(std::string{"AIPERF_K8S_PORT_"} + name,
-                     std::to_string(unused_port_number()));
+    env.emplace_back(std::string{"AIPERF_K8S_PORT_"} + name, "0");
+  env.emplace_back("AIPERF_K8S_PORTS_FILE", ports_file.string());
   env.emplace_back("AIPERF_K8S_ZMQ_CONTROLLER_HOST", "127.0.0.1");
   env.emplace_back("AIPERF_JOB_ID", "itest");
   return env;
 }
 
+/// Waits for the ports file a controller writes once bound and returns its
+/// ports as AIPERF_K8S_PORT_* (what a pod needs to reach it).
+std::vector<std::pair<std::string, std::string>> controller_ports_env(const fs::path& ports_file) {
+  std::vector<std::pair<std::string, std::string>> env;
+  bool written = poll_until([&] {
+    std::error_code ec;
+    if (!fs::exists(ports_file, ec))
+      return false;
+    auto d = parse_json(read_file(ports_file));
+    if (d.HasParseError() || !d.IsObject())
+      return false;
+    env.clear();
+    for (auto [key, name] : {std::pair{"api", "API"}, {"control", "CONTROL"}, {"credit", "CREDIT"},
+                             {"credit_return", "CREDIT_RETURN"}, {"records", "RECORDS"}}) {
+      if (!d.HasMember(key) || !d[key].IsUint() || d[key].GetUint() == 0)
+        return false;
+      env.emplace_back(std::string{"AIPERF_K8S_PORT_"} + name, std::to_string(d[key].GetUint()));
+    }
+    return true;
+  });
+  EXPECT_TRUE(written) << "no ports file at " << ports_file;
+  return env;
+}
+
 /// AIPERF_POD_INDEX and a health port of its own for pod `index`: 0, so
-/// the pod binds any free one (it logs the port it got).
+/// the pod binds any free one (its first stdout line names it).
 std::vector<std::pair<std::string, std::string>>
 pod_env(int index, std::vector<std::pair<std::string, std::string>> more = {}) {
   more.emplace_back("AIPERF_POD_INDEX", std::to_string(index));
@@ -341,7 +375,14 @@ pod_env(int index, std::vector<std::pair<std::string, std::string>> more = {}) {
   return more;
 }
 
-/// The controller's API port in `env` (see port_env).
+/// `env` plus one more variable.
+std::vector<std::pair<std::string, std::string>>
+with(std::vector<std::pair<std::string, std::string>> env, std::pair<std::string, std::string> more) {
+  env.push_back(std::move(more));
+  return env;
+}
+
+/// The controller's API port in `env` (see controller_ports_env).
 std::uint16_t api_port_of(
   const std::vector<std::pair<std::string, std::string>>& env) {
   for (auto& [k, v] : env)
@@ -403,17 +444,19 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   ASSERT_TRUE(mock.ok());
   auto out = tmp.path() / "out";
   auto run_file = write_run_file(tmp.path(), mock.url(), out, "2");
-  scoped_env ports{port_env()};
+  auto env = port_env(tmp.path() / "ports.json");
+  scoped_env ports{env};
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  auto bound = controller_ports_env(tmp.path() / "ports.json");
   std::unique_ptr<child> pod0, pod1;
   {
-    scoped_env e{pod_env(0)};
+    scoped_env e{pod_env(0, bound)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   constexpr std::int64_t skew = 5'000'000'000;
   {
     scoped_env e{
-      pod_env(1, {{"AIPERF_TEST_CLOCK_SKEW_NS", std::to_string(skew)}})};
+      pod_env(1, with(bound, {"AIPERF_TEST_CLOCK_SKEW_NS", std::to_string(skew)}))};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1", node_test_bin());
   }
   auto code = controller->wait();
@@ -461,18 +504,19 @@ TEST(distributed, missing_pod_registration_timeout_names_it) {
   ASSERT_TRUE(mock.ok());
   auto run_file = write_run_file(tmp.path(), mock.url(), tmp.path() / "out",
                                  "2");
-  auto env = port_env();
+  auto env = port_env(tmp.path() / "ports.json");
   env.emplace_back("AIPERF_REGISTRATION_TIMEOUT_MS", "3000");
   scoped_env ports{env};
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  auto bound = controller_ports_env(tmp.path() / "ports.json");
   std::unique_ptr<child> pod0;
   {
-    scoped_env e{pod_env(0)};
+    scoped_env e{pod_env(0, bound)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   // While it waits, the API names who registered and who is missing.
   std::string last;
-  EXPECT_TRUE(poll_pods(api_port_of(env), last, [](const rapidjson::Document& d) {
+  EXPECT_TRUE(poll_pods(api_port_of(bound), last, [](const rapidjson::Document& d) {
     if (std::string_view{d["registration"].GetString()} != "waiting"
         || d["pods_registered"].GetUint() != 1 || d["pods_expected"].GetUint() != 2)
       return false;
@@ -512,22 +556,23 @@ TEST(distributed, lost_tcp_pod_is_detected_without_a_parent) {
   ASSERT_TRUE(mock.ok());
   auto out = tmp.path() / "out";
   auto run_file = write_run_file(tmp.path(), mock.url(), out, "2");
-  auto env = port_env();
+  auto env = port_env(tmp.path() / "ports.json");
   env.emplace_back("AIPERF_HEARTBEAT_TIMEOUT_MS", "1000");
   env.emplace_back("AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT", "50");
   scoped_env ports{env};
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  auto bound = controller_ports_env(tmp.path() / "ports.json");
   std::unique_ptr<child> pod0, pod1;
   {
-    scoped_env e{pod_env(0)};
+    scoped_env e{pod_env(0, bound)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   {
-    scoped_env e{pod_env(1)};
+    scoped_env e{pod_env(1, bound)};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
   std::string last;
-  ASSERT_TRUE(wait_registered(api_port_of(env), last))
+  ASSERT_TRUE(wait_registered(api_port_of(bound), last))
     << last << controller->err();
   pod1->signal(SIGKILL);
   auto code = controller->wait();
@@ -552,26 +597,29 @@ TEST(distributed, pods_exit_when_their_controller_is_gone) {
   ASSERT_TRUE(mock.ok());
   auto run_file = write_run_file(tmp.path(), mock.url(), tmp.path() / "out",
                                  "2");
-  auto env = port_env();
+  auto env = port_env(tmp.path() / "ports.json");
   env.emplace_back("AIPERF_CONTROLLER_TIMEOUT_MS", "2000");
   scoped_env ports{env};
   auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  auto bound = controller_ports_env(tmp.path() / "ports.json");
   std::unique_ptr<child> pod0, pod1;
   {
-    scoped_env e{pod_env(0)};
+    scoped_env e{pod_env(0, bound)};
     pod0 = start_service("worker", run_file, tmp.path() / "pod0");
   }
   {
-    scoped_env e{pod_env(1)};
+    scoped_env e{pod_env(1, bound)};
     pod1 = start_service("worker", run_file, tmp.path() / "pod1");
   }
   std::string last;
-  ASSERT_TRUE(wait_registered(api_port_of(env), last))
+  ASSERT_TRUE(wait_registered(api_port_of(bound), last))
     << last << controller->err();
   // A registered pod answers its probes.
-  auto at = pod0->err().find("health probes on port ");
-  ASSERT_NE(at, std::string::npos) << pod0->err();
-  auto health = static_cast<std::uint16_t>(std::stoi(pod0->err().substr(at + 22)));
+  auto line = pod0->first_line();
+  ASSERT_TRUE(line) << pod0->err();
+  const std::string probes = "health probes on http://0.0.0.0:";
+  ASSERT_EQ(line->rfind(probes, 0), 0u) << *line;
+  auto health = static_cast<std::uint16_t>(std::stoi(line->substr(probes.size())));
   EXPECT_TRUE(poll_until([&] { return http_get(health, "/readyz").has_value(); }));
   EXPECT_TRUE(http_get(health, "/healthz").has_value());
   controller->signal(SIGKILL);

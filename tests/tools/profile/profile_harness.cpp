@@ -272,14 +272,6 @@ closed_port::~closed_port() {
     ::close(fd_);
 }
 
-std::uint16_t unused_port_number() {
-  std::uint16_t port = 0;
-  int fd = bind_loopback(port);
-  if (fd >= 0)
-    ::close(fd);
-  return port;
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in{path, std::ios::binary};
   std::ostringstream ss;

@@ -150,13 +150,6 @@ private:
   std::uint16_t port_ = 0;
 };
 
-/// The number of a loopback TCP port that was free a moment ago: bound and
-/// closed again, so another process may take it before the caller's child
-/// binds it. Only for ports a child must bind itself and others must know
-/// in advance (the controller's ports, which its pods connect to); bind
-/// port 0 and read the port back wherever the server can report it.
-[[nodiscard]] std::uint16_t unused_port_number();
-
 /// The file's whole text ("" when missing).
 [[nodiscard]] std::string read_file(const fs::path& path);
 
