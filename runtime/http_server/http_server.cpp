@@ -161,6 +161,18 @@ private:
 
 } // namespace
 
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::bind_failed:
+      return "bind_failed";
+    case errc::bad_config:
+      return "bad_config";
+    case errc::already_started:
+      return "already_started";
+  }
+  return "unknown";
+}
+
 std::string_view reason_phrase(unsigned status) noexcept {
   switch (status) {
   case 200:
@@ -475,24 +487,19 @@ server::~server() {
   stop();
 }
 
-start_result server::start() {
-  start_result result;
-  if (started_) {
-    result.error = "http server already started";
-    return result;
-  }
-  if (opts_.threads == 0 || opts_.threads > 256) {
-    result.error = "threads must be between 1 and 256, got "
-                   + std::to_string(opts_.threads);
-    return result;
-  }
+caf::expected<std::uint16_t> server::start() {
+  if (started_)
+    return make_error(errc::already_started, "http server already started");
+  if (opts_.threads == 0 || opts_.threads > 256)
+    return make_error(errc::bad_config,
+                      "threads must be between 1 and 256, got "
+                          + std::to_string(opts_.threads));
   boost::system::error_code ec;
   auto address = asio::ip::make_address(opts_.host, ec);
-  if (ec) {
-    result.error = "host '" + opts_.host
-                   + "' is not an IP address (use e.g. 127.0.0.1 or ::1)";
-    return result;
-  }
+  if (ec)
+    return make_error(errc::bad_config,
+                      "host '" + opts_.host
+                          + "' is not an IP address (use e.g. 127.0.0.1 or ::1)");
   std::uint16_t port = opts_.port;
   if (port != 0) {
     // SO_REUSEPORT would let us silently share a port that another of our
@@ -505,20 +512,19 @@ start_result server::start() {
       probe.set_option(tcp::acceptor::reuse_address(true), ec);
     if (!ec)
       probe.bind(ep, ec);
-    if (ec) {
-      result.error = "cannot listen on " + opts_.host + ":"
-                     + std::to_string(port) + ": " + ec.message()
-                     + " (pick another --port, or 0 for a free one)";
-      return result;
-    }
+    if (ec)
+      return make_error(errc::bind_failed,
+                        "cannot listen on " + opts_.host + ":"
+                            + std::to_string(port) + ": " + ec.message()
+                            + " (pick another --port, or 0 for a free one)");
   }
   for (unsigned i = 0; i < opts_.threads; ++i) {
     auto w = std::make_unique<worker>(opts_, handler_, connections_);
     if (auto err = w->bind(tcp::endpoint{address, port}); !err.empty()) {
-      result.error = "cannot listen on " + opts_.host + ":"
-                     + std::to_string(port) + ": " + err;
       workers_.clear();
-      return result;
+      return make_error(errc::bind_failed, "cannot listen on " + opts_.host
+                                               + ":" + std::to_string(port)
+                                               + ": " + err);
     }
     // Later listeners share the port the first one got (port 0 case).
     port = w->acceptor.local_endpoint(ec).port();
@@ -534,8 +540,7 @@ start_result server::start() {
   }
   started_ = true;
   port_ = port;
-  result.port = port;
-  return result;
+  return port;
 }
 
 void server::stop() {

@@ -24,6 +24,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "proto/error.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -32,6 +34,23 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace aiperf::http_server {
+
+/// Why a server could not start.
+enum class errc : std::uint8_t {
+  bind_failed = 1, // the address is in use or cannot be bound
+  bad_config,      // the host is not an IP literal, or threads is out of range
+  already_started, // start() was called twice
+};
+
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
+} // namespace aiperf::http_server
+
+// HTTP server errors: an http_server::errc and a message naming the host/port
+// or setting and the fix.
+AIPERF_ERROR_ENUM(aiperf::http_server::errc, "httpserver")
 
 namespace aiperf::http_server {
 
@@ -143,13 +162,6 @@ struct options {
   int thread_nice = 0;
 };
 
-/// Either the bound port, or why the server could not start.
-struct start_result {
-  std::uint16_t port = 0;
-  std::string error;
-  [[nodiscard]] bool ok() const noexcept { return error.empty(); }
-};
-
 /// The canonical reason phrase of an HTTP status code ("OK", "Not Found").
 [[nodiscard]] std::string_view reason_phrase(unsigned status) noexcept;
 
@@ -164,9 +176,11 @@ public:
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  /// Binds the listeners and starts serving. Fails (with a message naming the
-  /// host/port) if the address is invalid or in use, or if called twice.
-  [[nodiscard]] start_result start();
+  /// Binds the listeners and starts serving; returns the bound port. Fails
+  /// (with a message naming the host/port) with bad_config if the address or
+  /// thread count is invalid, bind_failed if the address is in use, or
+  /// already_started if called twice.
+  [[nodiscard]] caf::expected<std::uint16_t> start();
 
   /// Graceful stop; idempotent.
   void stop();

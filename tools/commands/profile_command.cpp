@@ -138,10 +138,11 @@ start_builtin_mock(config::profile_config& cfg, config::profile_config& recorded
   opts.port = 0;
   auto mock = std::make_unique<mock_server::server>(opts);
   auto started = mock->start();
-  if (!started.ok())
+  if (!started)
     return make_error(benchmark::errc::invalid_config,
-                      "cannot start the built-in mock server: " + started.error);
-  auto url = "http://127.0.0.1:" + std::to_string(started.port);
+                      "cannot start the built-in mock server: "
+                          + error_message(started.error()));
+  auto url = "http://127.0.0.1:" + std::to_string(*started);
   std::printf("no --url given: benchmarking the built-in mock server at %s "
               "(recorded as url: builtin-mock)\n",
               url.c_str());

@@ -72,13 +72,14 @@ int run(const options& opts) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   server srv{opts};
   auto started = srv.start();
-  if (!started.ok()) {
-    std::fprintf(stderr, "mock-server: %s\n", started.error.c_str());
+  if (!started) {
+    std::fprintf(stderr, "mock-server: %s\n",
+                 error_message(started.error()).c_str());
     return 1;
   }
   const bool v6 = opts.host.find(':') != std::string::npos;
   std::printf("mock-server listening on http://%s%s%s:%u\n", v6 ? "[" : "",
-              opts.host.c_str(), v6 ? "]" : "", started.port);
+              opts.host.c_str(), v6 ? "]" : "", *started);
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop_signals, &sig);

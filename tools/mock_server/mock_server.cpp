@@ -306,6 +306,8 @@ const char* to_string(errc x) noexcept {
   switch (x) {
     case errc::bad_option:
       return "bad_option";
+    case errc::already_started:
+      return "already_started";
   }
   return "unknown";
 }
@@ -348,16 +350,11 @@ server::~server() {
   stop();
 }
 
-http_server::start_result server::start() {
-  http_server::start_result result;
-  if (auto valid = validate(state_->opts); !valid) {
-    result.error = error_message(valid.error());
-    return result;
-  }
-  if (http_) {
-    result.error = "mock server already started";
-    return result;
-  }
+caf::expected<std::uint16_t> server::start() {
+  if (auto valid = validate(state_->opts); !valid)
+    return std::move(valid.error());
+  if (http_)
+    return make_error(errc::already_started, "mock server already started");
   auto& s = *state_;
   s.settings.model_names = s.opts.model_names;
   s.settings.random_seed = s.opts.random_seed;
@@ -385,13 +382,13 @@ http_server::start_result server::start() {
                         http_server::response_writer& w) {
         return st->handle(req, w);
       });
-  result = http_->start();
-  if (!result.ok())
+  auto result = http_->start();
+  if (!result)
     http_.reset();
   else
     log::get("mock_server")
         ->info("serving on {}:{} (ttft {} ms, itl {} ms{})", s.opts.host,
-               result.port, s.opts.fast ? 0 : s.opts.ttft_ms,
+               *result, s.opts.fast ? 0 : s.opts.ttft_ms,
                s.opts.fast ? 0 : s.opts.itl_ms, s.opts.fast ? ", fast" : "");
   return result;
 }

@@ -49,7 +49,8 @@ namespace aiperf::mock_server {
 
 /// Why the mock server refuses its options.
 enum class errc : std::uint8_t {
-  bad_option = 1, // a flag's value is out of range
+  bad_option = 1,  // a flag's value is out of range
+  already_started, // start() was called twice
 };
 
 [[nodiscard]] const char* to_string(errc x) noexcept;
@@ -91,9 +92,10 @@ public:
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  /// Validates the options, binds and starts serving; returns the bound port
-  /// or an error message.
-  [[nodiscard]] http_server::start_result start();
+  /// Validates the options, binds and starts serving; returns the bound port.
+  /// Fails with bad_option (invalid options), already_started, or the
+  /// http_server::errc of a failed bind, each naming the input and the fix.
+  [[nodiscard]] caf::expected<std::uint16_t> start();
 
   /// Graceful stop; idempotent, also run by the destructor.
   void stop();

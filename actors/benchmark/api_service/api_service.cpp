@@ -123,11 +123,11 @@ spawn_result spawn_api_service(caf::actor_system& sys, api_config cfg) {
   auto server = std::make_shared<http_server::server>(
       opts, make_handler(board, std::move(shared_cfg)));
   auto started = server->start();
-  if (!started.ok()) {
-    result.error = "api_service: " + started.error;
+  if (!started) {
+    result.error = "api_service: " + error_message(started.error());
     return result;
   }
-  result.port = started.port;
+  result.port = *started;
   result.actor = sys.spawn(api_service, std::move(board), std::move(server));
   log::get("api_service")
       ->info("serving on {}:{}", cfg.host, static_cast<unsigned>(result.port));

@@ -48,8 +48,8 @@ struct http_server_fixture : ::testing::Test {
     o.body_limit = 1024;
     srv = std::make_unique<http_server::server>(o, test_handler);
     auto r = srv->start();
-    ASSERT_TRUE(r.ok()) << r.error;
-    port = r.port;
+    ASSERT_TRUE(r) << error_message(r.error());
+    port = *r;
   }
   std::unique_ptr<http_server::server> srv;
   std::uint16_t port = 0;
@@ -125,19 +125,24 @@ TEST_F(http_server_fixture, stop_closes_idle_keep_alive_connections) {
 TEST(http_server, refuses_a_port_in_use_and_a_bad_host) {
   http_server::server first{{}, test_handler};
   auto r = first.start();
-  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_TRUE(r) << error_message(r.error());
   http_server::options o;
-  o.port = r.port;
+  o.port = *r;
   http_server::server second{o, test_handler};
   auto r2 = second.start();
-  EXPECT_FALSE(r2.ok());
-  EXPECT_NE(r2.error.find(std::to_string(r.port)), std::string::npos);
+  ASSERT_FALSE(r2);
+  EXPECT_TRUE(is_error(r2.error(), http_server::errc::bind_failed));
+  EXPECT_NE(error_message(r2.error()).find(std::to_string(*r)), std::string::npos);
   http_server::options bad;
   bad.host = "not-an-address";
   http_server::server third{bad, test_handler};
   auto r3 = third.start();
-  EXPECT_FALSE(r3.ok());
-  EXPECT_NE(r3.error.find("not-an-address"), std::string::npos);
+  ASSERT_FALSE(r3);
+  EXPECT_TRUE(is_error(r3.error(), http_server::errc::bad_config));
+  EXPECT_NE(error_message(r3.error()).find("not-an-address"), std::string::npos);
+  auto again = first.start();
+  ASSERT_FALSE(again);
+  EXPECT_TRUE(is_error(again.error(), http_server::errc::already_started));
 }
 
 TEST(http_server, several_io_threads_share_one_port) {
@@ -145,9 +150,9 @@ TEST(http_server, several_io_threads_share_one_port) {
   o.threads = 3;
   http_server::server srv{o, test_handler};
   auto r = srv.start();
-  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_TRUE(r) << error_message(r.error());
   for (int i = 0; i < 12; ++i)
-    EXPECT_EQ(test::http_fetch(r.port, http::verb::get, "/t").body, "GET /t ");
+    EXPECT_EQ(test::http_fetch(*r, http::verb::get, "/t").body, "GET /t ");
 }
 
 TEST(http_server, reason_phrases) {
@@ -191,8 +196,8 @@ TEST(http_server, stop_lets_an_in_flight_response_finish) {
   http_server::server srv{o,
                           delayed_handler(std::chrono::milliseconds(50), started)};
   auto r = srv.start();
-  ASSERT_TRUE(r.ok()) << r.error;
-  test::http_test_client c{r.port};
+  ASSERT_TRUE(r) << error_message(r.error());
+  test::http_test_client c{*r};
   c.write_raw("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   // Wait (bounded) until the request is being answered, then stop.
   ASSERT_TRUE(wait_for(started)) << "the handler never started";
@@ -212,8 +217,8 @@ TEST(http_server, stop_cuts_responses_that_outlast_the_grace_period) {
   std::atomic<bool> started{false};
   http_server::server srv{o, delayed_handler(std::chrono::hours(1), started)};
   auto r = srv.start();
-  ASSERT_TRUE(r.ok()) << r.error;
-  test::http_test_client c{r.port};
+  ASSERT_TRUE(r) << error_message(r.error());
+  test::http_test_client c{*r};
   c.write_raw("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(wait_for(started)) << "the handler never started";
   srv.stop(); // returns although the handler would wait an hour
@@ -271,15 +276,15 @@ TEST(http_server, received_at_is_the_arrival_not_the_handling) {
   http_server::options o; // one io thread
   http_server::server srv{o, probe.handler()};
   auto r = srv.start();
-  ASSERT_TRUE(r.ok()) << r.error;
-  test::http_test_client busy{r.port};
+  ASSERT_TRUE(r) << error_message(r.error());
+  test::http_test_client busy{*r};
   busy.write_raw("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!probe.holding && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   ASSERT_TRUE(probe.holding);
 
-  test::http_test_client waiting{r.port};
+  test::http_test_client waiting{*r};
   auto before_send = http_server::clock::now();
   waiting.write_raw("GET /when HTTP/1.1\r\nHost: x\r\n\r\n");
   auto after_send = http_server::clock::now();

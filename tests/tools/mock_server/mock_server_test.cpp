@@ -99,8 +99,8 @@ struct mock_fixture : ::testing::Test {
     o.port = 0;
     srv = std::make_unique<mock_server::server>(o);
     auto r = srv->start();
-    ASSERT_TRUE(r.ok()) << r.error;
-    port = r.port;
+    ASSERT_TRUE(r) << error_message(r.error());
+    port = *r;
   }
   test::http_reply post(std::string_view target, std::string_view body,
                         std::string_view ct = "application/json") {
@@ -318,6 +318,26 @@ TEST(mock_server_options, validation_names_the_flag) {
   o.workers = 0;
   EXPECT_NE(message(o).find("--workers"), std::string::npos);
   EXPECT_TRUE(mock_server::validate({}));
+}
+
+TEST(mock_server_options, start_fails_on_bad_options_and_twice) {
+  mock_server::options bad;
+  bad.workers = 0;
+  mock_server::server refused{bad};
+  auto r = refused.start();
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), mock_server::errc::bad_option));
+  EXPECT_NE(error_message(r.error()).find("--workers"), std::string::npos);
+  mock_server::options ok;
+  ok.port = 0;
+  ok.fast = true;
+  mock_server::server srv{ok};
+  auto first = srv.start();
+  ASSERT_TRUE(first) << error_message(first.error());
+  auto again = srv.start();
+  ASSERT_FALSE(again);
+  EXPECT_TRUE(is_error(again.error(), mock_server::errc::already_started));
+  EXPECT_EQ(error_message(again.error()), "mock server already started");
 }
 
 // -- the CLI as a child process

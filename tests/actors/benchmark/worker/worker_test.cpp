@@ -69,8 +69,8 @@ struct worker_fixture : ::testing::Test {
     mo.port = 0;
     mock = std::make_unique<mock_server::server>(mo);
     auto started = mock->start();
-    ASSERT_TRUE(started.ok()) << started.error;
-    start_worker(started.port, streaming, max_tokens);
+    ASSERT_TRUE(started) << error_message(started.error());
+    start_worker(*started, streaming, max_tokens);
   }
 
   /// The worker alone, against whatever serves 127.0.0.1:`port`.
