@@ -97,21 +97,19 @@ api_service(api_service_actor::stateful_pointer<api_state> self,
 
 } // namespace
 
-spawn_result spawn_api_service(caf::actor_system& sys, api_config cfg) {
-  spawn_result result;
-  if (cfg.threads == 0) {
-    result.error = "api_service threads is 0: use at least 1 I/O thread";
-    return result;
-  }
+caf::expected<api_handle> spawn_api_service(caf::actor_system& sys,
+                                            api_config cfg) {
+  if (cfg.threads == 0)
+    return make_error(benchmark::errc::invalid_config,
+                      "api_service threads is 0: use at least 1 I/O thread");
   if (!cfg.raw_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(cfg.raw_dir, ec);
-    if (ec) {
-      result.error = "api_service raw_dir " + cfg.raw_dir.string()
-                     + " cannot be created: " + ec.message()
-                     + "; point it at a writable directory";
-      return result;
-    }
+    if (ec)
+      return make_error(benchmark::errc::invalid_config,
+                        "api_service raw_dir " + cfg.raw_dir.string()
+                            + " cannot be created: " + ec.message()
+                            + "; point it at a writable directory");
   }
   auto board = std::make_shared<status_board>();
   auto shared_cfg = std::make_shared<const api_config>(cfg);
@@ -124,9 +122,12 @@ spawn_result spawn_api_service(caf::actor_system& sys, api_config cfg) {
       opts, make_handler(board, std::move(shared_cfg)));
   auto started = server->start();
   if (!started) {
-    result.error = "api_service: " + error_message(started.error());
-    return result;
+    // The server's own code (bind_failed, bad_config), named as ours.
+    const auto& err = started.error();
+    return caf::error{err.code(), err.category(),
+                      caf::make_message("api_service: " + error_message(err))};
   }
+  api_handle result;
   result.port = *started;
   result.actor = sys.spawn(api_service, std::move(board), std::move(server));
   log::get("api_service")

@@ -23,6 +23,7 @@
 
 #include "proto/ports.hpp"
 #include "proto/atoms.hpp"
+#include "proto/benchmark_errors.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
@@ -223,19 +224,20 @@ using api_service_actor = caf::typed_actor<
     caf::replies_to<caf::get_atom, raw_atom>::with<std::vector<raw_part>>,
     caf::reacts_to<proto::stop_atom>>;
 
-/// Either the running service and its bound port, or why it did not start.
-struct spawn_result {
+/// The running service and its bound port.
+struct api_handle {
   api_service_actor actor;
   std::uint16_t port = 0;
-  /// Names the failing setting (host/port in use, raw_dir not creatable).
-  std::string error;
-  [[nodiscard]] bool ok() const noexcept { return error.empty(); }
 };
 
 /// Binds the HTTP server (synchronously, so a port in use fails here, not
 /// later), then spawns the actor that owns it. The server stops when the
 /// actor terminates.
-[[nodiscard]] spawn_result spawn_api_service(caf::actor_system& sys,
-                                             api_config cfg);
+/// Errors name the failing setting: `benchmark::errc::invalid_config` for
+/// threads 0 or a raw_dir that cannot be created; the `http_server::errc` of
+/// the server (bind_failed for a host/port in use, bad_config for a host
+/// that is not an IP literal), its message prefixed with "api_service: ".
+[[nodiscard]] caf::expected<api_handle> spawn_api_service(caf::actor_system& sys,
+                                                          api_config cfg);
 
 } // namespace aiperf::api_service

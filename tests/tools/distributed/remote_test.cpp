@@ -139,8 +139,8 @@ TEST(dataset_transfer, download_through_the_api_is_byte_exact) {
   acfg.port = 0;
   acfg.dataset_dir = src;
   auto api = api_service::spawn_api_service(sys, acfg);
-  ASSERT_TRUE(api.ok()) << api.error;
-  api_endpoint ep{"127.0.0.1", api.port};
+  ASSERT_TRUE(api) << error_message(api.error());
+  api_endpoint ep{"127.0.0.1", api->port};
   for (auto name : {dataset::data_zst_file_name, dataset::index_zst_file_name}) {
     auto r = http_get(ep, "/api/dataset/" + std::string{name},
                       std::chrono::seconds{30});
@@ -157,7 +157,7 @@ TEST(dataset_transfer, download_through_the_api_is_byte_exact) {
   ASSERT_TRUE(a && b);
   EXPECT_EQ(a->data, b->data);
   EXPECT_EQ(a->index, b->index);
-  caf::anon_send(api.actor, proto::stop_atom::value);
+  caf::anon_send(api->actor, proto::stop_atom::value);
   std::error_code ec;
   fs::remove_all(root, ec);
 }

@@ -1,6 +1,7 @@
 // The api_service over real loopback sockets; the actor runs on CAF's
 // deterministic test coordinator, the HTTP server on its own I/O thread.
 #include "actors/benchmark/api_service/api_service.hpp"
+#include "runtime/http_server/http_server.hpp"
 #include "tests/runtime/http_server/test_client.hpp"
 #include "tests/support/caf_gtest.hpp"
 
@@ -53,8 +54,9 @@ protected:
   }
 
   void start(api_config cfg) {
-    svc_ = spawn_api_service(sys, std::move(cfg));
-    ASSERT_TRUE(svc_.ok()) << svc_.error;
+    auto spawned = spawn_api_service(sys, std::move(cfg));
+    ASSERT_TRUE(spawned) << aiperf::error_message(spawned.error());
+    svc_ = *spawned;
     ASSERT_NE(svc_.port, 0);
     drain(); // the actor's init
   }
@@ -74,7 +76,7 @@ protected:
   }
 
   fs::path root_;
-  spawn_result svc_;
+  api_handle svc_;
 };
 
 TEST_F(api_service_fixture, healthz_is_always_ok_and_readyz_follows_the_actor) {
@@ -307,8 +309,10 @@ TEST_F(api_service_fixture, invalid_host_fails_at_spawn) {
   auto cfg = config();
   cfg.host = "not-an-address";
   auto r = spawn_api_service(sys, cfg);
-  EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("not-an-address"), std::string::npos) << r.error;
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(aiperf::is_error(r.error(), aiperf::http_server::errc::bad_config));
+  EXPECT_NE(aiperf::error_message(r.error()).find("not-an-address"), std::string::npos)
+      << aiperf::error_message(r.error());
 }
 
 TEST_F(api_service_fixture, unwritable_raw_dir_fails_at_spawn) {
@@ -316,8 +320,10 @@ TEST_F(api_service_fixture, unwritable_raw_dir_fails_at_spawn) {
   auto cfg = config();
   cfg.raw_dir = root_ / "file" / "raw";
   auto r = spawn_api_service(sys, cfg);
-  EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("raw_dir"), std::string::npos) << r.error;
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(aiperf::is_error(r.error(), aiperf::benchmark::errc::invalid_config));
+  EXPECT_NE(aiperf::error_message(r.error()).find("raw_dir"), std::string::npos)
+      << aiperf::error_message(r.error());
 }
 
 } // namespace
