@@ -116,15 +116,14 @@ exit_status exit_status::from_wait_status(int status) noexcept {
   return s;
 }
 
-spawn_result child_process::spawn(const spawn_options& opts) {
+caf::expected<child_process> child_process::spawn(const spawn_options& opts) {
   const std::string path
       = opts.program.empty() ? std::string{self_exe} : opts.program;
-  spawn_result result;
-  auto fail = [&](std::string step, int err) {
-    result.error = "cannot start " + path + ": " + step;
+  auto fail = [&](std::string step, int err) -> caf::expected<child_process> {
+    auto message = "cannot start " + path + ": " + step;
     if (err != 0)
-      result.error.append(": ").append(errno_text(err));
-    return std::move(result);
+      message.append(": ").append(errno_text(err));
+    return make_error(errc::spawn_failed, std::move(message));
   };
   for (const auto& [name, value] : opts.env)
     if (name.empty() || name.find('=') != std::string::npos)
@@ -223,8 +222,7 @@ spawn_result child_process::spawn(const spawn_options& opts) {
     auto step = static_cast<child_step>(msg[0]);
     return fail(step == child_step::exec ? "execve" : "redirect stdio", msg[1]);
   }
-  result.child.emplace(child_process{pid, out_r.release(), err_r.release()});
-  return result;
+  return child_process{pid, out_r.release(), err_r.release()};
 }
 
 child_process::child_process(child_process&& other) noexcept

@@ -16,6 +16,8 @@
 // main thread), never from a temporary thread or an actor on a CAF worker.
 #pragma once
 
+#include "runtime/system/errc.hpp"
+
 #include <csignal>
 #include <cstdint>
 #include <optional>
@@ -78,11 +80,6 @@ struct child_output {
   std::string err;
 };
 
-class child_process;
-
-/// Either a running child, or why it could not be started.
-struct spawn_result;
-
 /// A running (or finished, not yet destroyed) child process.
 ///
 /// RAII: the destructor of a child that was not reaped yet sends SIGKILL and
@@ -91,8 +88,10 @@ struct spawn_result;
 /// thread calls wait/try_wait/kill.
 class child_process {
 public:
-  /// Starts a child (see the file comment for the guarantees).
-  [[nodiscard]] static spawn_result spawn(const spawn_options& opts);
+  /// Starts a child (see the file comment for the guarantees). Fails with
+  /// errc::spawn_failed, whose message names the program and the failing
+  /// step ("cannot start /x: execve: No such file or directory").
+  [[nodiscard]] static caf::expected<child_process> spawn(const spawn_options& opts);
 
   child_process(child_process&& other) noexcept;
   child_process& operator=(child_process&& other) noexcept;
@@ -141,14 +140,6 @@ private:
   int out_fd_ = -1;
   int err_fd_ = -1;
   std::optional<exit_status> status_;
-};
-
-struct spawn_result {
-  std::optional<child_process> child;
-  /// Names the program and the failing step ("cannot start /x: execve: No
-  /// such file or directory") when !ok().
-  std::string error;
-  [[nodiscard]] bool ok() const noexcept { return child.has_value(); }
 };
 
 } // namespace aiperf::system

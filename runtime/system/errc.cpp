@@ -8,6 +8,8 @@ const char* to_string(errc x) noexcept {
       return "bad_env";
     case errc::bad_option:
       return "bad_option";
+    case errc::spawn_failed:
+      return "spawn_failed";
   }
   return "unknown";
 }

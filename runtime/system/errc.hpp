@@ -11,6 +11,7 @@ namespace aiperf::system {
 enum class errc : std::uint8_t {
   bad_env = 1, // AIPERF_* variables are invalid or missing (see env.hpp)
   bad_option,  // a node option (scheduler policy) is unusable
+  spawn_failed, // a child process could not be started (child_process.hpp)
 };
 
 [[nodiscard]] const char* to_string(errc x) noexcept;

@@ -32,8 +32,8 @@ spawn_options shell(std::string script) {
 // Spawns `o` into `child`, failing the test with spawn's message if needed.
 #define START(var, o)                                                          \
   auto var##_result = child_process::spawn(o);                                 \
-  ASSERT_TRUE(var##_result.ok()) << var##_result.error;                        \
-  auto& var = *var##_result.child
+  ASSERT_TRUE(var##_result) << aiperf::error_message(var##_result.error());            \
+  auto& var = *var##_result
 
 // True when /proc/<pid> is gone or the process is a zombie (dead, unreaped).
 bool process_gone(pid_t pid) {
@@ -132,11 +132,13 @@ TEST(child_process, exec_failure_is_reported_by_spawn) {
   spawn_options o;
   o.program = "/nonexistent/aiperf-node";
   auto r = child_process::spawn(o);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("/nonexistent/aiperf-node"), std::string::npos)
-      << r.error;
-  EXPECT_NE(r.error.find("execve"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("No such file"), std::string::npos) << r.error;
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(aiperf::is_error(r.error(), aiperf::system::errc::spawn_failed));
+  const auto message = aiperf::error_message(r.error());
+  EXPECT_NE(message.find("/nonexistent/aiperf-node"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("execve"), std::string::npos) << message;
+  EXPECT_NE(message.find("No such file"), std::string::npos) << message;
   // The failed child was reaped by spawn(): no child of ours is left.
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);
@@ -146,8 +148,10 @@ TEST(child_process, invalid_env_name_is_rejected_before_fork) {
   auto o = shell("exit 0");
   o.env = {{"BAD=NAME", "x"}};
   auto r = child_process::spawn(o);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("BAD=NAME"), std::string::npos) << r.error;
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(aiperf::is_error(r.error(), aiperf::system::errc::spawn_failed));
+  EXPECT_NE(aiperf::error_message(r.error()).find("BAD=NAME"), std::string::npos)
+      << aiperf::error_message(r.error());
 }
 
 TEST(child_process, empty_program_runs_this_binary) {
@@ -219,7 +223,7 @@ TEST(child_process, grandchild_dies_with_killed_parent) {
   if (helper == 0) {
     ::close(fds[0]);
     auto r = child_process::spawn(shell("exec sleep 60"));
-    pid_t grandchild = r.ok() ? r.child->pid() : -1;
+    pid_t grandchild = r ? r->pid() : -1;
     (void)!::write(fds[1], &grandchild, sizeof(grandchild));
     ::pause(); // until SIGKILLed
     ::_exit(0);
