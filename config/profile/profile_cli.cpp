@@ -306,7 +306,8 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                "Record processors in total; default 1 per 4 workers")
       ->group(g);
   add_optional(cmd, "--io-threads", cfg.io_threads,
-               "HTTP I/O threads; default 1 on ≤ 2 cores, else cores/2")
+               "HTTP I/O threads; default 1 on ≤ 2 cores, else cores/2; at "
+               "most 64 and 4 per core")
       ->group(g);
   add_enum<io_priority>(cmd, "--io-priority", cfg.io_priority,
                         "HTTP I/O thread priority: high = nice -10 (needs "
