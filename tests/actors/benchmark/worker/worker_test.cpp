@@ -399,7 +399,12 @@ TEST_F(worker_fixture, cancel_before_the_due_time_never_sends) {
   auto& rec = records.at(1);
   EXPECT_TRUE(rec.was_cancelled);
   EXPECT_EQ(rec.error.code, 499);
-  EXPECT_EQ(rec.request_start_ns, 0);
+  // Never sent: it starts and ends when it was cancelled (before its due
+  // time), on the same timeline as every other record.
+  EXPECT_NE(rec.request_start_ns, 0);
+  EXPECT_EQ(rec.request_start_ns, rec.request_end_ns);
+  EXPECT_LT(rec.request_start_ns, due);
+  EXPECT_NE(rec.request_start_wall_ns, 0);
   EXPECT_EQ(client->connections_opened(), 0u);
 }
 
