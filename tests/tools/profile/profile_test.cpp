@@ -1215,6 +1215,49 @@ TEST_F(profile_test, unwritable_export_exits_1_naming_the_file) {
   EXPECT_TRUE(fs::is_regular_file(run / "run_manifest.json"));
 }
 
+// A full disk mid-run (a 512 KiB tmpfs, in a private mount namespace): the
+// records stream fails with ENOSPC, the run stops early and exits 1 naming
+// it, and the summary, CSV and manifest are still written. Needs the right
+// to mount (root); skipped without it.
+TEST_F(profile_test, full_disk_stops_the_stream_and_keeps_the_summary) {
+  auto mnt = tmp_.path() / "tiny";
+  fs::create_directories(mnt);
+  auto in_tiny_fs = [&](const std::string& cmd, const char* log) {
+    std::string script = "mount -t tmpfs -o size=512k tmpfs ";
+    script += mnt.string();
+    script += " && ";
+    script += cmd;
+    return run_node({"-m", "sh", "-c", script}, tmp_.path() / log, "/usr/bin/unshare");
+  };
+  if (in_tiny_fs("true", "probe").exit_code != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  std::string cmd = node_bin();
+  cmd += " profile --model m --ui none --output-artifact-dir ";
+  cmd += mnt.string();
+  cmd += " --request-count 20000 --concurrency 16 --isl 8 --osl 1"
+         " --num-dataset-entries 4 --export-level records; code=$?; cp -r ";
+  cmd += mnt.string();
+  cmd += "/. ";
+  cmd += artifacts().string();
+  cmd += "; exit $code";
+  auto r = in_tiny_fs(cmd, "tiny-run");
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("1 export could not be written")) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("No space left on device")) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("profile_export_aiperf.json")) << describe(r);
+  EXPECT_EQ(files_under(dir()),
+            (std::vector<std::string>{"inputs.json", "profile_export_aiperf.csv",
+                                      "profile_export_aiperf.json", "run_manifest.json"}));
+  EXPECT_LT(summary_avg(summary(), "request_count")
+              + summary_avg(summary(), "error_request_count"),
+            20000)
+    << "the run stopped early";
+  auto manifest = parse_json(read_file(dir() / "run_manifest.json"));
+  ASSERT_FALSE(manifest.HasParseError());
+  ASSERT_EQ(manifest["failed_files"].Size(), 1u);
+  EXPECT_STREQ(manifest["failed_files"][0].GetString(), "profile_export.jsonl");
+}
+
 // Verifies a server that sends malformed JSON inside its SSE events or
 // resets mid-stream yields error records with a type and message, and the
 // run still completes with exact counts.
