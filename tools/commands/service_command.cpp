@@ -87,12 +87,13 @@ caf::expected<config::profile_config> load_run_file(const std::string& path) {
 /// it yet (404) or is not listening yet; dataset::errc::io when it cannot.
 caf::expected<void> download(const remote::api_endpoint& api,
                              std::string_view name, const fs::path& to,
-                             std::chrono::seconds budget) {
+                             std::chrono::milliseconds budget) {
   auto deadline = std::chrono::steady_clock::now() + budget;
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {
     auto r = remote::http_get(api, "/api/dataset/" + std::string{name},
-                              std::chrono::seconds{60});
+                              std::chrono::duration_cast<std::chrono::seconds>(budget)
+                                + std::chrono::seconds{1});
     if (r.ok()) {
       if (auto done = io::atomic_write_file(to, r.body); !done)
         return make_error(dataset::errc::io, error_message(done.error()));
@@ -105,7 +106,8 @@ caf::expected<void> download(const remote::api_endpoint& api,
                     "dataset download of " + std::string{name} + " from "
                       + api.host + ":" + std::to_string(api.port)
                       + " failed for " + std::to_string(budget.count())
-                      + " s: " + last);
+                      + " ms (AIPERF_CONTROLLER_TIMEOUT_MS): " + last
+                      + "; is the controller running and reachable there?");
 }
 
 /// What a worker pod knows before any of its actors starts.
@@ -122,6 +124,13 @@ struct worker_setup {
   remote::pod_layout layout;
   time::skewed_clock clock;
   std::optional<std::string> raw_upload_name;
+  /// AIPERF_CONTROLLER_TIMEOUT_MS: how long the pod waits for the
+  /// controller once running (its heartbeats) and, when set, at start too.
+  std::chrono::milliseconds controller_timeout{30'000};
+  /// How long the pod retries the dataset download at start: 120 s (a
+  /// controller pod may be scheduled after its workers), or
+  /// AIPERF_CONTROLLER_TIMEOUT_MS when set.
+  std::chrono::milliseconds startup_timeout{120'000};
 };
 
 /// Combines the flags, the run file and the pod's environment; a bad
@@ -177,6 +186,14 @@ caf::expected<worker_setup> resolve_worker(service_options o, const commands::te
     return bad("pod index " + std::to_string(s.pod_index) + " is outside this run's "
                + std::to_string(s.layout.pods) + " pods");
   s.local_clock = o.local_clock;
+  if (const char* v = std::getenv("AIPERF_CONTROLLER_TIMEOUT_MS"); v && *v) {
+    char* end = nullptr;
+    auto ms = std::strtoll(v, &end, 10);
+    if (*end != '\0' || ms <= 0)
+      return bad(std::string{"AIPERF_CONTROLLER_TIMEOUT_MS="} + v
+                 + " must be a positive number of milliseconds");
+    s.controller_timeout = s.startup_timeout = std::chrono::milliseconds{ms};
+  }
   s.clock = time::skewed_clock{seams.clock_skew_ns};
   s.raw_upload_name = seams.raw_upload_name;
   return s;
@@ -185,9 +202,10 @@ caf::expected<worker_setup> resolve_worker(service_options o, const commands::te
 /// Once per pod: downloads the dataset files, decompresses them next to the
 /// .zst files and maps them.
 caf::expected<std::shared_ptr<const dataset::dataset>>
-fetch_dataset(const remote::api_endpoint& api, const fs::path& scratch) {
+fetch_dataset(const remote::api_endpoint& api, const fs::path& scratch,
+              std::chrono::milliseconds budget) {
   for (auto name : {dataset::index_zst_file_name, dataset::data_zst_file_name})
-    if (auto got = download(api, name, scratch / std::string{name}, std::chrono::seconds{120});
+    if (auto got = download(api, name, scratch / std::string{name}, budget);
         !got)
       return std::move(got.error());
   auto imported = dataset::import_compressed(scratch);
@@ -337,8 +355,7 @@ pod_outcome run_pod(const worker_setup& s, std::shared_ptr<zmq_bridge::bridge> b
   icfg.clock = s.clock;
   icfg.local_clock = s.local_clock;
   icfg.record_offset = sv.record_offset;
-  if (const char* v = std::getenv("AIPERF_CONTROLLER_TIMEOUT_MS"); v && *v)
-    icfg.controller_timeout = std::chrono::milliseconds{std::atoll(v)};
+  icfg.controller_timeout = s.controller_timeout;
   if (s.raw_upload_name)
     icfg.raw_upload_name = *s.raw_upload_name;
   icfg.on_exit = [&exit_promise, once](int code, std::string why) {
@@ -426,7 +443,9 @@ int run_worker(const service_options& o, const commands::test_seams& seams) {
   auto bridge = std::make_shared<zmq_bridge::bridge>(bcfg);
   if (auto started = bridge->start(); !started)
     return fail(sc::exit_config, "bridge: " + error_message(started.error()));
-  auto data = fetch_dataset(s.api, scratch.p);
+  // The dataset comes first: a controller that never answers ends the pod
+  // here, naming where it was looked for.
+  auto data = fetch_dataset(s.api, scratch.p, s.startup_timeout);
   if (!data)
     return fail(sc::exit_internal, error_message(data.error()));
   log::get("pod")->debug("{}: dataset with {} conversations", s.pod, (*data)->conversations.size());

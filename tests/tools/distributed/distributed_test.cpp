@@ -591,6 +591,33 @@ TEST(distributed, lost_tcp_pod_is_detected_without_a_parent) {
 namespace aiperf::itest {
 namespace {
 
+TEST(distributed, a_worker_without_a_controller_exits_naming_its_address) {
+  temp_dir tmp;
+  auto run_file = write_run_file(tmp.path(), "http://127.0.0.1:9", tmp.path() / "out", "2");
+  // Bound but never listening: every connect there is refused.
+  closed_port api, control, credit, credit_return, records;
+  for (auto* p : {&api, &control, &credit, &credit_return, &records})
+    ASSERT_NE(p->port(), 0);
+  auto port = std::to_string(api.port());
+  std::unique_ptr<child> pod;
+  {
+    scoped_env e{pod_env(0, {{"AIPERF_K8S_ZMQ_CONTROLLER_HOST", "127.0.0.1"},
+                             {"AIPERF_JOB_ID", "itest"},
+                             {"AIPERF_CONTROLLER_TIMEOUT_MS", "1500"},
+                             {"AIPERF_K8S_PORT_API", port},
+                             {"AIPERF_K8S_PORT_CONTROL", std::to_string(control.port())},
+                             {"AIPERF_K8S_PORT_CREDIT", std::to_string(credit.port())},
+                             {"AIPERF_K8S_PORT_CREDIT_RETURN", std::to_string(credit_return.port())},
+                             {"AIPERF_K8S_PORT_RECORDS", std::to_string(records.port())}})};
+    pod = start_service("worker", run_file, tmp.path() / "pod0");
+  }
+  auto code = pod->wait();
+  ASSERT_TRUE(code.has_value()) << "the pod did not give up: " << pod->err();
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(pod->err().find("127.0.0.1:" + port), std::string::npos) << pod->err();
+  EXPECT_NE(pod->err().find("AIPERF_CONTROLLER_TIMEOUT_MS"), std::string::npos) << pod->err();
+}
+
 TEST(distributed, pods_exit_when_their_controller_is_gone) {
   temp_dir tmp;
   mock_process mock{{"--ttft", "200", "--itl", "1"}, tmp.path()};
