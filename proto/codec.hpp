@@ -268,7 +268,7 @@ using any_message
 /// "AIPN" as the first four bytes of a frame.
 inline constexpr std::uint32_t wire_magic = 0x4E504941;
 /// Bump when any header or payload layout changes.
-inline constexpr std::uint16_t wire_version = 2;
+inline constexpr std::uint16_t wire_version = 3;
 inline constexpr std::size_t frame_header_size = 16;
 inline constexpr std::size_t max_sender_size = 255;
 /// Far above any batch we send; guards against a corrupt length field.
