@@ -10,6 +10,7 @@
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/system/child_process.hpp"
+#include "runtime/system/owned_dir.hpp"
 #include "runtime/system/env.hpp"
 #include "runtime/zmq_bridge/bridge.hpp"
 
@@ -53,20 +54,6 @@ caf::expected<void> read_ms(const char* var, std::chrono::milliseconds& out) {
 /// A private directory for IPC sockets, the exported dataset, staged RAW
 /// parts and the run file; removed at the end. Short path: Unix socket
 /// paths are limited to 107 bytes.
-struct work_dir {
-  fs::path path;
-  work_dir() {
-    std::string tmpl = "/tmp/aiperf-pods-XXXXXX";
-    if (mkdtemp(tmpl.data()))
-      path = tmpl;
-  }
-  ~work_dir() {
-    std::error_code ec;
-    if (!path.empty())
-      fs::remove_all(path, ec);
-  }
-};
-
 struct child_slot {
   std::string pod;
   std::optional<system::child_process> proc;
@@ -276,10 +263,12 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   auto layout = *made;
   // Every pod runs at least one processor, which may exceed the total.
   plan.num_processors = layout.pods * layout.processors_per_pod;
-  work_dir dir;
-  if (dir.path.empty())
-    return fail(sc::exit_internal, "cannot create a work directory in /tmp");
-  auto run_file = dir.path / "run.json";
+  // The run's work directory; one a killed controller left is reclaimed.
+  auto made_dir = system::owned_dir::make("/tmp", "aiperf-pods-");
+  if (!made_dir)
+    return fail(sc::exit_internal, error_message(made_dir.error()));
+  const auto& dir = made_dir->path();
+  auto run_file = dir / "run.json";
   if (auto done = io::atomic_write_file(run_file, config::to_json(cfg, true)); !done)
     return fail(sc::exit_internal, error_message(done.error()));
   // The control ROUTER listens before any service starts.
@@ -288,16 +277,16 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   bcfg.bind_host = opts.bind_host;
   bcfg.ports = opts.ports;
   if (opts.ipc)
-    bcfg.ipc_dir = dir.path.string();
+    bcfg.ipc_dir = dir.string();
   auto bridge = std::make_shared<zmq_bridge::bridge>(bcfg);
   if (auto started = bridge->start(); !started)
     return fail(sc::exit_config, "bridge: " + error_message(started.error()));
   api_service::api_config acfg;
   acfg.host = opts.bind_host;
   acfg.port = opts.ports.api;
-  acfg.dataset_dir = dir.path / "dataset";
+  acfg.dataset_dir = dir / "dataset";
   acfg.artifact_dir = plan.artifact_dir;
-  acfg.raw_dir = dir.path / "raw";
+  acfg.raw_dir = dir / "raw";
   auto api = api_service::spawn_api_service(sys, acfg);
   if (!api) {
     bridge->stop();

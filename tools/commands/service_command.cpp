@@ -18,6 +18,7 @@
 #include "runtime/system/env.hpp"
 #include "runtime/system/node.hpp"
 #include "runtime/system/node_supervisor.hpp"
+#include "runtime/system/owned_dir.hpp"
 #include "runtime/time/skewed_clock.hpp"
 #include "runtime/zmq_bridge/bridge.hpp"
 #include "runtime/io/durable_file.hpp"
@@ -426,16 +427,11 @@ int run_worker(const service_options& o, const commands::test_seams& seams) {
     return fail(sc::exit_config, error_message(setup.error()));
   auto& s = *setup;
   // Scratch space: the dataset and the RAW parts before upload.
-  std::string tmpl = "/tmp/aiperf-" + s.pod + "-XXXXXX";
-  if (!mkdtemp(tmpl.data()))
-    return fail(sc::exit_internal, "cannot create a scratch dir in /tmp");
-  struct cleanup {
-    fs::path p;
-    ~cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } scratch{tmpl};
+  // One a killed pod left is reclaimed.
+  auto made_scratch = system::owned_dir::make("/tmp", "aiperf-" + s.pod + "-");
+  if (!made_scratch)
+    return fail(sc::exit_internal, error_message(made_scratch.error()));
+  const auto& scratch = made_scratch->path();
   zmq_bridge::bridge_config bcfg;
   bcfg.role = zmq_bridge::role::worker;
   bcfg.identity = s.pod;
@@ -445,7 +441,7 @@ int run_worker(const service_options& o, const commands::test_seams& seams) {
     return fail(sc::exit_config, "bridge: " + error_message(started.error()));
   // The dataset comes first: a controller that never answers ends the pod
   // here, naming where it was looked for.
-  auto data = fetch_dataset(s.api, scratch.p, s.startup_timeout);
+  auto data = fetch_dataset(s.api, scratch, s.startup_timeout);
   if (!data)
     return fail(sc::exit_internal, error_message(data.error()));
   log::get("pod")->debug("{}: dataset with {} conversations", s.pod, (*data)->conversations.size());
@@ -453,7 +449,7 @@ int run_worker(const service_options& o, const commands::test_seams& seams) {
   caf::actor_system_config sys_cfg;
   if (auto applied = profile_command::apply_scheduler(sys_cfg, s.cfg, &io); !applied)
     return fail(sc::exit_config, error_message(applied.error()));
-  auto outcome = run_pod(s, bridge, std::move(*data), io, sys_cfg, scratch.p);
+  auto outcome = run_pod(s, bridge, std::move(*data), io, sys_cfg, scratch);
   io.stop();
   if (outcome.exit_code != 0)
     std::fprintf(stderr, "error: %s: %s\n", s.pod.c_str(), outcome.reason.c_str());
