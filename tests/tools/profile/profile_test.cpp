@@ -127,6 +127,8 @@ void expect_only_benign_warnings(const json& s) {
 
 class profile_test : public testing::Test {
 protected:
+  void expect_signal_stops_the_run(int signo, int expected);
+
   void SetUp() override {
     ASSERT_FALSE(node_bin().empty()) << "AIPERF_NODE_BIN is not set";
   }
@@ -968,41 +970,33 @@ TEST_F(profile_test, second_sigint_exits_130_at_once) {
   EXPECT_EQ(*code, 130) << run->out() << run->err();
 }
 
-TEST_F(profile_test, sigterm_cancels_exports_and_exits_143) {
+// A run stopped by `signo` while requests are in flight: exports written
+// and marked was_cancelled, exit code `expected`.
+void profile_test::expect_signal_stops_the_run(int signo, int expected) {
   mock_process mock{{"--ttft", "5000"}, tmp_.path()};
   ASSERT_TRUE(mock.ok());
-  auto run = start_profile({"--url", mock.url(), "--streaming",
-                            "--request-count", "10", "--concurrency", "2"});
+  auto run = start_profile({"--url", mock.url(), "--streaming", "--request-count", "10",
+                              "--concurrency", "2"});
   ASSERT_TRUE(poll_until([&] {
-    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
-           >= 2.0;
+    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}") >= 2.0;
   }));
-  run->signal(SIGTERM);
+  run->signal(signo);
   auto code = run->wait();
-  ASSERT_TRUE(code) << "profile did not stop after SIGTERM";
-  EXPECT_EQ(*code, 143) << run->out() << run->err();
+  ASSERT_TRUE(code) << "profile did not stop after signal " << signo;
+  EXPECT_EQ(*code, expected) << run->out() << run->err();
+  EXPECT_THAT(run->err(), HasSubstr("interrupted: "));
   EXPECT_TRUE(summary()["was_cancelled"].GetBool());
   EXPECT_FALSE(jsonl().empty());
+}
+
+TEST_F(profile_test, sigterm_cancels_exports_and_exits_143) {
+  expect_signal_stops_the_run(SIGTERM, 143);
 }
 
 // SIGHUP (a closed terminal) stops the run like SIGTERM: exports written,
 // exit code 128 + 1.
 TEST_F(profile_test, sighup_cancels_exports_and_exits_129) {
-  mock_process mock{{"--ttft", "5000"}, tmp_.path()};
-  ASSERT_TRUE(mock.ok());
-  auto run = start_profile({"--url", mock.url(), "--streaming",
-                            "--request-count", "10", "--concurrency", "2"});
-  ASSERT_TRUE(poll_until([&] {
-    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
-           >= 2.0;
-  }));
-  run->signal(SIGHUP);
-  auto code = run->wait();
-  ASSERT_TRUE(code) << "profile did not stop after SIGHUP";
-  EXPECT_EQ(*code, 129) << run->out() << run->err();
-  EXPECT_THAT(run->err(), HasSubstr("interrupted: "));
-  EXPECT_TRUE(summary()["was_cancelled"].GetBool());
-  EXPECT_FALSE(jsonl().empty());
+  expect_signal_stops_the_run(SIGHUP, 129);
 }
 
 // `aiperf-node profile | true`: stdout is a closed pipe. The run is not
