@@ -1,5 +1,6 @@
 #include "actors/benchmark/dataset/input_file.hpp"
 
+#include "proto/utf8.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <rapidjson/document.h>
@@ -403,8 +404,12 @@ std::optional<dataset> parse_content(std::string_view content,
     ++objects;
     line_context ctx{line_no, errors};
     rapidjson::Document doc;
-    doc.Parse(line.data(), line.size());
-    if (doc.HasParseError()) {
+    // The text is sent to servers and copied into inputs.json: it must be
+    // UTF-8 (the parser would let other bytes through).
+    if (auto bad = utf8::first_invalid(line); bad != std::string_view::npos) {
+      ctx.fail("", "invalid UTF-8 at column " + std::to_string(bad + 1)
+                       + "; save the input file as UTF-8");
+    } else if (doc.Parse(line.data(), line.size()); doc.HasParseError()) {
       ctx.fail("", std::string{"invalid JSON at column "}
                        + std::to_string(doc.GetErrorOffset() + 1) + ": "
                        + rapidjson::GetParseError_En(doc.GetParseError())

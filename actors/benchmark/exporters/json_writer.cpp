@@ -1,4 +1,5 @@
 #include "actors/benchmark/exporters/json_writer.hpp"
+#include "proto/utf8.hpp"
 
 #include <array>
 #include <charconv>
@@ -7,16 +8,31 @@
 
 namespace aiperf::exporters::detail {
 
-void append_json_string(std::string& out, std::string_view s) {
+std::size_t append_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
+  const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
+  std::size_t replaced = 0;
   out.push_back('"');
   std::size_t run = 0; // start of the pending run that needs no escaping
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\')
+  for (std::size_t i = 0; i < s.size();) {
+    auto c = bytes[i];
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      ++i;
       continue;
+    }
+    if (c >= 0x80) {
+      auto seq = utf8::decode(bytes + i, s.size() - i);
+      if (!seq.valid) {
+        out.append(s.data() + run, i - run);
+        out += "\\ufffd";
+        ++replaced;
+        run = i + seq.length;
+      }
+      i += seq.length;
+      continue;
+    }
     out.append(s.data() + run, i - run);
-    run = i + 1;
+    run = ++i;
     switch (c) {
     case '"':
       out += "\\\"";
@@ -41,6 +57,7 @@ void append_json_string(std::string& out, std::string_view s) {
   }
   out.append(s.data() + run, s.size() - run);
   out.push_back('"');
+  return replaced;
 }
 
 char* write_json_double(char* p, double v) noexcept {

@@ -11,8 +11,9 @@
 namespace aiperf::exporters::detail {
 
 /// Appends `s` as a quoted JSON string (escapes quotes, backslashes and
-/// control characters; UTF-8 passes through).
-void append_json_string(std::string& out, std::string_view s);
+/// control characters; well-formed UTF-8 passes through, each ill-formed
+/// sequence becomes `\ufffd`). Returns how many were replaced.
+std::size_t append_json_string(std::string& out, std::string_view s);
 
 /// Appends the shortest decimal that round-trips `v` (finite only; NaN and
 /// infinities become null, which JSON cannot otherwise express).

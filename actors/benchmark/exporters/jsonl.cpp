@@ -1,6 +1,7 @@
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/exporters/json_writer.hpp"
 #include "actors/benchmark/metrics/metric_registry.hpp"
+#include "proto/utf8.hpp"
 
 #include <algorithm>
 #include <array>
@@ -71,8 +72,9 @@ const std::vector<jsonl_slot>& slots() {
   return table;
 }
 
-/// Whether `s` holds a byte JSON must escape (control, '"', '\\'): eight
-/// bytes per step (the ids are 10-40 bytes).
+/// Whether `s` holds a byte JSON must escape (control, '"', '\\') or one
+/// that needs a UTF-8 check (>= 0x80): eight bytes per step (the ids are
+/// 10-40 bytes).
 bool needs_escape(std::string_view s) noexcept {
   constexpr std::uint64_t ones = 0x0101010101010101ull;
   constexpr std::uint64_t highs = 0x8080808080808080ull;
@@ -83,13 +85,14 @@ bool needs_escape(std::string_view s) noexcept {
   for (; i + 8 <= s.size(); i += 8) {
     std::uint64_t x;
     std::memcpy(&x, s.data() + i, 8);
-    if (any_zero(x & (0xE0 * ones)) || any_zero(x ^ ('"' * ones))
+    if ((x & highs) != 0 || any_zero(x & (0xE0 * ones))
+        || any_zero(x ^ ('"' * ones))
         || any_zero(x ^ ('\\' * ones)))
       return true;
   }
   for (; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == '"' || c == '\\')
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)
       return true;
   }
   return false;
@@ -145,16 +148,17 @@ public:
     else
       put_int(v);
   }
-  /// Quoted and escaped like append_json_string.
-  void put_string(std::string_view s) {
+  /// Quoted and escaped like append_json_string; returns how many
+  /// ill-formed UTF-8 sequences became U+FFFD.
+  std::size_t put_string(std::string_view s) {
     if (needs_escape(s)) {
       flush();
-      append_json_string(out_, s);
-      return;
+      return append_json_string(out_, s);
     }
     put('"');
     put(s);
     put('"');
+    return 0;
   }
   void flush() {
     out_.append(buf_.data(), used_);
@@ -175,14 +179,19 @@ static_assert(icl_run * (max_number_chars + 1) + 1 <= line_writer::capacity);
 
 void append_jsonl_line(std::string& out, const proto::metric_record& r) {
   line_writer w{out};
+  // Ill-formed UTF-8 replaced on this line: the error's text is written
+  // after the metadata, so it is counted first.
+  std::size_t replaced = r.has_error ? utf8::count_invalid(r.error.type)
+                                           + utf8::count_invalid(r.error.message)
+                                     : 0;
   w.put("{\"metadata\":{\"session_num\":");
   w.put_int(r.session_num);
   w.put(",\"x_request_id\":");
-  w.put_string(r.x_request_id);
+  replaced += w.put_string(r.x_request_id);
   w.put(",\"x_correlation_id\":");
-  w.put_string(r.x_correlation_id);
+  replaced += w.put_string(r.x_correlation_id);
   w.put(",\"conversation_id\":");
-  w.put_string(r.conversation_id);
+  replaced += w.put_string(r.conversation_id);
   w.put(",\"turn_index\":");
   w.put_int(r.turn_index);
   w.put(",\"credit_issued_ns\":");
@@ -194,9 +203,9 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
   w.put(",\"request_end_ns\":");
   w.put_int(r.request_end_ns);
   w.put(",\"worker_id\":");
-  w.put_string(r.worker_id);
+  replaced += w.put_string(r.worker_id);
   w.put(",\"record_processor_id\":");
-  w.put_string(r.record_processor_id);
+  replaced += w.put_string(r.record_processor_id);
   w.put(",\"benchmark_phase\":\"");
   w.put(proto::to_string(r.phase));
   w.put("\",\"was_cancelled\":");
@@ -206,6 +215,10 @@ void append_jsonl_line(std::string& out, const proto::metric_record& r) {
   // Our addition to AIPerf's metadata, only on the records it concerns.
   if (r.stream_ignored)
     w.put(",\"stream_ignored\":true");
+  if (replaced != 0) {
+    w.put(",\"invalid_utf8_replaced\":");
+    w.put_int(static_cast<std::int64_t>(replaced));
+  }
   w.put("},\"metrics\":{");
   bool first = true;
   for (const auto& slot : slots()) {

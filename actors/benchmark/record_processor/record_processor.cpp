@@ -1,5 +1,6 @@
 #include "actors/benchmark/record_processor/record_processor.hpp"
 #include "proto/benchmark_errors.hpp"
+#include "proto/utf8.hpp"
 
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 #include "runtime/io/durable_file.hpp"
@@ -21,8 +22,37 @@ namespace {
 
 using writer_type = rapidjson::Writer<rapidjson::StringBuffer>;
 
+/// `s` as a JSON string; ill-formed UTF-8 (server bytes) becomes U+FFFD so
+/// the line stays valid JSON. The writer does not check: ASCII is the
+/// common case and is scanned eight bytes per step.
 void write_string(writer_type& w, std::string_view s) {
+  if (utf8::count_invalid(s) != 0) {
+    auto clean = utf8::replace_invalid(s);
+    w.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
+    return;
+  }
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+/// The ill-formed UTF-8 sequences of `rec`'s texts that the raw line
+/// replaces (they are counted in its metadata, which comes first).
+std::size_t invalid_utf8(const request_record& rec,
+                         std::string_view processor_id) {
+  std::size_t n = utf8::count_invalid(rec.x_request_id)
+                  + utf8::count_invalid(rec.x_correlation_id)
+                  + utf8::count_invalid(rec.conversation_id)
+                  + utf8::count_invalid(rec.worker_id)
+                  + utf8::count_invalid(processor_id)
+                  + utf8::count_invalid(rec.payload);
+  for (const auto* headers : {&rec.request_headers, &rec.response_headers})
+    for (const auto& h : *headers)
+      n += utf8::count_invalid(h);
+  for (const auto& r : rec.raw_responses)
+    n += utf8::count_invalid(r.text) + utf8::count_invalid(r.comment);
+  if (rec.has_error)
+    n += utf8::count_invalid(rec.error.type)
+         + utf8::count_invalid(rec.error.message);
+  return n;
 }
 
 /// "Name: value" pairs as a JSON object.
@@ -48,6 +78,7 @@ void write_headers(writer_type& w, const std::vector<std::string>& headers) {
 
 void append_raw_line(std::string& out, const request_record& rec,
                      std::string_view processor_id) {
+  const auto replaced = invalid_utf8(rec, processor_id);
   rapidjson::StringBuffer buf;
   writer_type w{buf};
   w.StartObject();
@@ -71,14 +102,24 @@ void append_raw_line(std::string& out, const request_record& rec,
   w.String(to_string(rec.phase));
   w.Key("was_cancelled");
   w.Bool(rec.was_cancelled);
+  // Our addition to AIPerf's metadata, only on the lines it concerns.
+  if (replaced != 0) {
+    w.Key("invalid_utf8_replaced");
+    w.Uint64(replaced);
+  }
   w.EndObject();
   w.Key("start_perf_ns");
   w.Int64(rec.request_start_ns);
   w.Key("payload");
   // The exact body sent: embedded as JSON when it is JSON.
+  // Ill-formed UTF-8 in it: written as a (replaced) string instead.
   rapidjson::Document body;
-  body.Parse(rec.payload.data(), rec.payload.size());
-  if (!rec.payload.empty() && !body.HasParseError())
+  bool embedded = false;
+  if (!rec.payload.empty() && utf8::count_invalid(rec.payload) == 0) {
+    body.Parse(rec.payload.data(), rec.payload.size());
+    embedded = !body.HasParseError();
+  }
+  if (embedded)
     body.Accept(w);
   else
     write_string(w, rec.payload);

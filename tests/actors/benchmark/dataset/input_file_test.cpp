@@ -94,6 +94,51 @@ TEST(single_turn, bad_json_names_the_line_and_column) {
   EXPECT_NE(e.message.find("invalid JSON"), std::string::npos);
 }
 
+TEST(input_file, invalid_utf8_names_the_line_and_column) {
+  // A lone continuation byte, an overlong '/', a surrogate, a code point
+  // above U+10FFFF and a truncated sequence: each line is rejected.
+  const std::vector<std::string> bad = {
+      "\x80", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82"};
+  std::string content = "{\"text\": \"ok\"}\n";
+  for (const auto& b : bad)
+    content += "{\"text\": \"x" + b + "\"}\n";
+  auto r = parse_input_file(content, single);
+  ASSERT_FALSE(r);
+  auto errors = errors_of(r);
+  ASSERT_EQ(errors.size(), bad.size());
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    EXPECT_EQ(errors[i].line, i + 2);
+    EXPECT_NE(errors[i].message.find("invalid UTF-8 at column 12"),
+              std::string::npos)
+        << errors[i].message;
+  }
+}
+
+TEST(input_file, valid_multibyte_text_is_kept) {
+  const std::string text = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xEF\xBF\xBD";
+  auto r = parse_input_file("{\"text\": \"" + text + "\"}\n", single);
+  ASSERT_TRUE(r) << error_message(r.error());
+  EXPECT_EQ(r->conversations[0].turns[0].text, text);
+}
+
+TEST(input_file, invalid_utf8_on_disk_names_the_file_and_line) {
+  std::string path = testing::TempDir();
+  path += "dataset_utf8_test.jsonl";
+  {
+    std::ofstream out{path, std::ios::binary};
+    out << "{\"text\": \"fine\"}\n{\"text\": \"bad \xFF\"}\n";
+  }
+  auto r = load_input_file(path, single);
+  std::remove(path.c_str());
+  ASSERT_FALSE(r);
+  auto msg = error_message(r.error());
+  EXPECT_NE(msg.find("--input-file " + path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 2: invalid UTF-8"), std::string::npos) << msg;
+  auto errors = errors_of(r);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 2u);
+}
+
 TEST(single_turn, non_object_line_is_an_error) {
   auto e = only_error("[1, 2]\n", single);
   EXPECT_EQ(e.line, 1u);

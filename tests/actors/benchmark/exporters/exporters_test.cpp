@@ -2,6 +2,7 @@
 #include "actors/benchmark/exporters/json_writer.hpp"
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 #include "actors/benchmark/metrics/metric_registry.hpp"
+#include "proto/utf8.hpp"
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 using namespace aiperf;
@@ -494,12 +496,15 @@ TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
     m.session_num = static_cast<std::uint32_t>(next_random(state));
     m.x_request_id = i % 7 == 0 ? "id \"quoted\"\n\x01" : "8c7e5a2e-3f5b-4a51-9d7c-0d6d2f1c9a11";
     if (i % 7 == 1) {
-      // One byte that must (or, for DEL and 0xE0, must not) be escaped, at
-      // every position of the 8-byte steps and the tail.
-      const char specials[] = {'"', '\\', '\x1f', '\0', '\x7f', '\xe0', ' '};
+      // One byte that must (or, for DEL and a well-formed two-byte
+      // sequence, must not) be escaped, at every position of the 8-byte
+      // steps and the tail.
+      const std::string_view specials[] = {"\"", "\\", "\x1f", {"\0", 1},
+                                           "\x7f", "\xc3\xa9", " "};
       m.x_request_id.assign(27, 'r');
-      m.x_request_id[static_cast<std::size_t>(i / 7) % 27]
-        = specials[static_cast<std::size_t>(i / 7) % sizeof(specials)];
+      m.x_request_id.replace(
+        static_cast<std::size_t>(i / 7) % 27, 1,
+        specials[static_cast<std::size_t>(i / 7) % std::size(specials)]);
     }
     m.x_correlation_id = std::string(next_random(state) % 3000, 'c');
     m.conversation_id = "session_" + std::to_string(i);
@@ -541,4 +546,94 @@ TEST(jsonl, lines_match_the_previous_writer_byte_for_byte) {
       want.clear();
     }
   }
+}
+
+namespace {
+
+/// Whether `text` is one JSON document of well-formed UTF-8.
+bool strict_json(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseValidateEncodingFlag>(text.c_str(), text.size());
+  return !d.HasParseError();
+}
+
+} // namespace
+
+TEST(json_writer, ill_formed_utf8_becomes_replacement_characters) {
+  using exporters::detail::append_json_string;
+  struct sample {
+    std::string in;
+    std::string out; // the JSON text written
+    std::size_t replaced;
+  };
+  const std::vector<sample> samples = {
+      {"a\x80" "b", "\"a\\ufffdb\"", 1},                  // lone continuation
+      {"\xBF\xBF", "\"\\ufffd\\ufffd\"", 2},               // two of them
+      {"\xC0\xAF", "\"\\ufffd\\ufffd\"", 2},               // overlong '/'
+      {"\xE0\x80\xAF", "\"\\ufffd\\ufffd\\ufffd\"", 3},    // overlong 3-byte
+      {"\xF0\x80\x80\xAF", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", 4}, // overlong 4
+      {"x\xE2\x82", "\"x\\ufffd\"", 1},                    // truncated at end
+      {"x\xF0\x9F\x98", "\"x\\ufffd\"", 1},                // truncated 4-byte
+      {"\xE2\x82" "A", "\"\\ufffdA\"", 1},                 // cut by ASCII
+      {"\xED\xA0\x80", "\"\\ufffd\\ufffd\\ufffd\"", 3},    // high surrogate
+      {"\xED\xBF\xBF", "\"\\ufffd\\ufffd\\ufffd\"", 3},    // low surrogate
+      {"\xF4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", 4}, // > U+10FFFF
+      {"\xF5\x80", "\"\\ufffd\\ufffd\"", 2},               // no such lead
+      {"\xFF" "\"\n", "\"\\ufffd\\\"\\n\"", 1},            // with escapes
+  };
+  for (const auto& s : samples) {
+    std::string out;
+    EXPECT_EQ(append_json_string(out, s.in), s.replaced) << s.out;
+    EXPECT_EQ(out, s.out);
+    EXPECT_TRUE(strict_json(out)) << out;
+    EXPECT_EQ(utf8::count_invalid(s.in), s.replaced) << s.out;
+  }
+}
+
+TEST(json_writer, well_formed_multibyte_text_is_unchanged) {
+  using exporters::detail::append_json_string;
+  // Each length, the boundary code points, and U+FFFD itself.
+  const std::string text = "caf\xC3\xA9 \xC2\x80 \xDF\xBF \xE0\xA0\x80 \xE2\x82\xAC "
+                           "\xED\x9F\xBF \xEE\x80\x80 \xEF\xBF\xBD "
+                           "\xF0\x90\x80\x80 \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF";
+  std::string out;
+  EXPECT_EQ(append_json_string(out, text), 0u);
+  EXPECT_EQ(out, "\"" + text + "\"");
+  EXPECT_TRUE(strict_json(out));
+  EXPECT_EQ(utf8::count_invalid(text), 0u);
+  EXPECT_EQ(utf8::replace_invalid(text), text);
+  EXPECT_EQ(utf8::replace_invalid("a\xC0" "b\xE2\x82"),
+            "a" + std::string{utf8::replacement} + "b"
+                + std::string{utf8::replacement});
+}
+
+TEST(jsonl, ill_formed_utf8_is_replaced_and_counted_in_the_metadata) {
+  auto bad = make_record(0, {});
+  bad.has_error = true;
+  bad.x_request_id = "id\xC3";
+  bad.error = {502, "HTTPError", "upstream said \xFF\xFE\xED\xA0\x80 ok"};
+  std::string line;
+  exporters::append_jsonl_line(
+      line, metrics::compute_metrics(bad, streaming(), "rp"));
+  ASSERT_TRUE(strict_json(line)) << line;
+  rapidjson::Document d;
+  d.Parse(line.c_str());
+  EXPECT_EQ(d["metadata"]["invalid_utf8_replaced"].GetInt(), 6);
+  EXPECT_EQ(std::string{d["metadata"]["x_request_id"].GetString()},
+            "id\xEF\xBF\xBD");
+  EXPECT_EQ(std::string{d["error"]["message"].GetString()},
+            "upstream said \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+            "\xEF\xBF\xBD ok");
+
+  // Clean lines carry no count (AIPerf's layout unchanged).
+  auto good = make_record(0, {5}, 1);
+  good.x_request_id = "caf\xC3\xA9";
+  std::string clean;
+  exporters::append_jsonl_line(
+      clean, metrics::compute_metrics(good, streaming(), "rp"));
+  ASSERT_TRUE(strict_json(clean)) << clean;
+  rapidjson::Document c;
+  c.Parse(clean.c_str());
+  EXPECT_FALSE(c["metadata"].HasMember("invalid_utf8_replaced"));
+  EXPECT_STREQ(c["metadata"]["x_request_id"].GetString(), "caf\xC3\xA9");
 }
