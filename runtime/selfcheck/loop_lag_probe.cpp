@@ -79,15 +79,25 @@ std::optional<double> lag_recorder::busy() const {
 
 // -- loop_lag_probe -------------------------------------------------------------
 
+std::chrono::nanoseconds
+next_probe_interval(std::chrono::nanoseconds current,
+                    std::chrono::nanoseconds base,
+                    std::chrono::nanoseconds thread_cpu_since_last_tick,
+                    std::chrono::nanoseconds idle_max) {
+  if (thread_cpu_since_last_tick >= base / 10 || idle_max <= base)
+    return base;
+  return std::clamp(current * 2, base, idle_max);
+}
+
 struct loop_lag_probe::state : std::enable_shared_from_this<state> {
   state(boost::asio::io_context& ioc, std::chrono::nanoseconds interval)
-    : ioc(ioc), timer(ioc), interval(interval) {
+    : ioc(ioc), timer(ioc), interval(interval), current(interval) {
     // nop
   }
 
   // Runs on the io_context thread only.
   void arm() {
-    timer.expires_after(interval);
+    timer.expires_after(current);
     timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
       self->fired(ec);
     });
@@ -98,12 +108,16 @@ struct loop_lag_probe::state : std::enable_shared_from_this<state> {
       return;
     auto now = boost::asio::steady_timer::clock_type::now();
     auto late = now - timer.expiry();
+    auto cpu = thread_cpu_ns();
     {
       std::lock_guard guard{mtx};
       recorder.record_lateness(
         std::chrono::duration_cast<std::chrono::nanoseconds>(late));
-      recorder.record_thread_cpu(thread_cpu_ns(), read_process_cpu().wall_ns);
+      recorder.record_thread_cpu(cpu, read_process_cpu().wall_ns);
     }
+    current = next_probe_interval(current, interval,
+                                  std::chrono::nanoseconds{cpu - last_cpu});
+    last_cpu = cpu;
     // Re-armed from now, not from the missed expiry: one long stall must
     // count once, not as a burst of catch-up samples.
     arm();
@@ -112,6 +126,8 @@ struct loop_lag_probe::state : std::enable_shared_from_this<state> {
   boost::asio::io_context& ioc;
   boost::asio::steady_timer timer; // io_context thread only
   std::chrono::nanoseconds interval;
+  std::chrono::nanoseconds current; // io_context thread only
+  std::int64_t last_cpu = 0;        // io_context thread only
   bool running = false;            // io_context thread only
   mutable std::mutex mtx;
   lag_recorder recorder;           // guarded by mtx
@@ -133,11 +149,12 @@ void loop_lag_probe::start() {
     if (s->running)
       return;
     s->running = true;
+    s->current = s->interval;
+    s->last_cpu = thread_cpu_ns();
     {
       // The first CPU tick is the baseline of io_thread_busy.
       std::lock_guard guard{s->mtx};
-      s->recorder.record_thread_cpu(thread_cpu_ns(),
-                                    read_process_cpu().wall_ns);
+      s->recorder.record_thread_cpu(s->last_cpu, read_process_cpu().wall_ns);
     }
     s->arm();
   });

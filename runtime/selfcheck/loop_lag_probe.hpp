@@ -45,6 +45,18 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
+/// The probe's next interval after a tick. A tick in which the I/O thread
+/// worked (at least base/10 of CPU since the previous tick: waking an idle
+/// loop costs tens of microseconds on a VM) resets it to `base`; after an
+/// idle tick it doubles, up to `idle_max`. An idle loop is then woken about
+/// once a second instead of every `base`, and the first tick with work in it
+/// brings the sampling rate back.
+[[nodiscard]] std::chrono::nanoseconds
+next_probe_interval(std::chrono::nanoseconds current,
+                    std::chrono::nanoseconds base,
+                    std::chrono::nanoseconds thread_cpu_since_last_tick,
+                    std::chrono::nanoseconds idle_max = std::chrono::seconds{1});
+
 /// A lag probe on one io_context. start() and stop() may be called from any
 /// thread (they post to the io_context); lag() and io_thread_busy() may be
 /// read from any thread at any time. The probe may be destroyed before the
@@ -53,7 +65,9 @@ private:
 /// io_context (the client's model: one io_context per thread).
 class loop_lag_probe {
 public:
-  /// `interval` is how often the probe fires; 10 ms costs < 0.01 % CPU.
+  /// `interval` is how often the probe fires while the loop works; 10 ms
+  /// costs < 0.01 % CPU. An idle loop is sampled less often
+  /// (next_probe_interval).
   explicit loop_lag_probe(
     boost::asio::io_context& ioc,
     std::chrono::nanoseconds interval = std::chrono::milliseconds{10});

@@ -77,7 +77,9 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
   // A handful of samples from a sub-second run says nothing about p99, and
   // a p99 above the line must be more than two or three late samples.
   const auto lag_line = static_cast<double>(limits.lag_p99.count());
-  v.lag_limited = lag.samples >= limits.min_lag_samples
+  v.idle = cpu.cores_used() < limits.min_busy_cores
+           && (!io_thread_busy || *io_thread_busy < limits.min_busy_cores);
+  v.lag_limited = !v.idle && lag.samples >= limits.min_lag_samples
                   && lag.p99_ns > lag_line && lag.fifth_largest_ns > lag_line;
   v.cpu_limited = cpu.wall_ns > 0
                   && cpu.saturation() >= limits.cpu_saturation;
@@ -99,6 +101,8 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
               + std::to_string(lag.samples) + " samples), " + cpu_text;
   if (io_thread_busy)
     v.summary += ", " + io_text;
+  if (v.idle)
+    v.summary += " (idle: lag not judged)";
 
   if (v.client_limited) {
     // Name every saturated resource first so the reader sees the cause; the

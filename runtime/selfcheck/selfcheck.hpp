@@ -61,6 +61,11 @@ struct thresholds {
   double cpu_saturation = 0.90;     ///< of cores_available
   double io_thread_busy = 0.90;     ///< of one core
   std::uint64_t min_lag_samples = 10; ///< fewer: lag is not judged (too short a run)
+  /// Lag is judged only while the client works: the process used at least
+  /// this many cores, or its I/O thread this fraction of one. An idle loop
+  /// (a run waiting on a slow server) sleeps in epoll; how late its timer
+  /// wakes it is the host's scheduling (a shared VM's vCPU), not client load.
+  double min_busy_cores = 0.10;
   /// Judged through lag_stats::fifth_largest_ns, so fixed at five.
   static constexpr std::uint64_t min_late_samples = 5;
 };
@@ -71,6 +76,8 @@ struct verdict {
   bool lag_limited = false;
   bool cpu_limited = false;
   bool io_thread_limited = false;
+  /// The client was below thresholds::min_busy_cores: lag was not judged.
+  bool idle = false;
   lag_stats lag;
   cpu_usage cpu;
   std::optional<double> io_thread_busy; ///< fraction of one core, when measured

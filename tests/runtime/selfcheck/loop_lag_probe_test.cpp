@@ -86,6 +86,21 @@ bool wait_for_samples(const loop_lag_probe& probe, std::uint64_t n) {
 
 } // namespace
 
+// Verifies an idle loop is sampled ever less often, up to the cap, and that
+// a tick with work in it restores the base interval at once.
+TEST(next_probe_interval, backs_off_while_idle_and_resets_on_work) {
+  using std::chrono::nanoseconds;
+  nanoseconds base = 10ms;
+  nanoseconds idle_cpu = 120us;
+  EXPECT_EQ(next_probe_interval(base, base, idle_cpu), 20ms);
+  EXPECT_EQ(next_probe_interval(640ms, base, idle_cpu), 1s);
+  EXPECT_EQ(next_probe_interval(1s, base, idle_cpu), 1s);
+  EXPECT_EQ(next_probe_interval(1s, base, 1ms), base);
+  EXPECT_EQ(next_probe_interval(80ms, base, 2ms), base);
+  // A cap at or below the base interval turns the back-off off.
+  EXPECT_EQ(next_probe_interval(base, base, idle_cpu, base), base);
+}
+
 // Verifies the probe samples a live io_context and, once stopped, stops
 // re-arming so the io_context runs out of work.
 TEST(loop_lag_probe, samples_a_live_loop_and_stops_cleanly) {

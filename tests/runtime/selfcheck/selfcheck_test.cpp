@@ -103,9 +103,32 @@ TEST(selfcheck_judge, too_few_lag_samples_are_not_judged) {
 TEST(selfcheck_judge, a_p99_of_fewer_than_five_late_samples_is_not_a_limit) {
   auto burst = lag_of(1.5, 200);
   burst.fifth_largest_ns = 0.4e6;
-  EXPECT_FALSE(judge(burst, cpu_of(0.05, 2), 0.06).client_limited);
+  EXPECT_FALSE(judge(burst, cpu_of(0.3, 2), 0.4).client_limited);
   burst.fifth_largest_ns = 1.1e6;
-  EXPECT_TRUE(judge(burst, cpu_of(0.05, 2), 0.06).lag_limited);
+  EXPECT_TRUE(judge(burst, cpu_of(0.3, 2), 0.4).lag_limited);
+}
+
+// Verifies a client waiting on a slow server (CPU near zero, the I/O thread
+// asleep in epoll) is not lag-limited however late its timer woke: that
+// lateness is the host's, and nothing was waiting on the client.
+TEST(selfcheck_judge, an_idle_client_with_late_wake_ups_is_not_limited) {
+  auto v = judge(lag_of(3.0), cpu_of(0.04, 2), 0.01);
+  EXPECT_TRUE(v.idle);
+  EXPECT_FALSE(v.lag_limited);
+  EXPECT_FALSE(v.client_limited);
+  EXPECT_TRUE(v.warning.empty());
+  EXPECT_NE(v.summary.find("(idle: lag not judged)"), std::string::npos);
+  // Without an I/O thread figure the process CPU alone decides.
+  EXPECT_FALSE(judge(lag_of(3.0), cpu_of(0.0, 2), std::nullopt).client_limited);
+  // The same lag from a client at work is a limit.
+  auto busy = judge(lag_of(3.0), cpu_of(0.04, 2), 0.5);
+  EXPECT_FALSE(busy.idle);
+  EXPECT_TRUE(busy.lag_limited);
+  // At the line the client counts as busy.
+  thresholds limits;
+  limits.min_busy_cores = 0.25;
+  EXPECT_TRUE(judge(lag_of(3.0), cpu_of(0.125, 2), std::nullopt, limits)
+                .lag_limited);
 }
 
 TEST(selfcheck_judge, fractional_core_quota_is_printed_as_such) {
