@@ -12,7 +12,9 @@ enum exit_code : int {
   exit_internal = 1,
   /// Bad usage or configuration; nothing was started.
   exit_config = 2,
-  /// The endpoint did not accept a connection before the run.
+  /// The endpoint did not accept a connection before the run, or refused
+  /// every one for AIPERF_UNREACHABLE_TIMEOUT_MS during it (the results so
+  /// far are then exported).
   exit_unreachable = 3,
   /// More requests failed than --failed-request-threshold allows; the
   /// results so far are exported.

@@ -60,12 +60,19 @@ struct records_progress {
   std::uint64_t received = 0;
   std::uint64_t profiling_valid = 0;
   std::uint64_t profiling_errors = 0;
+  /// Records of refused connections ("ConnectionError", any phase), and
+  /// of those in a row since the last record whose request reached the
+  /// server (the system_controller ends a run whose endpoint stays
+  /// unreachable: exit code 3).
+  std::uint64_t connection_errors = 0;
+  std::uint64_t connection_errors_in_a_row = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, records_progress& x) {
   return f(caf::meta::type_name("aiperf::proto::records_progress"),
-           x.received, x.profiling_valid, x.profiling_errors);
+           x.received, x.profiling_valid, x.profiling_errors,
+           x.connection_errors, x.connection_errors_in_a_row);
 }
 
 /// The outcome of the export step.

@@ -288,6 +288,12 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
         if (i + 1 < recs.size())
           prefetch(recs[i + 1].inter_chunk_latency);
         ++st.progress.received;
+        if (rec.has_error && rec.error.type == "ConnectionError") {
+          ++st.progress.connection_errors;
+          ++st.progress.connection_errors_in_a_row;
+        } else if (!rec.was_cancelled) {
+          st.progress.connection_errors_in_a_row = 0;
+        }
         st.aggregator->add(rec);
         if (rec.phase == benchmark_phase::profiling) {
           ++(rec.has_error ? st.progress.profiling_errors

@@ -1,7 +1,10 @@
 #include "actors/benchmark/system_controller/run_plan.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -194,11 +197,25 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   rec.input_config_json = std::move(input_config_json);
   rec.benchmark_id = std::move(run_id);
   plan.failed_request_threshold = cfg.failed_request_threshold.value_or(-1);
+  plan.unreachable_timeout_ms = unreachable_timeout_ms(
+    std::getenv("AIPERF_UNREACHABLE_TIMEOUT_MS"));
+  for (auto& u : cfg.urls)
+    plan.urls += (plan.urls.empty() ? "" : ", ") + u;
   plan.show_progress = cfg.ui == config::ui_type::simple;
   bool think_time = cfg.conversation_turn_delay_mean > 0 || cfg.input_file.has_value()
                     || t.mode == proto::timing_mode::user_centric;
   plan.timeouts.run = longest_run(t, w.timeout_ms, think_time);
   return plan;
+}
+
+std::int64_t unreachable_timeout_ms(const char* env) noexcept {
+  constexpr std::int64_t fallback = 10'000;
+  if (env == nullptr || *env == '\0')
+    return fallback;
+  std::int64_t v = 0;
+  auto* end = env + std::strlen(env);
+  auto [p, ec] = std::from_chars(env, end, v);
+  return ec == std::errc{} && p == end && v >= 0 ? v : fallback;
 }
 
 std::chrono::milliseconds longest_run(const proto::timing_config& t, std::int64_t timeout_ms,

@@ -30,6 +30,12 @@ struct run_plan {
   records_manager::records_config records;
   /// Percent of failed requests above which the exit code is 4 (< 0: off).
   double failed_request_threshold = -1;
+  /// The run stops (exit code 3) once every connection attempt was refused
+  /// for this long, with no request reaching the server in between: env
+  /// AIPERF_UNREACHABLE_TIMEOUT_MS, default 10 s; 0 turns the check off.
+  std::int64_t unreachable_timeout_ms = 10'000;
+  /// The --url values, for the message of that stop.
+  std::string urls;
   bool show_progress = false;
   /// How long the controller waits for each service's answers; `run` is
   /// derived from the configuration (longest_run).
@@ -58,6 +64,11 @@ struct run_plan {
 [[nodiscard]] std::chrono::milliseconds longest_run(const proto::timing_config& t,
                                                     std::int64_t timeout_ms,
                                                     bool has_think_time);
+
+/// run_plan::unreachable_timeout_ms from AIPERF_UNREACHABLE_TIMEOUT_MS's
+/// value: a whole number of milliseconds (0: off); unset, empty or not such
+/// a number: the default, 10 s.
+[[nodiscard]] std::int64_t unreachable_timeout_ms(const char* env) noexcept;
 
 /// A random RFC 4122 version 4 UUID.
 [[nodiscard]] std::string make_uuid();

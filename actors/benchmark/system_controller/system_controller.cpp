@@ -40,6 +40,14 @@ struct controller_state {
   /// early (exit code 4, this message).
   bool aborted = false;
   std::string abort_message;
+  /// The exit code of that stop: 4, or 3 when the endpoint stayed
+  /// unreachable (run_plan::unreachable_timeout_ms).
+  int abort_code = exit_failed_threshold;
+  /// The current run of refused connections, as judge_failures last saw
+  /// it: the refusals before it (its identity) and when it was first seen
+  /// (steady clock ns; 0: none).
+  std::uint64_t refused_before = 0;
+  std::int64_t refused_since_ns = 0;
   /// An export stream failed mid-run: the run stopped early; the export's
   /// error then fails it (exit code 1).
   bool write_failed = false;
@@ -149,7 +157,7 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
           r.message = "in-flight requests were cancelled (error code 499); "
                       "the exports are marked was_cancelled";
         } else if (st.aborted) {
-          r.exit_code = exit_failed_threshold;
+          r.exit_code = st.abort_code;
           r.message = st.abort_message;
         } else if (out.request_count == 0 && out.error_request_count > 0) {
           // Every request failed: the table is all N/A, so say why.
@@ -195,9 +203,54 @@ void finalize_processors(actor_ptr self) {
   }
 }
 
-/// Asks the records_manager for the failed share so far; past
-/// --failed-request-threshold (with enough records to judge) the run stops:
-/// no more credits, requests in flight cancelled, exports written.
+/// Stops the run (no more credits, requests in flight cancelled, exports
+/// written) with `code` and `message`.
+void abort_run(actor_ptr self, int code, std::string message) {
+  auto& st = self->state;
+  st.aborted = true;
+  st.abort_code = code;
+  st.abort_message = std::move(message);
+  log::get("system_controller")->error("{}; stopping", st.abort_message);
+  if (st.timing)
+    self->send(st.timing, cancel_atom::value);
+}
+
+/// Whether the endpoint counts as unreachable by `p`: a run of refused
+/// connections, with no request reaching the server, has lasted
+/// run_plan::unreachable_timeout_ms (then the run stops with exit code 3).
+bool judge_unreachable(actor_ptr self, const records_progress& p) {
+  auto& st = self->state;
+  if (st.plan.unreachable_timeout_ms <= 0)
+    return false;
+  if (p.connection_errors_in_a_row == 0) {
+    st.refused_since_ns = 0;
+    return false;
+  }
+  auto now = self->clock().now().time_since_epoch().count();
+  auto before = p.connection_errors - p.connection_errors_in_a_row;
+  if (st.refused_since_ns == 0 || before != st.refused_before) {
+    st.refused_before = before; // a new run of refusals
+    st.refused_since_ns = now;
+    return false;
+  }
+  auto bound_ns = st.plan.unreachable_timeout_ms * 1'000'000;
+  if (now - st.refused_since_ns < bound_ns)
+    return false;
+  char secs[32];
+  std::snprintf(secs, sizeof(secs), "%.3g",
+                static_cast<double>(st.plan.unreachable_timeout_ms) / 1e3);
+  abort_run(self, exit_unreachable,
+            "aborted: the endpoint became unreachable: "
+              + std::to_string(p.connection_errors_in_a_row)
+              + " connection attempts in a row were refused over " + secs
+              + " s (AIPERF_UNREACHABLE_TIMEOUT_MS) at --url " + st.plan.urls);
+  return true;
+}
+
+/// Asks the records_manager for its counters every 100 ms: an endpoint
+/// unreachable for longer than run_plan::unreachable_timeout_ms, or a
+/// failed share past --failed-request-threshold (with enough records to
+/// judge), stops the run (abort_run).
 void judge_failures(actor_ptr self) {
   auto& st = self->state;
   self->request(st.records, std::chrono::seconds{5}, progress_atom::value)
@@ -206,11 +259,13 @@ void judge_failures(actor_ptr self) {
         auto& st = self->state;
         if (st.finished || st.aborted || st.cancel_requested)
           return;
+        if (judge_unreachable(self, p))
+          return;
         auto judged = p.profiling_valid + p.profiling_errors;
         double pct = judged == 0 ? 0.0 : 100.0 * p.profiling_errors / judged;
-        if (judged >= threshold_min_records
+        if (st.plan.failed_request_threshold >= 0
+            && judged >= threshold_min_records
             && pct > st.plan.failed_request_threshold) {
-          st.aborted = true;
           char buf[200];
           std::snprintf(buf, sizeof(buf),
                         "aborted: %llu of the first %llu requests failed "
@@ -218,10 +273,7 @@ void judge_failures(actor_ptr self) {
                         static_cast<unsigned long long>(p.profiling_errors),
                         static_cast<unsigned long long>(judged), pct,
                         st.plan.failed_request_threshold);
-          st.abort_message = buf;
-          log::get("system_controller")->error("{}; stopping", buf);
-          if (st.timing)
-            self->send(st.timing, cancel_atom::value);
+          abort_run(self, exit_failed_threshold, buf);
           return;
         }
         self->delayed_send(self, std::chrono::milliseconds{100},
@@ -242,7 +294,8 @@ void start_run(actor_ptr self) {
     self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
   if (st.plan.client_self_check_start)
     st.plan.client_self_check_start();
-  if (st.plan.failed_request_threshold >= 0)
+  if (st.plan.failed_request_threshold >= 0
+      || st.plan.unreachable_timeout_ms > 0)
     self->send(self, judge_atom::value);
   self->request(st.timing, st.plan.timeouts.run, start_atom::value)
     .then(

@@ -3,6 +3,8 @@
 #include "actors/benchmark/worker/worker.hpp"
 #include "proto/benchmark_errors.hpp"
 
+#include "actors/benchmark/worker/connect_backoff.hpp"
+
 #include "actors/benchmark/dataset/payload.hpp"
 #include "actors/benchmark/worker/response_parser.hpp"
 #include "runtime/http/client.hpp"
@@ -159,6 +161,25 @@ struct io_side {
   /// timer that fires before the due time spins the rest of the way, so
   /// sends land on their due time instead of one wake-up latency after it.
   std::int64_t wake_margin_ns = 0;
+  /// Refused connections in a row (any request that reached the server
+  /// resets it), and the time before which no request is sent (0: none):
+  /// a dead endpoint is retried on connect_backoff_ns's schedule instead of
+  /// at the rate credits return. Healthy sends only test the 0.
+  std::uint32_t connect_failures = 0;
+  std::int64_t backoff_until_ns = 0;
+  /// xorshift64 state for the backoff's jitter.
+  std::uint64_t jitter_state = 0x9e3779b97f4a7c15ULL;
+
+  /// After a refused connection at `ts`: the next sends wait.
+  void connect_failed(std::int64_t ts) {
+    if (connect_failures < 64)
+      ++connect_failures;
+    jitter_state ^= jitter_state << 13;
+    jitter_state ^= jitter_state >> 7;
+    jitter_state ^= jitter_state << 17;
+    double jitter = static_cast<double>(jitter_state >> 11) * 0x1.0p-53;
+    backoff_until_ns = ts + connect_backoff_ns(connect_failures, jitter);
+  }
 };
 
 /// Least time between two wake-ups of the actor by its I/O thread when the
@@ -438,6 +459,13 @@ struct request_context final : http::response_sink {
         record.raw_responses.push_back(raw_response{last_read_ns, body, {}});
       on_message(body, last_read_ns);
     }
+    if (!err.ok() && err.category == http::error_category::connect)
+      io->connect_failed(ts);
+    else if (io->connect_failures != 0
+             && (err.ok() || err.category != http::error_category::cancelled)) {
+      io->connect_failures = 0; // connected: back to sending at once
+      io->backoff_until_ns = 0;
+    }
     if (text_size > 0)
       record.output_text.assign(text.get(), text_size);
     timer.reset();
@@ -454,6 +482,10 @@ struct request_context final : http::response_sink {
 void start_on_io(request_context* ctx) {
   auto& side = *ctx->io;
   side.live.emplace(ctx->record.credit_id, ctx);
+  // Connections were refused: wait out the backoff (a timer like a due
+  // time's; cancellable the same way).
+  if (side.backoff_until_ns != 0 && ctx->due_ns < side.backoff_until_ns)
+    ctx->due_ns = side.backoff_until_ns;
   // Due at once (0: closed loop) needs no clock read.
   if (ctx->due_ns == 0 || ctx->due_ns - http::now_ns() <= min_timer_wait_ns) {
     // submit_here: written now, not after the rest of this thread's queue;

@@ -788,6 +788,44 @@ TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
   EXPECT_EQ(counted, 6);
 }
 
+TEST_F(profile_test, mock_killed_mid_run_backs_off_then_exits_3) {
+  // The unreachable bound, shortened from 10 s; inherited by the child.
+  ::setenv("AIPERF_UNREACHABLE_TIMEOUT_MS", "1000", 1);
+  struct unset_env {
+    ~unset_env() { ::unsetenv("AIPERF_UNREACHABLE_TIMEOUT_MS"); }
+  } unset;
+  auto mock = std::make_unique<mock_process>(
+    std::vector<std::string>{"--ttft", "20"}, tmp_.path());
+  ASSERT_TRUE(mock->ok());
+  auto url = mock->url();
+  auto run = start_profile({"--url", url, "--streaming", "--request-count",
+                            "1000000", "--concurrency", "4"});
+  ASSERT_TRUE(poll_until([&] {
+    return mock->metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
+           >= 8.0;
+  }));
+  mock->process().signal(SIGKILL);
+  ASSERT_TRUE(mock->process().wait());
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop on an unreachable endpoint";
+  EXPECT_EQ(*code, 3) << run->out() << run->err();
+  EXPECT_THAT(run->err(), HasSubstr("connection attempts in a row were refused"));
+  EXPECT_THAT(run->err(), HasSubstr(url));
+  // Refused attempts are retried on the backoff schedule (10 ms doubling,
+  // at least half of each wait), not as fast as credits return: per slot,
+  // about 15 attempts fit in the 1 s bound plus the controller's polling.
+  // Without the backoff this was thousands per second.
+  auto recs = jsonl();
+  std::size_t refused = 0;
+  for (auto& rec : recs)
+    refused += error_code(rec) == 503 ? 1 : 0;
+  EXPECT_GT(refused, 0u);
+  EXPECT_LT(refused, 1000u);
+  // The exports are written, marked cancelled.
+  auto s = summary();
+  EXPECT_TRUE(s.IsObject());
+}
+
 // --- 5. exit codes -------------------------------------------------------------
 
 TEST_F(profile_test, closed_port_exits_3_before_starting) {

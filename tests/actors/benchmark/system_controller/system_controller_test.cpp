@@ -3,6 +3,7 @@
 // group whose workers answer each credit at once (a record, then the credit
 // back) and whose processors have nothing to finalize.
 #include "actors/benchmark/system_controller/system_controller.hpp"
+#include "actors/benchmark/system_controller/run_plan.hpp"
 
 #include "proto/benchmark_errors.hpp"
 #include "tests/support/caf_gtest.hpp"
@@ -251,6 +252,15 @@ TEST_F(controller_fixture, a_bad_dataset_is_a_configuration_error) {
   EXPECT_EQ(result->exit_code, sc::exit_config);
   EXPECT_NE(result->message.find("missing.jsonl"), std::string::npos) << result->message;
   EXPECT_TRUE(log->events.empty()) << "nothing may start after a bad dataset";
+}
+
+TEST(unreachable_timeout, env_value_or_the_default) {
+  EXPECT_EQ(sc::unreachable_timeout_ms(nullptr), 10'000);
+  EXPECT_EQ(sc::unreachable_timeout_ms(""), 10'000);
+  EXPECT_EQ(sc::unreachable_timeout_ms("1000"), 1000);
+  EXPECT_EQ(sc::unreachable_timeout_ms("0"), 0) << "off";
+  EXPECT_EQ(sc::unreachable_timeout_ms("-5"), 10'000);
+  EXPECT_EQ(sc::unreachable_timeout_ms("10s"), 10'000);
 }
 
 } // namespace
