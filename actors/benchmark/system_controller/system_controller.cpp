@@ -7,6 +7,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 #include <unistd.h>
@@ -48,6 +49,10 @@ struct controller_state {
   /// (steady clock ns; 0: none).
   std::uint64_t refused_before = 0;
   std::int64_t refused_since_ns = 0;
+  /// judge_failures' interval: 100 ms while records arrive, doubling to 1 s
+  /// while none do (an idle run waiting on a slow server stays asleep).
+  std::chrono::milliseconds judge_interval{100};
+  std::uint64_t judged_received = 0;
   /// An export stream failed mid-run: the run stopped early; the export's
   /// error then fails it (exit code 1).
   bool write_failed = false;
@@ -247,7 +252,8 @@ bool judge_unreachable(actor_ptr self, const records_progress& p) {
   return true;
 }
 
-/// Asks the records_manager for its counters every 100 ms: an endpoint
+/// Asks the records_manager for its counters every 100 ms (up to 1 s while
+/// no record arrives): an endpoint
 /// unreachable for longer than run_plan::unreachable_timeout_ms, or a
 /// failed share past --failed-request-threshold (with enough records to
 /// judge), stops the run (abort_run).
@@ -276,8 +282,12 @@ void judge_failures(actor_ptr self) {
           abort_run(self, exit_failed_threshold, buf);
           return;
         }
-        self->delayed_send(self, std::chrono::milliseconds{100},
-                           judge_atom::value);
+        if (p.received != st.judged_received)
+          st.judge_interval = std::chrono::milliseconds{100};
+        else
+          st.judge_interval = std::min(2 * st.judge_interval, std::chrono::milliseconds{1000});
+        st.judged_received = p.received;
+        self->delayed_send(self, st.judge_interval, judge_atom::value);
       },
       [=](caf::error&) {
         if (!self->state.finished)
