@@ -235,6 +235,7 @@ int run(config::profile_config cfg) {
   client_self_check self_check{io.pool()};
   plan.client_self_check_start = [&self_check] { self_check.start(); };
   plan.client_self_check = [&self_check] { return self_check.finish(); };
+  plan.release_connections = [&io] { io.shutdown_clients(); };
   caf::actor_system_config sys_cfg;
   if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied)
     return fail(sc::exit_config, applied.error());

@@ -40,6 +40,9 @@ struct run_plan {
   /// How long the controller waits for each service's answers; `run` is
   /// derived from the configuration (longest_run).
   benchmark::service_timeouts timeouts;
+  /// Called once when every credit is back, before the exports: closes the
+  /// HTTP connections (a run near the fd limit needs them for its files).
+  std::function<void()> release_connections;
   /// Called once when the load starts (the timing manager is started).
   std::function<void()> client_self_check_start;
   /// Called once when the credits are complete: the client self-check's

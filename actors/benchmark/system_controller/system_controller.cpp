@@ -312,6 +312,10 @@ void start_run(actor_ptr self) {
       [=](std::vector<phase_stats>& phases) {
         self->state.phases = std::move(phases);
         log::get("system_controller")->debug("credits complete");
+        // Every request has ended: the idle keep-alive connections go now,
+        // so the exports have the descriptors they held.
+        if (self->state.plan.release_connections)
+          self->state.plan.release_connections();
         finalize_processors(self);
       },
       on_error(self, "timing_manager", "start (the whole run)", st.plan.timeouts.run));

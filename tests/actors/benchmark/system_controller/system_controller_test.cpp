@@ -121,6 +121,10 @@ struct controller_fixture : caf_gtest::fixture<> {
 
   sc::system_controller_actor spawn(sc::run_plan p, bool silent_group = false) {
     auto journal = log;
+    p.release_connections = [journal] {
+      journal->events.push_back("connections released after "
+                                + std::to_string(journal->returned) + " returns");
+    };
     return sc::spawn_system_controller(
       sys, std::move(p), {}, [journal, silent_group](caf::actor_system& s, wgm::group_config cfg) {
         return s.spawn(fake_group, std::move(cfg), journal, silent_group);
@@ -154,9 +158,10 @@ TEST_F(controller_fixture, a_run_goes_through_every_step_in_order) {
   EXPECT_EQ(log->credits, 6u);
   // Registration, then the processors finalize only after every credit is
   // back, then the exports exist when the answer comes.
-  ASSERT_EQ(log->events.size(), 2u);
+  ASSERT_EQ(log->events.size(), 3u);
   EXPECT_EQ(log->events[0], "get handles");
-  EXPECT_EQ(log->events[1], "finalize after 6 returns");
+  EXPECT_EQ(log->events[1], "connections released after 6 returns");
+  EXPECT_EQ(log->events[2], "finalize after 6 returns");
   EXPECT_TRUE(fs::exists(dir / "inputs.json"));
   EXPECT_TRUE(fs::exists(dir / "profile_export_aiperf.json"));
   EXPECT_FALSE(result->files.empty());
