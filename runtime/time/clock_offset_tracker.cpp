@@ -10,10 +10,10 @@ clock_offset_tracker::clock_offset_tracker(bool local, std::size_t window)
 }
 
 bool clock_offset_tracker::add_one_way(std::int64_t worker_recv_ns,
-                                       std::int64_t controller_issued_ns) {
+                                       std::int64_t controller_granted_ns) {
   std::int64_t delta = 0;
   // Timestamps come off the wire: reject rather than wrap.
-  if (__builtin_sub_overflow(worker_recv_ns, controller_issued_ns, &delta))
+  if (__builtin_sub_overflow(worker_recv_ns, controller_granted_ns, &delta))
     return false;
   if (deltas_.size() < window_) {
     deltas_.push_back(delta);

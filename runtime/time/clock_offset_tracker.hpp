@@ -44,11 +44,11 @@ public:
   explicit clock_offset_tracker(bool local = false,
                                 std::size_t window = default_window);
 
-  /// Records a credit granted at `controller_issued_ns` (controller clock)
+  /// Records a credit granted at `controller_granted_ns` (controller clock)
   /// that arrived at `worker_recv_ns` (worker clock). Returns false (and
   /// records nothing) if the difference overflows int64.
   bool add_one_way(std::int64_t worker_recv_ns,
-                   std::int64_t controller_issued_ns);
+                   std::int64_t controller_granted_ns);
 
   /// Records a TimePing sent at `worker_send_ns`, answered by a TimePong
   /// stamped `controller_ns` by the controller and received at

@@ -38,7 +38,7 @@ struct in_flight_credit {
   bool awaiting_first_token = false;
   /// The credit as granted (its session, and what to hand back when its
   /// worker is lost).
-  credit issued;
+  credit granted;
 };
 
 /// A turn waiting for its due time (or for a prefill slot).
@@ -178,12 +178,12 @@ open_session(actor_ptr self, std::uint32_t conversation, std::uint32_t user = 0,
 }
 
 void end_session(actor_ptr self, std::uint32_t session);
-void issue_fixed_turns(actor_ptr self, std::int64_t now);
+void grant_fixed_turns(actor_ptr self, std::int64_t now);
 
 /// Grants the next turn of `session` now, due at `due_ns` (0 = at once).
 /// Ends the session instead when sending is over; parks the turn when no
 /// prefill slot is free.
-void issue_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
+void grant_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns) {
   auto& st = self->state;
   auto it = st.sessions.find(session);
   if (it == st.sessions.end())
@@ -231,7 +231,7 @@ void schedule_turn(actor_ptr self, std::uint32_t session, std::int64_t due_ns,
   if (due_ns > now + st.cfg.lookahead_ns)
     st.pending.push({due_ns, session});
   else
-    issue_turn(self, session, due_ns);
+    grant_turn(self, session, due_ns);
 }
 
 /// First turns of new sessions, as far as slots and budget allow.
@@ -241,7 +241,7 @@ void fill_slots(actor_ptr self) {
     auto s = open_session(self, next_conversation(st));
     if (!s)
       break;
-    issue_turn(self, *s, 0);
+    grant_turn(self, *s, 0);
   }
 }
 
@@ -268,7 +268,7 @@ void end_session(actor_ptr self, std::uint32_t session) {
       break;
     }
     case timing_mode::fixed_schedule:
-      issue_fixed_turns(self, now_ns(self)); // a trace session may wait
+      grant_fixed_turns(self, now_ns(self)); // a trace session may wait
       break;
     default:
       break;
@@ -310,7 +310,7 @@ void release_prefill(actor_ptr self, in_flight_credit& c) {
          && st.prefill_in_flight < st.cfg.prefill_concurrency) {
     auto session = st.waiting.front();
     st.waiting.pop_front();
-    issue_turn(self, session, 0);
+    grant_turn(self, session, 0);
   }
 }
 
@@ -319,7 +319,7 @@ void release_prefill(actor_ptr self, in_flight_credit& c) {
 /// catch_up_window_ns late keeps its due time (the worker sends at once and
 /// the lag is measured from the target); later, one credit goes out due now
 /// and the targets in between are counted as skipped.
-void issue_rate_turns(actor_ptr self, std::int64_t now) {
+void grant_rate_turns(actor_ptr self, std::int64_t now) {
   auto& st = self->state;
   auto& rate = *st.rate;
   while (!st.sending_done && budget_left(st)
@@ -342,7 +342,7 @@ void issue_rate_turns(actor_ptr self, std::int64_t now) {
     auto s = open_session(self, next_conversation(st));
     if (!s)
       break;
-    issue_turn(self, *s, late ? now : target);
+    grant_turn(self, *s, late ? now : target);
   }
   st.stats.skipped_sends = rate.skipped_sends();
 }
@@ -351,7 +351,7 @@ void issue_rate_turns(actor_ptr self, std::int64_t now) {
 /// replay order. A session that finds no free slot waits for one (AIPerf
 /// blocks on the slot too); it then goes out late, its lag measured from
 /// the trace time.
-void issue_fixed_turns(actor_ptr self, std::int64_t now) {
+void grant_fixed_turns(actor_ptr self, std::int64_t now) {
   auto& st = self->state;
   while (!st.sending_done && st.fixed_next < st.fixed_order.size()) {
     const auto conversation = st.fixed_order[st.fixed_next];
@@ -365,25 +365,25 @@ void issue_fixed_turns(actor_ptr self, std::int64_t now) {
     if (!s)
       break;
     ++st.fixed_next;
-    issue_turn(self, *s, due);
+    grant_turn(self, *s, due);
   }
 }
 
 /// Everything due within the lookahead: the mode's first turns, then the
 /// parked later turns.
-void issue_due(actor_ptr self, std::int64_t now) {
+void grant_due(actor_ptr self, std::int64_t now) {
   auto& st = self->state;
   if (st.sending_done)
     return;
   if (st.cfg.mode == timing_mode::fixed_schedule)
-    issue_fixed_turns(self, now);
+    grant_fixed_turns(self, now);
   if (st.cfg.mode == timing_mode::request_rate)
-    issue_rate_turns(self, now);
+    grant_rate_turns(self, now);
   while (!st.sending_done && !st.pending.empty()
          && st.pending.top().due_ns <= now + st.cfg.lookahead_ns) {
     auto p = st.pending.top();
     st.pending.pop();
-    issue_turn(self, p.session, p.due_ns);
+    grant_turn(self, p.session, p.due_ns);
   }
 }
 
@@ -502,7 +502,7 @@ void start_phase(actor_ptr self) {
       break;
     }
   }
-  issue_due(self, now);
+  grant_due(self, now);
   arm_tick(self);
 }
 
@@ -514,7 +514,7 @@ void on_tick(actor_ptr self) {
   auto now = now_ns(self);
   if (!st.sending_done && st.deadline_ns > 0 && now >= st.deadline_ns)
     stop_sending(self);
-  issue_due(self, now);
+  grant_due(self, now);
   if (st.sending_done && !st.in_flight.empty()) {
     if (st.grace_deadline_ns == 0)
       st.grace_deadline_ns = st.cfg.grace_ns < 0
@@ -666,7 +666,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
         if (it == st.in_flight.end())
           continue; // already written off (drain timeout)
         const auto worker = it->second.worker;
-        const auto session = it->second.issued.session_num;
+        const auto session = it->second.granted.session_num;
         release_prefill(self, it->second);
         st.in_flight.erase(it);
         if (st.worker_load[worker] > 0)
@@ -718,7 +718,7 @@ timing_manager_impl_actor::behavior_type timing_manager_impl(actor_ptr self) {
       st.worker_alive[worker] = false;
       for (auto& [id, c] : st.in_flight)
         if (c.worker == worker)
-          lost.push_back(c.issued);
+          lost.push_back(c.granted);
       logger->warn("worker {} lost with {} credits in flight", worker,
                    lost.size());
       for (auto& c : lost) {

@@ -31,9 +31,9 @@ struct sim_link {
   // A credit granted now, received by the worker after a forward delay.
   void credit(clock_offset_tracker& t) {
     controller_now += 3 * ms;
-    auto issued = controller_now;
-    auto recv = issued + delay(forward_min) + skew;
-    ASSERT_TRUE(t.add_one_way(recv, issued));
+    auto granted = controller_now;
+    auto recv = granted + delay(forward_min) + skew;
+    ASSERT_TRUE(t.add_one_way(recv, granted));
   }
 
   void ping(clock_offset_tracker& t) {

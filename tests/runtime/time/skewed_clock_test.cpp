@@ -89,8 +89,8 @@ TEST(skewed_clock, tracker_removes_an_injected_skew) {
     ASSERT_TRUE(tracker.add_ping_pong(send, at_controller, recv));
   }
   for (int i = 0; i < 40; ++i) {
-    auto issued = controller.now_ns();
-    ASSERT_TRUE(tracker.add_one_way(worker.now_ns(), issued));
+    auto granted = controller.now_ns();
+    ASSERT_TRUE(tracker.add_one_way(worker.now_ns(), granted));
   }
   auto offset = tracker.offset_ns();
   ASSERT_TRUE(offset.has_value());

@@ -158,7 +158,7 @@ struct timing_fixture : caf_gtest::fixture<> {
   }
 
   /// Every credit granted so far, in grant order.
-  std::vector<credit> issued() {
+  std::vector<credit> granted() {
     std::vector<credit> xs;
     for (auto& [w, c] : log->credits)
       xs.push_back(c);
@@ -360,14 +360,14 @@ TEST_F(timing_fixture, poisson_due_times_replay_the_interval_generator) {
   configure(cfg);
   start();
   run_answering(1ms);
-  auto xs = issued();
+  auto xs = granted();
   ASSERT_EQ(xs.size(), 200u);
   timing::interval_generator gen{timing_manager::interval_options_of(cfg)};
   auto target = static_cast<double>((*results)[0].start_ns);
   for (auto& c : xs) {
     EXPECT_EQ(c.due_ns, static_cast<std::int64_t>(std::ceil(target)))
         << "credit " << c.id;
-    EXPECT_LE(c.issued_at_ns, c.due_ns) << "issued late";
+    EXPECT_LE(c.issued_at_ns, c.due_ns) << "granted late";
     target += gen.next_gap_ns();
   }
   EXPECT_EQ((*results)[0].skipped_sends, 0u);
@@ -383,7 +383,7 @@ TEST_F(timing_fixture, late_sends_within_catch_up_window_keep_due_times) {
   ASSERT_EQ(log->credits.size(), 6u); // targets 0..5 ms (lookahead 5 ms)
   advance_time(8ms);                  // the 1 ms tick fires 7 ms late
   run_answering(1ms);
-  auto xs = issued();
+  auto xs = granted();
   ASSERT_EQ(xs.size(), 30u);
   for (std::size_t i = 0; i < xs.size(); ++i)
     EXPECT_EQ(xs[i].due_ns, t0 + static_cast<std::int64_t>(i) * ms);
@@ -401,13 +401,13 @@ TEST_F(timing_fixture, stall_past_catch_up_window_resets_and_counts_skips) {
   const auto t0 = now_ns();
   ASSERT_EQ(log->credits.size(), 6u); // targets 0..5 ms
   advance_time(100ms);
-  auto xs = issued();
+  auto xs = granted();
   // The reset send plus the new targets 101..105 ms within the lookahead.
   ASSERT_EQ(xs.size(), 12u);
   EXPECT_EQ(xs[6].due_ns, t0 + 100 * ms);
   EXPECT_EQ(xs[6].issued_at_ns, xs[6].due_ns);
   run_answering(1ms);
-  xs = issued();
+  xs = granted();
   ASSERT_EQ(xs.size(), 20u);
   for (std::size_t i = 7; i < xs.size(); ++i)
     EXPECT_EQ(xs[i].due_ns - xs[i - 1].due_ns, ms) << "credit " << i;
@@ -428,7 +428,7 @@ TEST_F(timing_fixture, rate_tick_without_free_slot_is_skipped) {
   EXPECT_EQ(log->credits.size(), 1u);
   return_all(); // the slot frees before the 3 ms target
   run_answering(1ms);
-  auto xs = issued();
+  auto xs = granted();
   ASSERT_EQ(xs.size(), 3u);
   EXPECT_EQ(xs[0].due_ns, t0);
   EXPECT_EQ(xs[1].due_ns, t0 + 3 * ms);
@@ -448,7 +448,7 @@ TEST_F(timing_fixture, user_centric_staggers_users_and_spaces_turns) {
   const auto t0 = now_ns();
   ASSERT_EQ(log->credits.size(), 1u); // only user 0 is due at once
   run_answering(100ms, 200);
-  auto xs = issued();
+  auto xs = granted();
   ASSERT_EQ(xs.size(), 16u);
   std::map<std::uint32_t, std::vector<credit>> by_session;
   for (auto& c : xs)
@@ -492,7 +492,7 @@ TEST_F(timing_fixture, user_centric_late_return_rebases_the_user) {
     advance_time(100ms); // 3.5 s without an answer
   EXPECT_EQ(log->credits.size(), 1u);
   run_answering(100ms, 100);
-  auto xs = issued();
+  auto xs = granted();
   ASSERT_EQ(xs.size(), 3u);
   EXPECT_EQ(xs[0].due_ns, t0);
   EXPECT_EQ(xs[1].due_ns, t0 + 3 * sec + sec / 2);
@@ -516,7 +516,7 @@ TEST_F(timing_fixture, fixed_schedule_replays_offsets_in_order) {
   advance_time(2ms); // conversation 2 is due, but the slot is taken
   EXPECT_EQ(log->credits.size(), 1u) << "sent without a free slot";
   run_answering(1ms, 100);
-  auto xs = issued();
+  auto xs = granted();
   ASSERT_EQ(xs.size(), 3u);
   EXPECT_EQ(xs[0].conversation, 1u);
   EXPECT_EQ(xs[0].due_ns, t0);
