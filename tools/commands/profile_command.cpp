@@ -24,6 +24,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <unistd.h>
@@ -99,6 +100,7 @@ std::vector<std::string> doubled_path_warnings(const config::profile_config& cfg
 class signal_gate {
 public:
   void on_signal(int signo) {
+    stop_->store(true);
     std::lock_guard<std::mutex> guard{mtx_};
     if (first_signal_ == 0)
       first_signal_ = signo;
@@ -123,7 +125,12 @@ public:
     return run_code;
   }
 
+  /// Set at the first signal: work that cannot take a message (building
+  /// the dataset) polls it.
+  [[nodiscard]] std::shared_ptr<std::atomic<bool>> stop_flag() const { return stop_; }
+
 private:
+  std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
   mutable std::mutex mtx_;
   caf::actor controller_;
   bool early_ = false;
@@ -236,6 +243,7 @@ int run(config::profile_config cfg) {
   plan.client_self_check_start = [&self_check] { self_check.start(); };
   plan.client_self_check = [&self_check] { return self_check.finish(); };
   plan.release_connections = [&io] { io.shutdown_clients(); };
+  plan.dataset.stop = gate.stop_flag();
   caf::actor_system_config sys_cfg;
   if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied)
     return fail(sc::exit_config, applied.error());

@@ -23,6 +23,7 @@ enum class errc : std::uint8_t {
   bad_option,  // a synthetic, model or payload option is unusable
   bad_input,   // an input file has malformed lines (all are listed)
   empty,       // the dataset has no conversation
+  cancelled,   // interrupted (SIGINT/SIGTERM) while it was being built
 };
 
 /// Returns the enumerator's name ("checksum").

@@ -175,6 +175,8 @@ const char* to_string(errc x) noexcept {
       return "bad_input";
     case errc::empty:
       return "empty";
+    case errc::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -94,6 +94,8 @@ dataset generate_synthetic(const synthetic_options& opts) {
   dataset out;
   out.conversations.reserve(opts.num_conversations);
   for (std::uint64_t c = 0; c < opts.num_conversations; ++c) {
+    if (opts.stop != nullptr && opts.stop->load(std::memory_order_relaxed))
+      break; // the caller drops what was made
     conversation conv;
     conv.session_id = session_id(gen);
     const auto num_turns

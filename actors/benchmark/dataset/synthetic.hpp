@@ -6,6 +6,7 @@
 #include "actors/benchmark/dataset/dataset.hpp"
 #include "actors/benchmark/dataset/random.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,9 @@ namespace aiperf::dataset {
 
 /// Mirrors AIPerf's synthetic-input flags; the caller maps its config here.
 struct synthetic_options {
+  /// Set (by a signal) to stop generating: the result is then incomplete
+  /// and must be dropped. Null = never stopped.
+  const std::atomic<bool>* stop = nullptr;
   /// `--num-conversations` (AIPerf `--num-dataset-entries` default 100).
   std::uint64_t num_conversations = 100;
   /// `--isl` / `--isl-stddev` (tokens per user turn).

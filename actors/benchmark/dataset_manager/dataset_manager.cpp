@@ -46,7 +46,12 @@ caf::expected<dataset_ready> build(const dataset_config& cfg) {
   } else {
     if (auto valid = dataset::validate(cfg.synthetic); !valid)
       return std::move(valid.error());
-    data = dataset::generate_synthetic(cfg.synthetic);
+    auto synthetic = cfg.synthetic;
+    synthetic.stop = cfg.stop.get();
+    data = dataset::generate_synthetic(synthetic);
+    if (cfg.stop && cfg.stop->load())
+      return make_error(dataset::errc::cancelled,
+                        "stopped while building the dataset; nothing was exported");
     // One seeded shuffled pass: sessions take conversations in this order.
     dataset::dataset_sampler sampler{dataset::sampling_strategy::shuffle,
                                      data.conversations.size(),

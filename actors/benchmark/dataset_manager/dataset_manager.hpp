@@ -16,6 +16,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct dataset_config {
   dataset::model_options models;
   /// Where inputs.json goes ("" = not written).
   std::string inputs_json_path;
+  /// Set by SIGINT/SIGTERM: generation stops and build() fails with
+  /// dataset::errc::cancelled (the controller's cancel waits behind it).
+  std::shared_ptr<std::atomic<bool>> stop;
 };
 
 /// The built dataset (immutable, shared read-only with the workers of this

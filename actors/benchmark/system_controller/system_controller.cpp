@@ -459,6 +459,8 @@ controller_impl(actor_ptr self, run_plan plan,
                               error_message(benchmark::silent_service(
                                 "dataset_manager", "configure (build the dataset)",
                                 timeout)));
+                if (is_error(err, dataset::errc::cancelled))
+                  return fail(self, exit_interrupted, error_message(err));
                 // Bad input files are configuration errors (exit code 2).
                 fail(self, exit_config, error_message(err));
               });

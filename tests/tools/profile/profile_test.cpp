@@ -984,6 +984,23 @@ TEST_F(profile_test, sigint_right_after_the_first_line_exits_130) {
   }
 }
 
+// A signal while the dataset is being built stops the build: 1e8 prompt
+// tokens would take seconds and 600 MB; the run exits 130 having written
+// nothing (without the stop, inputs.json was written first).
+TEST_F(profile_test, sigint_while_the_dataset_is_built_stops_it) {
+  auto run = start_profile({"--streaming", "--num-dataset-entries", "1000", "--isl", "100000",
+                            "--request-count", "4"});
+  auto line = run->first_line();
+  ASSERT_TRUE(line) << run->err();
+  EXPECT_THAT(*line, HasSubstr("built-in mock server"));
+  run->signal(SIGINT);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after SIGINT";
+  EXPECT_EQ(*code, 130) << run->out() << run->err();
+  EXPECT_THAT(run->err(), HasSubstr("nothing was exported"));
+  EXPECT_FALSE(fs::exists(dir() / "inputs.json"));
+}
+
 TEST_F(profile_test, second_sigint_exits_130_at_once) {
   auto run = start_profile({"--streaming", "--request-count", "4"});
   auto line = run->first_line();
