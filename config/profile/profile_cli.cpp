@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -35,24 +36,19 @@ template <class T> T parse_integer(const std::string& flag,
   return value;
 }
 
-template <class T>
-CLI::Option* add_integer(CLI::App& cmd, const std::string& names,
-                         const std::string& flag, T& target,
-                         const std::string& help) {
-  return cmd
-      .add_option_function<std::string>(
-          names,
-          [&target, flag](const std::string& text) {
-            target = parse_integer<T>(flag, text);
-          },
-          help)
-      ->type_name("INT");
-}
+template <class T> struct integer_of {
+  using type = T;
+};
+template <class T> struct integer_of<std::optional<T>> {
+  using type = T;
+};
 
-template <class T>
+/// An integer flag (plain or optional target) parsed by parse_integer.
+template <class Target>
 CLI::Option* add_integer(CLI::App& cmd, const std::string& names,
-                         const std::string& flag, std::optional<T>& target,
+                         const std::string& flag, Target& target,
                          const std::string& help) {
+  using T = typename integer_of<Target>::type;
   return cmd
       .add_option_function<std::string>(
           names,

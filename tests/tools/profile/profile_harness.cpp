@@ -166,6 +166,34 @@ run_result run_node(const std::vector<std::string>& args,
 
 // --- mock_process ----------------------------------------------------------
 
+canned_server::canned_server(const std::string& content_type,
+                             const std::string& body_python, const fs::path& log) {
+  std::string script =
+    "import socket\n"
+    "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(64)\n"
+    "print(s.getsockname()[1], flush=True)\n"
+    "body=" + body_python + "\n"
+    "while True:\n"
+    "  c,_=s.accept(); buf=b''\n"
+    "  try:\n"
+    "    while b'\\r\\n\\r\\n' not in buf:\n"
+    "      d=c.recv(65536)\n"
+    "      if not d: raise EOFError()\n"
+    "      buf+=d\n"
+    "    h=buf.split(b'\\r\\n\\r\\n')[0].lower()\n"
+    "    n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.startswith(b'content-length')][0])\n"
+    "    rest=buf.split(b'\\r\\n\\r\\n',1)[1]\n"
+    "    while len(rest)<n: rest+=c.recv(65536)\n"
+    "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: " + content_type + "\\r\\n"
+    "Connection: close\\r\\nContent-Length: '+str(len(body)).encode()+b'\\r\\n\\r\\n'+body)\n"
+    "  except EOFError:\n"
+    "    pass\n"
+    "  c.close()\n";
+  proc_ = std::make_unique<child>(std::vector<std::string>{"/usr/bin/python3", "-c", script}, log);
+  if (auto port = proc_->first_line(); port && !port->empty())
+    url_ = "http://127.0.0.1:" + *port;
+}
+
 mock_process::mock_process(const std::vector<std::string>& args,
                            const fs::path& dir) {
   std::vector<std::string> argv{node_bin(), "mock-server", "-p", "0"};

@@ -94,6 +94,23 @@ struct run_result {
                                   const fs::path& log_prefix,
                                   const std::string& binary = {});
 
+/// A server on loopback that answers every HTTP request (after reading its
+/// body) with status 200, `content_type` and the bytes of `body_python` (a
+/// Python bytes expression, e.g. "b'data: x\\n\\n'"), then closes the
+/// connection. It binds port 0 and prints the port it got.
+class canned_server {
+public:
+  canned_server(const std::string& content_type, const std::string& body_python,
+                const fs::path& log);
+  /// The URL ("http://127.0.0.1:PORT"); empty when the server did not start.
+  [[nodiscard]] const std::string& url() const noexcept { return url_; }
+  [[nodiscard]] std::string err() const { return proc_->err(); }
+
+private:
+  std::unique_ptr<child> proc_;
+  std::string url_;
+};
+
 /// `aiperf-node mock-server -p 0 <args...>`; the URL is read from its first
 /// stdout line `mock-server listening on http://HOST:PORT`.
 class mock_process {

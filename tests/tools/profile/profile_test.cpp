@@ -125,6 +125,13 @@ void expect_only_benign_warnings(const json& s) {
   }
 }
 
+/// Waits until `mock` has received `n` chat requests.
+bool mock_served(const mock_process& mock, double n) {
+  return poll_until([&] {
+    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}") >= n;
+  });
+}
+
 class profile_test : public testing::Test {
 protected:
   void expect_signal_stops_the_run(int signo, int expected);
@@ -752,10 +759,7 @@ TEST_F(profile_test, mock_killed_mid_run_turns_the_rest_into_errors) {
   auto run = start_profile({"--url", mock->url(), "--streaming",
                             "--request-count", "6", "--concurrency", "2"});
   // Both concurrent requests reached the server (and are waiting for TTFT).
-  ASSERT_TRUE(poll_until([&] {
-    return mock->metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
-           >= 2.0;
-  }));
+  ASSERT_TRUE(mock_served(*mock, 2.0));
   mock->process().signal(SIGKILL);
   ASSERT_TRUE(mock->process().wait());
   auto code = run->wait();
@@ -800,10 +804,7 @@ TEST_F(profile_test, mock_killed_mid_run_backs_off_then_exits_3) {
   auto url = mock->url();
   auto run = start_profile({"--url", url, "--streaming", "--request-count",
                             "1000000", "--concurrency", "4"});
-  ASSERT_TRUE(poll_until([&] {
-    return mock->metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
-           >= 8.0;
-  }));
+  ASSERT_TRUE(mock_served(*mock, 8.0));
   mock->process().signal(SIGKILL);
   ASSERT_TRUE(mock->process().wait());
   auto code = run->wait();
@@ -910,10 +911,7 @@ TEST_F(profile_test, sigint_cancels_in_flight_requests_and_exports) {
   ASSERT_TRUE(mock.ok());
   auto run = start_profile({"--url", mock.url(), "--streaming",
                             "--request-count", "10", "--concurrency", "2"});
-  ASSERT_TRUE(poll_until([&] {
-    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
-           >= 2.0;
-  }));
+  ASSERT_TRUE(mock_served(mock, 2.0));
   run->signal(SIGINT);
   auto code = run->wait();
   ASSERT_TRUE(code) << "profile did not stop after SIGINT";
@@ -945,10 +943,7 @@ TEST_F(profile_test, cancelled_records_have_a_sane_cancel_time) {
   ASSERT_TRUE(mock.ok());
   auto run = start_profile({"--url", mock.url(), "--streaming",
                             "--request-count", "10", "--concurrency", "3"});
-  ASSERT_TRUE(poll_until([&] {
-    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}")
-           >= 3.0;
-  }));
+  ASSERT_TRUE(mock_served(mock, 3.0));
   run->signal(SIGINT);
   ASSERT_EQ(run->wait(), 130);
   auto recs = jsonl();
@@ -1032,9 +1027,7 @@ void profile_test::expect_signal_stops_the_run(int signo, int expected) {
   ASSERT_TRUE(mock.ok());
   auto run = start_profile({"--url", mock.url(), "--streaming", "--request-count", "10",
                               "--concurrency", "2"});
-  ASSERT_TRUE(poll_until([&] {
-    return mock.metric("aiperf_mock_requests_total{endpoint=\"chat\"}") >= 2.0;
-  }));
+  ASSERT_TRUE(mock_served(mock, 2.0));
   run->signal(signo);
   auto code = run->wait();
   ASSERT_TRUE(code) << "profile did not stop after signal " << signo;
@@ -1311,36 +1304,11 @@ TEST_F(profile_test, full_disk_stops_the_stream_and_keeps_the_summary) {
 // resets mid-stream yields error records with a type and message, and the
 // run still completes with exact counts.
 TEST_F(profile_test, garbage_responses_become_error_records) {
-  // A tiny server: HTTP 200 + event-stream whose data is not JSON. It
-  // binds port 0 and prints the port it got.
-  auto server = std::make_unique<child>(
-    std::vector<std::string>{
-      "/usr/bin/python3", "-c",
-      "import socket,sys\n"
-      "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(64)\n"
-      "print(s.getsockname()[1], flush=True)\n"
-      "while True:\n"
-      "  c,_=s.accept(); buf=b''\n"
-      "  try:\n"
-      "    while b'\\r\\n\\r\\n' not in buf:\n"
-      "      d=c.recv(65536)\n"
-      "      if not d: raise EOFError()\n"
-      "      buf+=d\n"
-      "    h=buf.split(b'\\r\\n\\r\\n')[0].lower()\n"
-      "    n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.startswith(b'content-length')][0])\n"
-      "    body=buf.split(b'\\r\\n\\r\\n',1)[1]\n"
-      "    while len(body)<n: body+=c.recv(65536)\n"
-      "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: text/event-stream\\r\\n"
-      "Content-Length: 38\\r\\nConnection: close\\r\\n\\r\\n"
-      "data: {not json at all, sorry}}}}}}}\\n\\n')\n"
-      "  except EOFError:\n"
-      "    pass\n"
-      "  c.close()\n"},
-    tmp_.path() / "garbage");
-  auto port = server->first_line().value_or("");
-  ASSERT_FALSE(port.empty()) << server->err();
-  auto r = profile({"--url", "http://127.0.0.1:" + port,
-                    "--streaming", "--request-count", "4"});
+  // HTTP 200 + an event stream whose data is not JSON.
+  canned_server server{"text/event-stream",
+                       "b'data: {not json at all, sorry}}}}}}}\\n\\n'", tmp_.path() / "garbage"};
+  ASSERT_FALSE(server.url().empty()) << server.err();
+  auto r = profile({"--url", server.url(), "--streaming", "--request-count", "4"});
   EXPECT_EQ(r.exit_code, 4) << describe(r);
   EXPECT_THAT(r.err, HasSubstr("InvalidResponse: "));
   auto recs = jsonl();
@@ -1358,35 +1326,12 @@ TEST_F(profile_test, garbage_responses_become_error_records) {
 // A server that ignores "stream": true: successes, flagged in the jsonl,
 // one warning with the count.
 TEST_F(profile_test, json_answers_to_streaming_requests_are_flagged) {
-  auto server = std::make_unique<child>(
-    std::vector<std::string>{
-      "/usr/bin/python3", "-c",
-      "import socket\n"
-      "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(64)\n"
-      "print(s.getsockname()[1], flush=True)\n"
-      "body=b'{\"id\":\"c\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
-      "\"assistant\",\"content\":\"hi there\"},\"finish_reason\":\"stop\"}]}'\n"
-      "while True:\n"
-      "  c,_=s.accept(); buf=b''\n"
-      "  try:\n"
-      "    while b'\\r\\n\\r\\n' not in buf:\n"
-      "      d=c.recv(65536)\n"
-      "      if not d: raise EOFError()\n"
-      "      buf+=d\n"
-      "    h=buf.split(b'\\r\\n\\r\\n')[0].lower()\n"
-      "    n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.startswith(b'content-length')][0])\n"
-      "    rest=buf.split(b'\\r\\n\\r\\n',1)[1]\n"
-      "    while len(rest)<n: rest+=c.recv(65536)\n"
-      "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n"
-      "Connection: close\\r\\nContent-Length: '+str(len(body)).encode()+b'\\r\\n\\r\\n'+body)\n"
-      "  except EOFError:\n"
-      "    pass\n"
-      "  c.close()\n"},
-    tmp_.path() / "json_server");
-  auto port = server->first_line().value_or("");
-  ASSERT_FALSE(port.empty()) << server->err();
-  auto r = profile({"--url", "http://127.0.0.1:" + port, "--streaming",
-                    "--request-count", "4"});
+  canned_server server{"application/json",
+                       "b'{\"id\":\"c\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+                       "\"assistant\",\"content\":\"hi there\"},\"finish_reason\":\"stop\"}]}'",
+                       tmp_.path() / "json_server"};
+  ASSERT_FALSE(server.url().empty()) << server.err();
+  auto r = profile({"--url", server.url(), "--streaming", "--request-count", "4"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.err, HasSubstr("4 streaming requests were answered with one "
                                "JSON body"));
@@ -1443,4 +1388,84 @@ TEST(bench_experiments, busy_wait_patch_applies_to_this_tree) {
   ASSERT_TRUE(code) << "did not finish";
   EXPECT_EQ(*code, 0) << run.out() << run.err();
   EXPECT_THAT(run.out(), HasSubstr("actors/benchmark/worker/worker.cpp"));
+}
+
+// Ill-formed UTF-8 from a server or an input file never makes an export
+// invalid JSON.
+
+namespace {
+
+/// Parses `text` as JSON that must also be well-formed UTF-8.
+rapidjson::Document strict_json(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
+  return d;
+}
+
+} // namespace
+
+TEST_F(profile_test, ill_formed_sse_content_is_replaced_in_every_export) {
+  // Content deltas holding a lone continuation byte, an overlong form, an
+  // encoded surrogate, a code point above U+10FFFF and a truncated sequence,
+  // next to valid text.
+  canned_server server{"text/event-stream",
+    "(b'data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":"
+    "{\"content\":\"ok \\xff\\xc0\\xaf \\xed\\xa0\\x80 \\xf4\\x90\\x80\\x80"
+    " caf\\xc3\\xa9 \\xe2\\x82\"}}]}\\n\\n'\n"
+    "  b'data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":"
+    "{\"content\":\" end\\x80\"},\"finish_reason\":\"stop\"}]}\\n\\n'\n"
+    "  b'data: [DONE]\\n\\n')",
+                       tmp_.path() / "utf8_server"};
+  ASSERT_FALSE(server.url().empty()) << server.err();
+  auto r = profile({"--url", server.url(), "--streaming",
+                    "--request-count", "3", "--export-level", "raw"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+
+  // Every JSON export parses as JSON and as UTF-8.
+  std::size_t checked = 0;
+  for (const auto& name : files_under(dir())) {
+    const auto path = dir() / name;
+    if (path.extension() == ".json") {
+      auto d = strict_json(read_file(path));
+      EXPECT_FALSE(d.HasParseError()) << name;
+      ++checked;
+    } else if (path.extension() == ".jsonl") {
+      for (const auto& line : read_lines(path)) {
+        auto d = strict_json(line);
+        EXPECT_FALSE(d.HasParseError()) << name << ": " << line;
+      }
+      ++checked;
+    }
+  }
+  // inputs.json, the summary, the manifest, the records and the raw lines.
+  EXPECT_GE(checked, 5u);
+
+  // The raw lines: U+FFFD where the bytes were, and the count (11 in the
+  // first event, 1 in the second) in the metadata.
+  auto raw = read_lines(dir() / "profile_export_raw.jsonl");
+  ASSERT_EQ(raw.size(), 3u);
+  for (const auto& line : raw) {
+    auto d = strict_json(line);
+    ASSERT_FALSE(d.HasParseError()) << line;
+    ASSERT_TRUE(d["metadata"].HasMember("invalid_utf8_replaced")) << line;
+    EXPECT_EQ(d["metadata"]["invalid_utf8_replaced"].GetUint64(), 12u);
+    ASSERT_GE(d["responses"].Size(), 2u);
+    std::string first = d["responses"][0]["text"].GetString();
+    EXPECT_THAT(first, HasSubstr("ok \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD "));
+    EXPECT_THAT(first, HasSubstr(" caf\xC3\xA9 \xEF\xBF\xBD"));
+  }
+}
+
+TEST_F(profile_test, an_input_file_line_that_is_not_utf8_is_rejected) {
+  auto input = tmp_.path() / "prompts.jsonl";
+  {
+    std::ofstream out{input, std::ios::binary};
+    out << "{\"text\": \"fine\"}\n{\"text\": \"latin-1 caf\xE9\"}\n";
+  }
+  auto r = profile({"--input-file", input.string(), "--custom-dataset-type",
+                    "single_turn"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(input.string()));
+  EXPECT_THAT(r.err, HasSubstr("line 2: invalid UTF-8 at column 22"));
+  EXPECT_FALSE(fs::exists(artifacts())) << "no empty folders left behind";
 }

@@ -39,7 +39,7 @@ dataset edge_dataset() {
   nul_text.push_back('\0');
   nul_text += "b \xE2\x82\xAC \n\t\"quoted\"";
   ds.conversations.push_back(
-    {"session-0",
+    {"chat-id-0",
      {turn{"hello world", 2, 16, 0, -1},
       turn{nul_text, std::numeric_limits<std::uint32_t>::max(),
            std::numeric_limits<std::int32_t>::min(),
@@ -300,7 +300,7 @@ TEST_F(dataset_file_test, structural_corruption_behind_valid_checksums) {
   {
     auto e = base; // conversation 0's turn count made huge
     // After the header, the empty model table, the session id length and
-    // "session-0".
+    // "chat-id-0".
     poke<std::uint32_t>(e.data, 16 + 4 + 4 + 9, 0x7fffffff);
     expect_corrupt(e, "turn count");
   }

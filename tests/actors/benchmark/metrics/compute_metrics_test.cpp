@@ -269,7 +269,7 @@ TEST(compute_metrics, moving_overload_matches_the_copying_one) {
   auto r = make_record(100, {110, 120, 135});
   r.x_request_id = "run-with-a-long-id-r12345678901234";
   r.x_correlation_id = "run-with-a-long-id-s12345678901234";
-  r.conversation_id = "session-0000000000000000000042";
+  r.conversation_id = "chat-0000000000000000000042";
   r.worker_id = "worker_0000000000000000000007";
   auto copied = compute(r);
   auto input = r;
