@@ -1,0 +1,16 @@
+// The JSON value every Kubernetes object is held in, on both sides of the API
+// (the product client and the simulated API server).
+//
+// nlohmann::ordered_json rather than the RapidJSON the hot path uses: objects
+// here are values that are copied, compared, patched (RFC 6902 and RFC 7386
+// are built in), walked by schemas and CEL, and written back in the order
+// they were read. None of that is on a per-request path of a benchmark.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace aiperf::k8s {
+
+using json = nlohmann::ordered_json;
+
+} // namespace aiperf::k8s
