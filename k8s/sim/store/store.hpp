@@ -1,0 +1,106 @@
+// The simulated API server's store: one actor holding every object of the
+// cluster and answering `k8s::api_actor` requests with kube-apiserver's REST
+// semantics (resourceVersion, uid, generation, the status subresource,
+// finalizers and deletionTimestamp, JSON/merge/strategic patch, server-side
+// apply, list/watch with bookmarks and 410 Expired, selectors, CRDs with
+// their schemas, admission, RBAC). The HTTP front (k8s/sim/http) is a codec
+// over this actor, and deterministic tests talk to it directly.
+//
+// Time: every timestamp (creationTimestamp, deletionTimestamp, token expiry,
+// watch deadlines) comes from the actor system's clock — a wall-clock base
+// taken at spawn plus the elapsed time of `self->clock()` — so under the
+// test coordinator all of it follows simulated time.
+//
+// Not emulated here: controllers. Owner-reference garbage collection and
+// namespace content deletion are separate actors over `api_actor`; the store
+// does the API server's half (the `orphan` / `foregroundDeletion`
+// finalizers a DELETE's propagationPolicy asks for, deletion once the last
+// finalizer goes, a deleted namespace's phase Terminating).
+#pragma once
+
+#include "k8s/api/api.hpp"
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace aiperf::k8s::sim {
+
+using authenticate_atom = caf::atom_constant<caf::atom("k8s_authn")>;
+using discovery_atom = caf::atom_constant<caf::atom("k8s_disco")>;
+using reset_atom = caf::atom_constant<caf::atom("k8s_reset")>;
+using drop_watches_atom = caf::atom_constant<caf::atom("k8s_wdrop")>;
+
+/// `k8s::api_actor` plus what the HTTP front needs:
+/// - `(authenticate_atom, std::string bearer_token)` -> user_info: the admin
+///   token of the config (the user `admin_user()`), or a service-account
+///   token the store issued (TokenRequest) whose service account — and, for
+///   a pod-bound token, pod (same uid) — still exists and which has not
+///   expired. Refused: errc::forbidden carrying a 401 `Unauthorized` status
+///   (message "Unauthorized"), which the front writes as the body.
+/// - `(discovery_atom, std::string path)` -> response: `/api`, `/apis`,
+///   `/api/v1`, `/apis/<group>`, `/apis/<group>/<version>` (legacy discovery
+///   documents, built-ins and every established CRD), `/version`, and
+///   `/openapi/v2` (200 with an empty body, which the front serves as
+///   `application/octet-stream`: an empty protobuf document kubectl accepts).
+///   Any other path (`/openapi/v3`, an unserved group) is errc::not_found
+///   without a status payload: the front answers plain-text
+///   `404 page not found`.
+/// - `(reset_atom, bool keep_state)` -> std::string: the API server restart
+///   fault. Every watch ends (its sink gets watch_end with a transport
+///   error, as for a dropped connection); with keep_state=false every object
+///   is also gone and the built-in namespaces are made again. Replies the
+///   resourceVersion the store continues from (it never goes backwards, so a
+///   client resuming a watch with an older one gets 410 Expired).
+/// - `(drop_watches_atom, std::string resource)` -> uint64_t: ends the
+///   watches of `resource` (a plural, e.g. "configmaps"; "" = every watch)
+///   as for a dropped connection; replies how many ended.
+/// Every request is authorized (RBAC) as `request.user`, after impersonation
+/// (`impersonate_user`/`impersonate_groups` need the `impersonate` verb).
+/// Replies come at once: the store never waits on anything but its disk
+/// (with a state_dir, a write is replied to after its log record is synced).
+using store_actor = api_actor::extend<
+    caf::replies_to<authenticate_atom, std::string>::with<user_info>,
+    caf::replies_to<discovery_atom, std::string>::with<response>,
+    caf::replies_to<reset_atom, bool>::with<std::string>,
+    caf::replies_to<drop_watches_atom, std::string>::with<std::uint64_t>>;
+
+struct store_config {
+  /// The bearer token of the administrator; "" = no token is the admin's.
+  std::string admin_token;
+  /// Folder of the append-only log of acknowledged writes; "" = memory only.
+  /// With a folder, spawn replays the log and every write is fsynced before
+  /// its reply, so what a client saw acknowledged survives a SIGKILL.
+  std::string state_dir;
+  /// HMAC-SHA256 key of service-account tokens; "" = a random key per spawn
+  /// (tokens then do not survive a restart).
+  std::string signing_key;
+  /// Unix seconds the store's wall clock starts from at spawn; 0 = the
+  /// system clock at spawn. Tests set it to get reproducible timestamps.
+  std::int64_t start_unix_seconds = 0;
+  /// Watch events kept for watches that start at an exact resourceVersion;
+  /// an older resourceVersion is answered 410 Expired (etcd compaction).
+  std::size_t watch_history = 10'000;
+  /// Seconds a watch lasts when the request sets no timeoutSeconds
+  /// (kube-apiserver: minRequestTimeout 1800 s times 1..2; fixed here).
+  std::int64_t default_watch_seconds = 1800;
+  /// Seconds between BOOKMARK events of watches that allow them
+  /// (kube-apiserver's watch cache: one a minute, plus one shortly before
+  /// the watch's deadline).
+  std::int64_t bookmark_seconds = 60;
+};
+
+/// Spawns the store with the built-in types and namespaces (`default`,
+/// `kube-system`, `kube-public`, each with a `default` ServiceAccount and a
+/// `kube-root-ca.crt` ConfigMap), then replays `cfg.state_dir` if set.
+/// Fails (io or k8s errc naming the file and record) when the state folder
+/// cannot be created, read or is corrupt.
+[[nodiscard]] caf::expected<store_actor> spawn_store(caf::actor_system& sys,
+                                                     store_config cfg);
+
+} // namespace aiperf::k8s::sim
