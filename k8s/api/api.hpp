@@ -32,11 +32,12 @@ namespace aiperf::k8s {
 /// aiperfjobs/j1/status` is {"aiperf.nvidia.com", "v1alpha1", "aiperfjobs",
 /// "bench", "j1", "status"}.
 struct resource_ref {
-  std::string group;       // "" = the core group (`/api/v1`)
-  std::string version;     // "v1"
-  std::string resource;    // the plural, lower case: "configmaps"
-  std::string namespace_name; // "" = cluster-scoped, or every namespace for list/watch
-  std::string name;        // "" = the collection
+  std::string group;    // "" = the core group (`/api/v1`)
+  std::string version;  // "v1"
+  std::string resource; // the plural, lower case: "configmaps"
+  std::string
+      namespace_name; // "" = cluster-scoped, or every namespace for list/watch
+  std::string name;   // "" = the collection
   std::string subresource; // "" or "status", "token", ...
 
   bool operator==(const resource_ref&) const = default;
@@ -44,8 +45,8 @@ struct resource_ref {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, resource_ref& x) {
-  return f(caf::meta::type_name("aiperf::k8s::resource_ref"), x.group, x.version, x.resource,
-           x.namespace_name, x.name, x.subresource);
+  return f(caf::meta::type_name("aiperf::k8s::resource_ref"), x.group,
+           x.version, x.resource, x.namespace_name, x.name, x.subresource);
 }
 
 /// The request verbs of Kubernetes authorization and audit (a GET of a
@@ -79,14 +80,16 @@ struct user_info {
   std::string username; // "system:serviceaccount:bench:default"
   std::string uid;
   std::vector<std::string> groups;
-  std::map<std::string, std::vector<std::string>> extra; // pod-bound token claims
+  std::map<std::string, std::vector<std::string>>
+      extra; // pod-bound token claims
 
   bool operator==(const user_info&) const = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, user_info& x) {
-  return f(caf::meta::type_name("aiperf::k8s::user_info"), x.username, x.uid, x.groups, x.extra);
+  return f(caf::meta::type_name("aiperf::k8s::user_info"), x.username, x.uid,
+           x.groups, x.extra);
 }
 
 /// The cluster administrator: what an in-process caller is unless it says
@@ -112,16 +115,18 @@ struct request {
   std::string resource_version;
   std::string resource_version_match; // "", "NotOlderThan", "Exact"
   bool allow_watch_bookmarks = false;
-  std::int64_t timeout_seconds = 0; // watch lifetime on the server; 0 = its default
+  std::int64_t timeout_seconds
+      = 0; // watch lifetime on the server; 0 = its default
   /// get/list: answer a `meta.k8s.io/v1` Table (kubectl's
   /// `Accept: application/json;as=Table;...`) instead of the object or list.
   bool as_table = false;
 
   // writes
-  bool dry_run = false;         // dryRun=All: validate, store nothing, no event
-  std::string field_manager;    // fieldManager
-  std::string field_validation; // "" (server default), "Strict", "Warn", "Ignore"
-  bool force = false;           // server-side apply: take over conflicting fields
+  bool dry_run = false;      // dryRun=All: validate, store nothing, no event
+  std::string field_manager; // fieldManager
+  std::string
+      field_validation; // "" (server default), "Strict", "Warn", "Ignore"
+  bool force = false;   // server-side apply: take over conflicting fields
 
   /// The caller; see user_info. Impersonation (kubectl --as) is applied by
   /// the server after checking the `impersonate` permission.
@@ -133,11 +138,12 @@ struct request {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request& x) {
-  return f(caf::meta::type_name("aiperf::k8s::request"), x.verb, x.ref, x.body, x.patch,
-           x.label_selector, x.field_selector, x.limit, x.continue_token, x.resource_version,
-           x.resource_version_match, x.allow_watch_bookmarks, x.timeout_seconds, x.as_table,
-           x.dry_run, x.field_manager, x.field_validation, x.force, x.user, x.impersonate_user,
-           x.impersonate_groups, x.user_agent);
+  return f(caf::meta::type_name("aiperf::k8s::request"), x.verb, x.ref, x.body,
+           x.patch, x.label_selector, x.field_selector, x.limit,
+           x.continue_token, x.resource_version, x.resource_version_match,
+           x.allow_watch_bookmarks, x.timeout_seconds, x.as_table, x.dry_run,
+           x.field_manager, x.field_validation, x.force, x.user,
+           x.impersonate_user, x.impersonate_groups, x.user_agent);
 }
 
 /// A successful answer. Failures are errors instead (see below).
@@ -155,7 +161,8 @@ struct response {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, response& x) {
-  return f(caf::meta::type_name("aiperf::k8s::response"), x.code, x.body, x.warnings);
+  return f(caf::meta::type_name("aiperf::k8s::response"), x.code, x.body,
+           x.warnings);
 }
 
 /// One watch event as the API server streams it:
@@ -185,8 +192,8 @@ using watch_end_atom = caf::atom_constant<caf::atom("k8s_wend")>;
 ///   server closed the stream: resume from the last resourceVersion seen);
 ///   otherwise the transport failure or the unwatch that ended it. No reply.
 using watch_sink_actor = caf::typed_actor<
-  caf::reacts_to<events_atom, std::uint64_t, std::vector<watch_event>>,
-  caf::reacts_to<watch_end_atom, std::uint64_t, caf::error>>;
+    caf::reacts_to<events_atom, std::uint64_t, std::vector<watch_event>>,
+    caf::reacts_to<watch_end_atom, std::uint64_t, caf::error>>;
 
 /// The Kubernetes API.
 /// - `(request)` with any verb but watch: replies the response, or an error
@@ -204,8 +211,8 @@ using watch_sink_actor = caf::typed_actor<
 /// - `(unwatch_atom, uint64_t watch_id)`: ends a watch; its sink gets
 ///   watch_end. No reply; an unknown id is ignored.
 using api_actor = caf::typed_actor<
-  caf::replies_to<request>::with<response>,
-  caf::replies_to<watch_atom, request, watch_sink_actor>::with<std::uint64_t>,
-  caf::reacts_to<unwatch_atom, std::uint64_t>>;
+    caf::replies_to<request>::with<response>,
+    caf::replies_to<watch_atom, request, watch_sink_actor>::with<std::uint64_t>,
+    caf::reacts_to<unwatch_atom, std::uint64_t>>;
 
 } // namespace aiperf::k8s

@@ -61,13 +61,20 @@ struct status {
   std::int32_t code = 0;
   std::string message;
   status_details details;
+  /// Whether the body carries `details` although every field of it is
+  /// empty: the server's generic responses (e.g. the 422 of a JSON patch
+  /// that failed to apply) write `"details":{}`, while most errors omit
+  /// the key. This is how a client tells the generic 422 from a schema
+  /// 422, whose details name the object and list causes.
+  bool details_present = false;
 
   bool operator==(const status&) const = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, status& x) {
-  return f(caf::meta::type_name("aiperf::k8s::status"), x.reason, x.code, x.message, x.details);
+  return f(caf::meta::type_name("aiperf::k8s::status"), x.reason, x.code, x.message, x.details,
+           x.details_present);
 }
 
 /// What went wrong, coarse enough to decide what to do next.
