@@ -56,6 +56,24 @@ std::optional<double> read_cpu_max(const std::string& path) {
   return parse_cgroup_cpu_max(line);
 }
 
+// The one-line warning of a client-limited `v`; `lag_note` follows the
+// lag's figure. Every saturated resource is named so the reader sees the
+// cause; the lag is always quoted because it is what the latencies absorbed.
+std::string warning_of(const verdict& v, const std::string& lag_note) {
+  std::vector<std::string> parts;
+  parts.push_back("I/O thread lag p99 " + format_ms(v.lag.p99_ns) + lag_note);
+  if (v.cpu_limited || !v.io_thread_limited)
+    parts.push_back("CPU " + format_percent(v.cpu.saturation()) + " of "
+                    + format_cores(v.cpu.cores_available));
+  if (v.io_thread_limited && v.io_thread_busy)
+    parts.push_back("I/O thread " + format_percent(*v.io_thread_busy)
+                    + " busy");
+  std::string out = "client-limited: ";
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i ? ", " : "") + parts[i];
+  return out + "; results may include client overhead";
+}
+
 } // namespace
 
 double cpu_usage::cores_used() const noexcept {
@@ -89,11 +107,10 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
 
   std::string cpu_text = "CPU " + format_percent(cpu.saturation()) + " of "
                          + format_cores(cpu.cores_available);
-  std::string io_text = io_thread_busy ? "I/O thread "
-                                           + format_percent(*io_thread_busy)
-                                           + " busy"
-                                       : std::string{};
-  std::string lag_text = "I/O thread lag p99 " + format_ms(lag.p99_ns);
+  std::string io_text
+      = io_thread_busy
+            ? "I/O thread " + format_percent(*io_thread_busy) + " busy"
+            : std::string{};
 
   v.summary = "client self-check: loop lag p50 " + format_ms(lag.p50_ns)
               + " p99 " + format_ms(lag.p99_ns) + " max "
@@ -104,21 +121,46 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
   if (v.idle)
     v.summary += " (idle: lag not judged)";
 
-  if (v.client_limited) {
-    // Name every saturated resource first so the reader sees the cause; the
-    // lag is always quoted because it is what the latencies absorbed.
-    std::vector<std::string> parts;
-    parts.push_back(lag_text);
-    if (v.cpu_limited || !v.io_thread_limited)
-      parts.push_back(cpu_text);
-    if (v.io_thread_limited)
-      parts.push_back(io_text);
-    v.warning = "client-limited: ";
-    for (std::size_t i = 0; i < parts.size(); ++i)
-      v.warning += (i ? ", " : "") + parts[i];
-    v.warning += "; results may include client overhead";
-  }
+  if (v.client_limited)
+    v.warning = warning_of(v, "");
   return v;
+}
+
+std::chrono::nanoseconds lag_p99_from_env(const char* env) noexcept {
+  const auto fallback = thresholds{}.lag_p99;
+  if (env == nullptr || *env == '\0')
+    return fallback;
+  std::int64_t us = 0;
+  const char* end = env + std::char_traits<char>::length(env);
+  auto [p, ec] = std::from_chars(env, end, us);
+  if (ec != std::errc{} || p != end || us < 0 || us > 60'000'000)
+    return fallback;
+  return std::chrono::microseconds{us};
+}
+
+verdict combine(const std::vector<verdict>& threads) {
+  if (threads.empty())
+    return {};
+  // The thread to quote: the most lagging of those over a line, else the
+  // most lagging of all.
+  const verdict* worst = nullptr;
+  std::size_t limited = 0;
+  for (const auto& v : threads) {
+    limited += v.client_limited ? 1 : 0;
+    if (worst == nullptr || (v.client_limited && !worst->client_limited)
+        || (v.client_limited == worst->client_limited
+            && v.lag.p99_ns > worst->lag.p99_ns))
+      worst = &v;
+  }
+  verdict out = *worst;
+  if (out.client_limited && threads.size() > 1)
+    out.warning = warning_of(
+        out, limited == 1
+                 ? " (1 of " + std::to_string(threads.size()) + " I/O threads)"
+                 : " (the worst of " + std::to_string(limited) + " of "
+                       + std::to_string(threads.size())
+                       + " I/O threads over the line)");
+  return out;
 }
 
 cpu_reading read_process_cpu() noexcept {

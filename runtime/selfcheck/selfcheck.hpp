@@ -97,6 +97,22 @@ struct verdict {
                             std::optional<double> io_thread_busy,
                             const thresholds& limits = {});
 
+/// The lag line of AIPERF_SELF_CHECK_LAG_P99_US (`env`: its value, or null
+/// when unset): a whole number of microseconds >= 0 (0 judges every loop
+/// that works as lagging, which tests use); anything else keeps the default
+/// thresholds::lag_p99 (1 ms).
+[[nodiscard]] std::chrono::nanoseconds
+lag_p99_from_env(const char* env) noexcept;
+
+/// One verdict for a process of several I/O threads, from each thread's
+/// judge(): the numbers of the most lagging thread over a line (else of the
+/// most lagging one) and ONE warning for the process. Each thread's own
+/// warning quotes its own lag, so N threads over the line made N different
+/// lines; the combined one says how many were over it ("client-limited: I/O
+/// thread lag p99 7.09 ms (the worst of 4 of 8 I/O threads over the line),
+/// CPU 24% of 2 cores; ..."). Pure; empty input gives an empty verdict.
+[[nodiscard]] verdict combine(const std::vector<verdict>& threads);
+
 /// Returns the process CPU counters now (getrusage(RUSAGE_SELF)) and the
 /// monotonic clock.
 [[nodiscard]] cpu_reading read_process_cpu() noexcept;

@@ -1,5 +1,3 @@
-#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
-
 #include "tools/commands/self_check.hpp"
 
 #include "runtime/http/client.hpp"
@@ -9,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
 namespace aiperf::profile_command {
 
@@ -24,6 +24,8 @@ std::string number(double x) {
 } // namespace
 
 client_self_check::client_self_check(http::io_pool& io) {
+  limits_.lag_p99 = selfcheck::lag_p99_from_env(
+      std::getenv("AIPERF_SELF_CHECK_LAG_P99_US"));
   for (std::size_t i = 0; i < io.size(); ++i)
     monitors_.push_back(std::make_unique<selfcheck::monitor>(io.context(i)));
 }
@@ -50,22 +52,18 @@ std::pair<std::vector<std::string>, std::string> client_self_check::finish() {
   if (result_)
     return *result_;
   start_locked();
-  std::vector<std::string> warnings;
-  // The worst I/O thread decides; CPU is per process, so any monitor has it.
-  selfcheck::verdict worst;
-  bool first = true;
+  // One verdict for the process: each thread's own warning quotes its own
+  // lag, so printing them all gave one line per I/O thread over the line
+  // (up to --io-threads lines for one cause).
+  std::vector<selfcheck::verdict> threads;
   for (auto& m : monitors_) {
-    auto v = m->finish();
-    log::get("profile")->debug("{}", v.summary);
-    if (!v.warning.empty()
-        && std::find(warnings.begin(), warnings.end(), v.warning)
-             == warnings.end())
-      warnings.push_back(v.warning);
-    if (first || v.lag.p99_ns > worst.lag.p99_ns || v.client_limited) {
-      worst = v;
-      first = false;
-    }
+    threads.push_back(m->finish(limits_));
+    log::get("profile")->debug("{}", threads.back().summary);
   }
+  auto worst = selfcheck::combine(threads);
+  std::vector<std::string> warnings;
+  if (!worst.warning.empty())
+    warnings.push_back(worst.warning);
   std::string json = "{\"client_limited\":";
   json += warnings.empty() ? "false" : "true";
   json += ",\"io_threads\":" + std::to_string(monitors_.size());

@@ -3,6 +3,8 @@
 // the server, limited the results (console warning + JSON object).
 #pragma once
 
+#include "runtime/selfcheck/selfcheck.hpp"
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +42,8 @@ private:
   void start_locked();
 
   std::vector<std::unique_ptr<selfcheck::monitor>> monitors_;
+  /// The lines judged against (AIPERF_SELF_CHECK_LAG_P99_US moves the lag's).
+  selfcheck::thresholds limits_;
   std::unique_ptr<std::pair<std::vector<std::string>, std::string>> result_;
   bool started_ = false;
   std::mutex mtx_; // guards start() and finish()

@@ -186,3 +186,55 @@ TEST(selfcheck_live, readings_are_monotonic_and_cores_positive) {
   EXPECT_GE(available_cores(), 0.01);
   EXPECT_GE(thread_cpu_ns(), 0);
 }
+
+// Verifies several lagging I/O threads make one warning for the process:
+// each thread's own quotes its own lag, so they differed and all were
+// printed (one line per thread over the line, up to --io-threads lines).
+TEST(selfcheck_combine, many_lagging_threads_give_one_warning) {
+  std::vector<verdict> threads;
+  for (double p99 : {2.45, 7.09, 0.05, 3.43, 2.93})
+    threads.push_back(judge(lag_of(p99), cpu_of(0.24, 2), 0.3));
+  auto v = combine(threads);
+  EXPECT_TRUE(v.client_limited);
+  EXPECT_DOUBLE_EQ(v.lag.p99_ns, 7.09e6);
+  EXPECT_EQ(
+      v.warning,
+      "client-limited: I/O thread lag p99 7.09 ms (the worst of 4 of 5 I/O "
+      "threads over the line), CPU 24% of 2 cores; results may include client "
+      "overhead");
+}
+
+TEST(selfcheck_combine, the_limited_thread_is_quoted_not_the_most_lagging) {
+  // An idle thread's lag is not judged, however late its timer woke.
+  std::vector<verdict> threads{judge(lag_of(9.0), cpu_of(0.02, 2), 0.01),
+                               judge(lag_of(0.2), cpu_of(0.02, 2), 0.98)};
+  ASSERT_FALSE(threads[0].client_limited);
+  auto v = combine(threads);
+  EXPECT_TRUE(v.io_thread_limited);
+  EXPECT_EQ(
+      v.warning,
+      "client-limited: I/O thread lag p99 0.20 ms (1 of 2 I/O threads), I/O "
+      "thread 98% busy; results may include client overhead");
+}
+
+TEST(selfcheck_combine, one_thread_or_none_keeps_the_warning_as_judged) {
+  auto one = judge(lag_of(3.2), cpu_of(0.97, 2), std::nullopt);
+  EXPECT_EQ(combine({one}).warning, one.warning);
+  std::vector<verdict> quiet{judge(lag_of(0.1), cpu_of(0.3, 2), 0.3),
+                             judge(lag_of(0.4), cpu_of(0.3, 2), 0.4)};
+  auto v = combine(quiet);
+  EXPECT_FALSE(v.client_limited);
+  EXPECT_TRUE(v.warning.empty());
+  EXPECT_DOUBLE_EQ(v.lag.p99_ns, 0.4e6);
+  EXPECT_FALSE(combine({}).client_limited);
+}
+
+TEST(selfcheck_env, lag_line_is_whole_microseconds_else_the_default) {
+  EXPECT_EQ(lag_p99_from_env(nullptr), 1ms);
+  EXPECT_EQ(lag_p99_from_env(""), 1ms);
+  EXPECT_EQ(lag_p99_from_env("0"), 0ns);
+  EXPECT_EQ(lag_p99_from_env("2500"), 2500us);
+  EXPECT_EQ(lag_p99_from_env("-1"), 1ms);
+  EXPECT_EQ(lag_p99_from_env("1.5"), 1ms);
+  EXPECT_EQ(lag_p99_from_env("abc"), 1ms);
+}

@@ -1149,6 +1149,30 @@ TEST_F(profile_test, io_priority_high_with_cap_sys_nice_has_no_warning) {
                "high");
 }
 
+// The self-check judges each I/O thread, and the process prints ONE
+// warning for them: each thread's own quoted its own lag, so four lagging
+// threads printed four different lines (with --io-threads 1000, before it
+// was bounded, 230). A lag line of 0 makes every working thread lag.
+TEST_F(profile_test, lagging_io_threads_give_one_self_check_warning) {
+  ::setenv("AIPERF_SELF_CHECK_LAG_P99_US", "0", 1);
+  struct unset_env {
+    ~unset_env() { ::unsetenv("AIPERF_SELF_CHECK_LAG_P99_US"); }
+  } unset;
+  mock_process mock{{"--fast"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--osl", "4", "--isl",
+                    "8", "--io-threads", "4", "--workers-max", "4",
+                    "--concurrency", "8", "--request-count", "8000"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::string line = "warning: client-limited: I/O thread lag p99 ";
+  std::size_t lines = 0;
+  for (std::size_t at = r.err.find(line); at != std::string::npos;
+       at = r.err.find(line, at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(" of 4 I/O threads")) << r.err;
+}
+
 // --- 7. export levels ----------------------------------------------------------
 
 TEST_F(profile_test, export_level_summary_writes_no_jsonl) {
