@@ -707,8 +707,8 @@ validate_object_meta_update(const json& new_metadata,
 
 namespace {
 
-// ValidateConfigMapKey / IsConfigMapKey: [-._a-zA-Z0-9]+, <= 253, not "."
-// or "..", not starting with "..".
+// validation.IsConfigMapKey: [-._a-zA-Z0-9]+, <= 253, and no "." / ".." /
+// "..x" (hasChDirPrefix).
 std::vector<std::string> is_config_map_key(std::string_view key) {
   std::vector<std::string> errs;
   if (key.size() > 253)
@@ -718,10 +718,10 @@ std::vector<std::string> is_config_map_key(std::string_view key) {
           return is_alnum(c) || c == '-' || c == '.' || c == '_';
         });
   if (!chars_ok)
-    errs.push_back(regex_error("a valid config key must consist of "
-                               "alphanumeric characters, '-', '_' or '.'",
-                               "[-._a-zA-Z0-9]+",
-                               {"key.name", "KEY_NAME", "key-name"}));
+    errs.push_back(regex_error(
+        "a valid config key must consist of alphanumeric characters, '-', '_' "
+        "or '.'",
+        "[-._a-zA-Z0-9]+", {"key.name", "KEY_NAME", "key-name"}));
   if (key == ".")
     errs.emplace_back("must not be '.'");
   else if (key == "..")
@@ -731,65 +731,109 @@ std::vector<std::string> is_config_map_key(std::string_view key) {
   return errs;
 }
 
+std::int64_t string_size(const json& value) {
+  return value.is_string() ? static_cast<std::int64_t>(
+             value.get_ref<const std::string&>().size())
+                           : 0;
+}
+
 } // namespace
 
 std::vector<status_cause> validate_config_map(const json& object) {
+  // pkg/apis/core/validation ValidateConfigMap (without the metadata).
   std::vector<status_cause> out;
   std::int64_t total = 0;
-  std::set<std::string> keys;
   auto data = object.is_object() ? object.value("data", json{}) : json{};
+  auto binary
+      = object.is_object() ? object.value("binaryData", json{}) : json{};
   if (data.is_object())
     for (const auto& [key, value] : data.items()) {
       for (const auto& msg : is_config_map_key(key))
         out.push_back(field_invalid("data[" + key + "]", key, msg));
-      keys.insert(key);
-      if (value.is_string())
-        total += static_cast<std::int64_t>(
-            value.get_ref<const std::string&>().size());
+      if (binary.is_object() && binary.contains(key))
+        out.push_back(field_invalid("data[" + key + "]", key,
+                                    "duplicate of key present in binaryData"));
+      total += string_size(value);
     }
-  auto binary
-      = object.is_object() ? object.value("binaryData", json{}) : json{};
   if (binary.is_object())
     for (const auto& [key, value] : binary.items()) {
       for (const auto& msg : is_config_map_key(key))
         out.push_back(field_invalid("binaryData[" + key + "]", key, msg));
-      if (keys.count(key))
-        out.push_back(field_invalid("binaryData[" + key + "]", key,
-                                    "duplicate of key present in data"));
       if (value.is_string())
         total += base64_decoded_size(value.get_ref<const std::string&>());
     }
   if (total > config_map_max_bytes)
-    out.push_back(field_too_long("", config_map_max_bytes));
+    // field.NewPath("") prints as "[]": the error is about the whole object.
+    out.push_back(field_too_long("[]", config_map_max_bytes));
   return out;
 }
 
 std::vector<status_cause> validate_secret(const json& object) {
+  // ValidateSecret, after stringData was merged into data.
   std::vector<status_cause> out;
   std::int64_t total = 0;
   auto data = object.is_object() ? object.value("data", json{}) : json{};
-  if (data.is_object())
-    for (const auto& [key, value] : data.items()) {
-      for (const auto& msg : is_config_map_key(key))
-        out.push_back(field_invalid("data[" + key + "]", key, msg));
-      if (value.is_string())
-        total += base64_decoded_size(value.get_ref<const std::string&>());
-    }
   auto string_data
       = object.is_object() ? object.value("stringData", json{}) : json{};
+  std::set<std::string> keys;
+  auto add_key = [&](const std::string& key, std::int64_t size) {
+    if (!keys.insert(key).second)
+      return;
+    for (const auto& msg : is_config_map_key(key))
+      out.push_back(field_invalid("data[" + key + "]", key, msg));
+    total += size;
+  };
   if (string_data.is_object())
     for (const auto& [key, value] : string_data.items())
-      if (value.is_string() && (!data.is_object() || !data.contains(key)))
-        total += static_cast<std::int64_t>(
-            value.get_ref<const std::string&>().size());
+      add_key(key, string_size(value));
+  if (data.is_object())
+    for (const auto& [key, value] : data.items())
+      add_key(key, value.is_string() ? base64_decoded_size(
+                       value.get_ref<const std::string&>())
+                                     : 0);
   if (total > config_map_max_bytes)
     out.push_back(field_too_long("data", config_map_max_bytes));
+  auto type = string_or_empty(object, "type");
+  auto require = [&](const char* key) {
+    if (!keys.count(key))
+      out.push_back(field_required(std::string{"data["} + key + "]"));
+  };
+  if (type == "kubernetes.io/service-account-token") {
+    auto annotations = object.is_object() && object.contains("metadata")
+                           ? object["metadata"].value("annotations", json{})
+                           : json{};
+    if (!annotations.is_object()
+        || string_or_empty(annotations, "kubernetes.io/service-account.name")
+               .empty())
+      out.push_back(field_required(
+          "metadata.annotations[kubernetes.io/service-account.name]"));
+  } else if (type == "kubernetes.io/dockercfg") {
+    require(".dockercfg");
+  } else if (type == "kubernetes.io/dockerconfigjson") {
+    require(".dockerconfigjson");
+  } else if (type == "kubernetes.io/basic-auth") {
+    if (!keys.count("username") && !keys.count("password")) {
+      require("username");
+      require("password");
+    }
+  } else if (type == "kubernetes.io/ssh-auth") {
+    require("ssh-privatekey");
+  } else if (type == "kubernetes.io/tls") {
+    require("tls.crt");
+    require("tls.key");
+  }
   return out;
 }
 
 std::vector<status_cause> validate_pod_spec(const json& spec,
                                             const std::string& field) {
+  // ValidatePodSpec, on a defaulted spec: the fields defaulting fills in
+  // (terminationGracePeriodSeconds, restartPolicy, dnsPolicy, and per
+  // container terminationMessagePolicy, imagePullPolicy) are required here.
   std::vector<status_cause> out;
+  if (!spec.is_object() || !spec.contains("terminationGracePeriodSeconds")
+      || spec["terminationGracePeriodSeconds"].is_null())
+    out.push_back(field_required(field + ".terminationGracePeriodSeconds"));
   auto containers
       = spec.is_object() ? spec.value("containers", json{}) : json{};
   if (!containers.is_array() || containers.empty()) {
@@ -800,30 +844,60 @@ std::vector<status_cause> validate_pod_spec(const json& spec,
       const auto& ctr = containers[i];
       auto path = field + ".containers[" + std::to_string(i) + "]";
       auto name = string_or_empty(ctr, "name");
-      if (name.empty()) {
+      if (name.empty())
         out.push_back(field_required(path + ".name"));
-      } else {
+      else
         for (const auto& msg : is_dns1123_label(name))
           out.push_back(field_invalid(path + ".name", name, msg));
-        if (!names.insert(name).second)
-          out.push_back(make_cause(reason_duplicate, path + ".name",
-                                   "Duplicate value: " + go_quote(name)));
-      }
       if (string_or_empty(ctr, "image").empty())
         out.push_back(field_required(path + ".image"));
+      auto tmp = string_or_empty(ctr, "terminationMessagePolicy");
+      if (tmp.empty())
+        out.push_back(field_required(path + ".terminationMessagePolicy"));
+      else if (tmp != "File" && tmp != "FallbackToLogsOnError")
+        out.push_back(field_not_supported(path + ".terminationMessagePolicy",
+                                          tmp,
+                                          {"File", "FallbackToLogsOnError"}));
+      auto pull = string_or_empty(ctr, "imagePullPolicy");
+      if (pull.empty())
+        out.push_back(field_required(path + ".imagePullPolicy"));
+      else if (pull != "Always" && pull != "IfNotPresent" && pull != "Never")
+        out.push_back(field_not_supported(path + ".imagePullPolicy", pull,
+                                          {"Always", "IfNotPresent", "Never"}));
+      if (!names.insert(name).second)
+        out.push_back(make_cause(reason_duplicate, path + ".name",
+                                 "Duplicate value: " + go_quote(name)));
     }
   }
   auto restart = string_or_empty(spec, "restartPolicy");
-  if (!restart.empty() && restart != "Always" && restart != "OnFailure"
-      && restart != "Never")
+  if (restart.empty())
+    out.push_back(field_required(field + ".restartPolicy"));
+  else if (restart != "Always" && restart != "OnFailure" && restart != "Never")
     out.push_back(field_not_supported(field + ".restartPolicy", restart,
                                       {"Always", "OnFailure", "Never"}));
   auto dns = string_or_empty(spec, "dnsPolicy");
-  if (!dns.empty() && dns != "ClusterFirstWithHostNet" && dns != "ClusterFirst"
-      && dns != "Default" && dns != "None")
+  if (dns.empty())
+    out.push_back(field_required(field + ".dnsPolicy"));
+  else if (dns != "ClusterFirstWithHostNet" && dns != "ClusterFirst"
+           && dns != "Default" && dns != "None")
     out.push_back(field_not_supported(
         field + ".dnsPolicy", dns,
         {"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"}));
+  if (spec.is_object())
+    append(out, validate_labels(spec.value("nodeSelector", json{}),
+                                field + ".nodeSelector"));
+  for (const char* key : {"serviceAccountName", "nodeName"}) {
+    auto value = string_or_empty(spec, key);
+    if (!value.empty())
+      for (const auto& msg : is_dns1123_subdomain(value))
+        out.push_back(field_invalid(field + "." + key, value, msg));
+  }
+  for (const char* key : {"hostname", "subdomain"}) {
+    auto value = string_or_empty(spec, key);
+    if (!value.empty())
+      for (const auto& msg : is_dns1123_label(value))
+        out.push_back(field_invalid(field + "." + key, value, msg));
+  }
   return out;
 }
 

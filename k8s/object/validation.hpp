@@ -130,13 +130,20 @@ validate_object_meta_update(const json& new_metadata, const json& old_metadata);
 /// The size limit of a ConfigMap's data + binaryData (and of a Secret's data).
 inline constexpr std::int64_t config_map_max_bytes = 1024 * 1024;
 
-/// ConfigMap: keys of data/binaryData, no key in both, total size <= 1 MiB.
+/// ConfigMap (ValidateConfigMap without the metadata): keys of data and
+/// binaryData, no key in both, total size <= 1 MiB (the cause of that last
+/// one has the field "[]": upstream's path of the whole object).
 [[nodiscard]] std::vector<status_cause> validate_config_map(const json& object);
-/// Secret: keys of data (base64 values counted decoded), total size <= 1 MiB.
+/// Secret: keys of data and stringData (data values counted decoded), total
+/// size <= 1 MiB, and the keys each well-known `type` requires.
 [[nodiscard]] std::vector<status_cause> validate_secret(const json& object);
-/// A PodSpec at `field` ("spec", "spec.template.spec"): containers
-/// non-empty, each with a DNS-1123-label name (unique) and an image,
-/// restartPolicy and dnsPolicy among the supported values.
+/// A defaulted PodSpec at `field` ("spec", "spec.template.spec"), as
+/// ValidatePodSpec checks what we model: terminationGracePeriodSeconds,
+/// containers non-empty, each with a DNS-1123-label name (unique), an
+/// image, terminationMessagePolicy and imagePullPolicy; restartPolicy,
+/// dnsPolicy, nodeSelector, serviceAccountName, nodeName, hostname,
+/// subdomain. Run it after defaulting, as kube-apiserver does: the fields
+/// defaulting fills are required here.
 [[nodiscard]] std::vector<status_cause>
 validate_pod_spec(const json& spec, const std::string& field = "spec");
 
