@@ -56,6 +56,8 @@ struct decl_type {
   /// list: x-kubernetes-list-type (atomic, set, map); map keys for "map".
   std::string list_type;
   std::vector<std::string> list_map_keys;
+  /// `nullable: true`: a JSON null is CEL null (otherwise an error value).
+  bool nullable = false;
 
   [[nodiscard]] const decl_type* field(std::string_view name) const;
 };
@@ -70,15 +72,18 @@ using decl_ptr = std::shared_ptr<const decl_type>;
 /// when the property cannot be named in CEL and is not exposed.
 [[nodiscard]] std::string escape_property_name(std::string_view name);
 
+/// The property a CEL name stands for ("" when `name` is not an escape).
+[[nodiscard]] std::string unescape_property_name(std::string_view name);
+
 struct program; // the checked syntax tree
 
 /// An expression that compiled against its `self` type.
 struct compiled_expression {
   std::shared_ptr<const program> code;
   bool uses_old_self = false;
-  /// The checked result type (bool for a rule, string for a messageExpression;
-  /// dyn when not known before evaluation).
-  decl_type::kind result = decl_type::kind::dyn;
+  /// The checked result type as cel-go names it ("bool" for a valid rule,
+  /// "string" for a messageExpression; "dyn" when only evaluation knows).
+  std::string result_type = "dyn";
 };
 
 /// What compile() declares besides `self`.

@@ -1,0 +1,151 @@
+#include "k8s/sim/cel/format.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace aiperf::k8s::cel {
+
+namespace {
+
+const char hex_digits[] = "0123456789abcdef";
+
+/// Length of the valid UTF-8 sequence at s[k], or 0.
+std::size_t utf8_length(std::string_view s, std::size_t k) {
+  auto c = static_cast<unsigned char>(s[k]);
+  std::size_t n = c >= 0xF0 && c <= 0xF4  ? 4
+                  : c >= 0xE0             ? 3
+                  : c >= 0xC2 && c < 0xE0 ? 2
+                                          : 0;
+  if (n == 0 || k + n > s.size())
+    return 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if ((static_cast<unsigned char>(s[k + i]) & 0xC0) != 0x80)
+      return 0;
+  return n;
+}
+
+} // namespace
+
+std::string go_quote(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t k = 0; k < s.size();) {
+    auto c = static_cast<unsigned char>(s[k]);
+    if (c >= 0x80) {
+      std::size_t n = utf8_length(s, k);
+      if (n == 0) {
+        out += "\\x";
+        out += hex_digits[c >> 4];
+        out += hex_digits[c & 15];
+        ++k;
+        continue;
+      }
+      // C1 controls (U+0080..U+009F) are not printable.
+      if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[k + 1]) < 0xA0) {
+        unsigned cp = (static_cast<unsigned char>(s[k + 1]) & 0x3Fu) | 0x80u;
+        out += "\\u00";
+        out += hex_digits[cp >> 4];
+        out += hex_digits[cp & 15];
+      } else {
+        out.append(s.substr(k, n));
+      }
+      k += n;
+      continue;
+    }
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\a':
+      out += "\\a";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\v':
+      out += "\\v";
+      break;
+    default:
+      if (c < 0x20 || c == 0x7F) {
+        out += "\\x";
+        out += hex_digits[c >> 4];
+        out += hex_digits[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    ++k;
+  }
+  out += '"';
+  return out;
+}
+
+std::string go_format_g(double v) {
+  if (std::isnan(v))
+    return "NaN";
+  if (std::isinf(v))
+    return v > 0 ? "+Inf" : "-Inf";
+  if (v == 0)
+    return std::signbit(v) ? "-0" : "0";
+  // Shortest round-trip digits, then Go's choice between %e and %f.
+  char buf[64];
+  auto [end, ec]
+      = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  (void)ec;
+  std::string sci{buf, end};
+  bool negative = sci[0] == '-';
+  if (negative)
+    sci.erase(0, 1);
+  auto e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  if (digits.size() > 1)
+    digits.erase(1, 1); // the '.'
+  int exp = std::atoi(sci.c_str() + e + 1);
+  std::string out = negative ? "-" : "";
+  if (exp < -4 || exp >= 6) { // %e: the shortest form decides at 6
+    out += digits[0];
+    if (digits.size() > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
+    out += 'e';
+    out += exp < 0 ? '-' : '+';
+    int a = std::abs(exp);
+    if (a < 10)
+      out += '0';
+    out += std::to_string(a);
+    return out;
+  }
+  if (exp < 0) {
+    out += "0.";
+    out += std::string(static_cast<std::size_t>(-exp - 1), '0');
+    out += digits;
+    return out;
+  }
+  auto point = static_cast<std::size_t>(exp + 1);
+  if (digits.size() <= point) {
+    out += digits + std::string(point - digits.size(), '0');
+  } else {
+    out += digits.substr(0, point) + "." + digits.substr(point);
+  }
+  return out;
+}
+
+} // namespace aiperf::k8s::cel
