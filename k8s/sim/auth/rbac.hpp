@@ -80,13 +80,13 @@ struct attributes {
                                                  std::string_view path);
 
 /// An authorization decision. `reason` is what SubjectAccessReviews report
-/// (`RBAC: allowed by RoleBinding "b/ns" of Role "r" to ServiceAccount
-/// "sa/ns"`), `evaluation_error` the resolution errors met on the way
-/// (`role.rbac.authorization.k8s.io "r" not found`), "" if none.
+/// and a 403 ends with: `RBAC: allowed by RoleBinding "b/ns" of Role "r" to
+/// ServiceAccount "sa/ns"` when allowed; when denied, "" or the resolution
+/// errors met on the way (`RBAC: role.rbac.authorization.k8s.io "r" not
+/// found`), as RBAC reports them in its reason rather than as an error.
 struct decision {
   bool allowed = false;
   std::string reason;
-  std::string evaluation_error;
 };
 
 /// The forbidden text of responsewriters.Forbidden, e.g. `User "u" cannot
