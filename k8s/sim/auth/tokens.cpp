@@ -327,7 +327,7 @@ token_authority::verify(std::string_view token, std::int64_t now_unix,
   auto payload = json::parse(*payload_text, nullptr, false);
   if (header.is_discarded() || payload.is_discarded() || !header.is_object())
     return malformed("a part is not JSON");
-  // Upstream reads iss before anything else: a token of another issuer is
+  // Upstream reads `iss` before anything else: a token signed elsewhere is
   // not this authenticator's at all.
   auto iss = string_at(payload, "iss");
   if (iss != issuer_)
