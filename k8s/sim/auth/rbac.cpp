@@ -928,7 +928,12 @@ rbac_index::impersonate(const user_info& requester, std::string_view as_user,
   if (as_user.empty()) {
     if (as_groups.empty())
       return requester;
-    return bad_request("requires at least one user to impersonate");
+    // fmt's %v of the []v1.ObjectReference asked for: Kind, Namespace,
+    // Name, UID, APIVersion, ResourceVersion, FieldPath.
+    std::string refs;
+    for (const auto& g : as_groups)
+      refs += (refs.empty() ? "{Group  " : " {Group  ") + g + "    }";
+    return bad_request("requested [" + refs + "] without impersonating a user");
   }
   // k8s.io/apiserver pkg/endpoints/filters/impersonation.go: the user (or
   // service account) first, then each group.
@@ -1063,10 +1068,9 @@ rbac_index::self_subject_rules_review(const user_info& user,
       non_resource_rules.push_back(
           json{{"verbs", r.verbs}, {"nonResourceURLs", r.non_resource_urls}});
   };
-  // The privileged-group authorizer answers first for system:masters.
-  if (in_masters(user))
-    for (const auto& r : full_authority())
-      add(r);
+  // Only RBAC resolves rules: the privileged-group authorizer allows
+  // system:masters everything but lists nothing (the admin's rules come
+  // from the cluster-admin binding).
   std::vector<std::string> errors;
   for (const auto& r : rules_for(user, ns, &errors))
     add(r);

@@ -600,6 +600,8 @@ TEST_F(k8s_sim_auth_rbac, impersonation_needs_the_impersonate_verb) {
   auto no_user = index.impersonate(admin_user(), "", {"devs"});
   ASSERT_FALSE(no_user);
   EXPECT_EQ(status_of(no_user.error())->code, 400);
+  EXPECT_EQ(status_of(no_user.error())->message,
+            "requested [{Group  devs    }] without impersonating a user");
   EXPECT_EQ(*index.impersonate(bench, "", {}), bench);
 }
 
@@ -728,7 +730,7 @@ TEST_F(k8s_sim_auth_rbac,
   EXPECT_EQ(status_of(no_ns.error())->message, "no namespace on request");
 }
 
-TEST_F(k8s_sim_auth_rbac, the_admin_sees_every_rule) {
+TEST_F(k8s_sim_auth_rbac, the_admin_sees_every_rule_through_cluster_admin) {
   auto r = index.self_subject_rules_review(
       admin_user(), json{{"spec", {{"namespace", "default"}}}});
   ASSERT_TRUE(r);
@@ -736,6 +738,12 @@ TEST_F(k8s_sim_auth_rbac, the_admin_sees_every_rule) {
             R"({"verbs":["*"],"apiGroups":["*"],"resources":["*"]})");
   EXPECT_EQ((*r)["status"]["nonResourceRules"][0].dump(),
             R"({"verbs":["*"],"nonResourceURLs":["*"]})");
+  // Without that binding the admin is still allowed, but lists nothing.
+  rbac_index empty;
+  auto none = empty.self_subject_rules_review(
+      admin_user(), json{{"spec", {{"namespace", "default"}}}});
+  ASSERT_TRUE(none);
+  EXPECT_EQ((*none)["status"]["resourceRules"], json::array());
 }
 
 TEST(k8s_sim_auth_rbac_rules, compact_strings_are_gos_quoted_lists) {
