@@ -155,7 +155,22 @@ bool metrics_aggregator::applicable(const metric_info& m) const noexcept {
   return true;
 }
 
-run_summary metrics_aggregator::finalize() const {
+bool concurrency_client_limited(double mean_in_flight, std::uint32_t target,
+                                std::uint64_t sent,
+                                const std::optional<client_cpu>& cpu) noexcept {
+  if (target == 0 || sent < 2ull * target
+      || mean_in_flight >= target * concurrency_shortfall_warning)
+    return false;
+  if (!cpu)
+    return false;
+  const double threads = std::min(
+      static_cast<double>(std::max<std::uint32_t>(cpu->io_threads, 1)),
+      std::max(cpu->cores_available, 1.0));
+  return cpu->cores_used >= busy_client_core_share * threads;
+}
+
+run_summary
+metrics_aggregator::finalize(const std::optional<client_cpu>& cpu) const {
   run_summary s;
   s.token_count_source = options_.use_server_token_count
                              ? "server (usage)"
@@ -301,17 +316,20 @@ run_summary metrics_aggregator::finalize() const {
   // Judged once every slot has been refilled at least once: before that the
   // window is one ramp.
   if (s.target_concurrency && s.mean_requests_in_flight
-      && sent >= 2ull * *s.target_concurrency
-      && *s.mean_requests_in_flight
-           < *s.target_concurrency * concurrency_shortfall_warning)
+      && concurrency_client_limited(*s.mean_requests_in_flight,
+                                    *s.target_concurrency, sent, cpu))
     s.warnings.push_back(
-      "client-limited: the server had "
-      + format_one_decimal(*s.mean_requests_in_flight)
-      + " requests in flight on average, not the "
-      + std::to_string(*s.target_concurrency)
-      + " of --concurrency: each slot waits for the client between a response "
-        "and its next request, a large share of this server's response time, "
-        "so the results are those of a lighter load");
+        "client-limited: the server had "
+        + format_one_decimal(*s.mean_requests_in_flight)
+        + " requests in flight on average, not the "
+        + std::to_string(*s.target_concurrency)
+        + " of --concurrency while the client was busy (CPU "
+        + format_one_decimal(cpu->cores_used) + " cores for "
+        + std::to_string(cpu->io_threads) + " I/O thread"
+        + (cpu->io_threads == 1 ? "" : "s")
+        + "): each slot waits for the client between a response "
+          "and its next request, a large share of this server's response time, "
+          "so the results are those of a lighter load");
   return s;
 }
 

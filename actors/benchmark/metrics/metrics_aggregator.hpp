@@ -68,6 +68,34 @@ struct run_summary {
   [[nodiscard]] const metric_result* find(std::string_view tag) const noexcept;
 };
 
+/// The client's CPU over the run, as the self-check measured it.
+struct client_cpu {
+  /// CPU time (user + system) of the client's process over the run, divided
+  /// by the run's wall time: 1.0 is one core busy throughout.
+  double cores_used = 0;
+  /// HTTP I/O threads: each can keep at most one core busy.
+  std::uint32_t io_threads = 1;
+  /// Cores the process may run on (affinity, cgroup quota).
+  double cores_available = 1;
+};
+
+/// A client counts as busy at this share of a core per I/O thread it could
+/// run (at most one per available core): a loop that turns responses into
+/// next requests as fast as it can runs near a core (0.91-0.93 against
+/// nginx at c=64, docs/benchmarks.md), one waiting on a slow server at 0-4 %.
+inline constexpr double busy_client_core_share = 0.75;
+
+/// Whether a closed-loop run's shortfall of requests in flight is the
+/// client's: below 90 % of `target` on average, judged once `sent` reached
+/// 2 x `target` (before, the window is one ramp), AND the client busy
+/// (busy_client_core_share). A slot can also wait while the client sleeps
+/// (a connection backoff, a server that closes connections): that is no
+/// client limit, and without a measured `cpu` nothing is claimed. Pure.
+[[nodiscard]] bool
+concurrency_client_limited(double mean_in_flight, std::uint32_t target,
+                           std::uint64_t sent,
+                           const std::optional<client_cpu>& cpu) noexcept;
+
 /// Accumulates metric records of one run (or one pod: mergeable).
 /// Only profiling-phase records count; warmup records are ignored.
 /// Not thread-safe: owned by the records_manager actor.
@@ -89,7 +117,10 @@ public:
   void merge(const metrics_aggregator& other);
 
   /// Computes the run summary; may be called repeatedly (e.g. live).
-  [[nodiscard]] run_summary finalize() const;
+  /// `cpu`, when measured, lets a shortfall of requests in flight be
+  /// called client-limited (concurrency_client_limited).
+  [[nodiscard]] run_summary finalize(const std::optional<client_cpu>& cpu
+                                     = std::nullopt) const;
 
   [[nodiscard]] std::uint64_t request_count() const noexcept {
     return request_count_;

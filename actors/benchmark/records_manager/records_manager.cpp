@@ -158,6 +158,31 @@ void stop_streaming(actor_ptr self) {
             error_message(st.jsonl_error));
 }
 
+/// The client's CPU from the self-check's object (run_info carries it as
+/// the JSON it exports); nullopt when the run was not measured.
+std::optional<metrics::client_cpu>
+client_cpu_of(const std::string& self_check_json) {
+  if (self_check_json.empty())
+    return std::nullopt;
+  rapidjson::Document doc;
+  doc.Parse(self_check_json.data(), self_check_json.size());
+  if (doc.HasParseError() || !doc.IsObject())
+    return std::nullopt;
+  auto number = [&](const char* key) -> std::optional<double> {
+    auto it = doc.FindMember(key);
+    if (it == doc.MemberEnd() || !it->value.IsNumber())
+      return std::nullopt;
+    return it->value.GetDouble();
+  };
+  auto cores = number("cpu_cores_used");
+  auto threads = number("io_threads");
+  auto available = number("cores_available");
+  if (!cores || !threads || !available)
+    return std::nullopt;
+  return metrics::client_cpu{
+      *cores, static_cast<std::uint32_t>(std::max(1.0, *threads)), *available};
+}
+
 void finish(actor_ptr self) {
   auto& st = self->state;
   if (!st.processing)
@@ -165,7 +190,8 @@ void finish(actor_ptr self) {
   st.processing = false;
   auto logger = log::get("records_manager");
   export_outcome out;
-  auto summary = st.aggregator->finalize();
+  auto summary
+      = st.aggregator->finalize(client_cpu_of(st.info.client_self_check_json));
   if (st.progress.received < st.expected)
     summary.warnings.push_back(
       std::to_string(st.expected - st.progress.received)

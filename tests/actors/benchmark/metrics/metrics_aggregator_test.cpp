@@ -2,6 +2,7 @@
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
 #include "tests/actors/benchmark/metrics/record_builder.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 using namespace aiperf;
@@ -392,17 +393,67 @@ TEST(metrics_aggregator, concurrency_shortfall_is_reported_and_warned) {
         return true;
     return false;
   };
-  auto s = slow.finalize();
+  // The client's process kept its one I/O thread busy.
+  const metrics::client_cpu busy{0.93, 1, 2};
+  auto s = slow.finalize(busy);
   ASSERT_TRUE(s.mean_requests_in_flight);
   EXPECT_DOUBLE_EQ(*s.mean_requests_in_flight, 40.0 / 24.0);
   EXPECT_EQ(s.target_concurrency, 2u);
   EXPECT_TRUE(warned(s)); // 1.67 < 90 % of 2
-  auto t = tight.finalize();
+  EXPECT_THAT(s.warnings,
+              testing::Contains(testing::HasSubstr(
+                  "1.7 requests in flight on average, not the 2 of "
+                  "--concurrency while the "
+                  "client was busy (CPU 0.9 cores for 1 I/O thread)")));
+  // The same shortfall from a sleeping client (a backoff, a slow server) is
+  // not the client's; nor is one whose CPU was not measured.
+  EXPECT_FALSE(warned(slow.finalize(metrics::client_cpu{0.03, 1, 2})));
+  EXPECT_FALSE(warned(slow.finalize()));
+  auto t = tight.finalize(busy);
   EXPECT_DOUBLE_EQ(*t.mean_requests_in_flight, 2.0);
   EXPECT_FALSE(warned(t));
   // Without a closed-loop target the mean is reported, never judged.
-  auto u = open_loop.finalize();
+  auto u = open_loop.finalize(busy);
   EXPECT_TRUE(u.mean_requests_in_flight);
   EXPECT_FALSE(u.target_concurrency);
   EXPECT_FALSE(warned(u));
+}
+
+// The decision, with numbers: a shortfall below 90 % of the target, once
+// 2 x target were sent, and near a core busy per I/O thread the client
+// could run.
+TEST(concurrency_client_limited, needs_the_shortfall_and_a_busy_client) {
+  using metrics::client_cpu;
+  using metrics::concurrency_client_limited;
+  const client_cpu busy{0.91, 1, 2};
+  // The nginx run of docs/profile.md: 47.6 of 64 at 0.91 cores.
+  EXPECT_TRUE(concurrency_client_limited(47.6, 64, 10'000, busy));
+  // 90 % of the target is no shortfall; just below it is.
+  EXPECT_FALSE(concurrency_client_limited(57.6, 64, 10'000, busy));
+  EXPECT_TRUE(concurrency_client_limited(57.5, 64, 10'000, busy));
+  // Before every slot was refilled once the window is one ramp.
+  EXPECT_FALSE(concurrency_client_limited(20, 64, 127, busy));
+  EXPECT_TRUE(concurrency_client_limited(20, 64, 128, busy));
+  // An idle client (0-4 % of a core: waiting on a slow server or a
+  // connection backoff) is never client-limited.
+  for (double idle : {0.0, 0.01, 0.04})
+    EXPECT_FALSE(
+        concurrency_client_limited(10, 64, 10'000, client_cpu{idle, 1, 2}))
+        << idle;
+  // Busy means 0.75 of a core per I/O thread.
+  EXPECT_FALSE(
+      concurrency_client_limited(10, 64, 10'000, client_cpu{0.74, 1, 2}));
+  EXPECT_TRUE(
+      concurrency_client_limited(10, 64, 10'000, client_cpu{0.75, 1, 2}));
+  // Two I/O threads need 1.5 cores; four on 2 cores still only 2 cores'
+  // worth (1.5), not 3.
+  EXPECT_FALSE(
+      concurrency_client_limited(10, 64, 10'000, client_cpu{1.2, 2, 4}));
+  EXPECT_TRUE(
+      concurrency_client_limited(10, 64, 10'000, client_cpu{1.6, 2, 4}));
+  EXPECT_TRUE(
+      concurrency_client_limited(10, 64, 10'000, client_cpu{1.5, 4, 2}));
+  // Not measured, or no closed-loop target: not judged.
+  EXPECT_FALSE(concurrency_client_limited(10, 64, 10'000, std::nullopt));
+  EXPECT_FALSE(concurrency_client_limited(0, 0, 10'000, busy));
 }
