@@ -1,0 +1,60 @@
+// Defaulting and validation of the built-in types, as kube-apiserver applies
+// them on a write (pkg/apis/*/v1/defaults.go, the registry strategies'
+// PrepareForCreate, and the admission plugins every cluster runs:
+// ServiceAccount, Priority, DefaultTolerationSeconds), so that what a
+// client reads back looks like what a real cluster stores.
+//
+// Order on a write, as the real server does it: decode (unknown_fields),
+// default_object, then validate_object; the store then fills the system
+// fields it owns (resourceVersion, generation, ...).
+#pragma once
+
+#include "k8s/api/json.hpp"
+#include "k8s/errors/errors.hpp"
+#include "k8s/sim/builtins/registry.hpp"
+
+#include <vector>
+
+namespace aiperf::k8s::sim {
+
+/// Fills in the defaults of a built-in object being created (or replaced):
+/// - Pod: spec restartPolicy Always, dnsPolicy ClusterFirst,
+///   terminationGracePeriodSeconds 30, schedulerName default-scheduler,
+///   securityContext {}, enableServiceLinks, preemptionPolicy, priority 0,
+///   serviceAccountName/serviceAccount "default", the not-ready/unreachable
+///   tolerations; per container terminationMessagePath /dev/termination-log,
+///   terminationMessagePolicy File, imagePullPolicy (Always for :latest or no
+///   tag, else IfNotPresent), resources {}, ports' protocol TCP; on create
+///   status {phase: Pending, qosClass}.
+/// - Job: completions and parallelism 1 (parallelism alone if completions
+///   is set), backoffLimit 6, completionMode NonIndexed, suspend false,
+///   podReplacementPolicy; the generated selector and template labels
+///   (batch.kubernetes.io/controller-uid, job-name) from metadata.uid —
+///   call after the uid is set; the template's PodSpec defaults.
+/// - Deployment: replicas 1, strategy RollingUpdate 25%/25%,
+///   revisionHistoryLimit 10, progressDeadlineSeconds 600, template.
+///   ReplicaSet: replicas 1, template.
+/// - Service: type ClusterIP, sessionAffinity None, ports' protocol TCP and
+///   targetPort = port, internalTrafficPolicy Cluster, ipFamilyPolicy
+///   SingleStack, ipFamilies [IPv4].
+/// - Namespace: spec.finalizers [kubernetes], the kubernetes.io/metadata.name
+///   label, status.phase Active.
+/// - Secret: type Opaque; stringData merged into data (base64) and dropped.
+/// - RoleBinding/ClusterRoleBinding: subjects' and roleRef's apiGroup.
+/// - CustomResourceDefinition: names.singular, names.listKind,
+///   conversion.strategy None.
+/// `creating` = a create (status is only initialised then).
+void default_object(const resource_type& type, json& object,
+                    bool creating = true);
+
+/// The built-in validation of `object` (after default_object): ObjectMeta
+/// (create) or ObjectMetaUpdate (`old` set), then the type's own checks —
+/// ConfigMap, Secret, Pod, Job, Deployment, ReplicaSet, Service, RBAC
+/// rules/bindings. Custom resources get the ObjectMeta part only (their
+/// schema does the rest). An empty result = valid; else compose the 422 with
+/// k8s::invalid_status(type.kind, type.group, name, causes).
+[[nodiscard]] std::vector<status_cause>
+validate_object(const resource_type& type, const json& object,
+                const json* old = nullptr);
+
+} // namespace aiperf::k8s::sim
