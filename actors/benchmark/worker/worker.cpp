@@ -161,25 +161,6 @@ struct io_side {
   /// timer that fires before the due time spins the rest of the way, so
   /// sends land on their due time instead of one wake-up latency after it.
   std::int64_t wake_margin_ns = 0;
-  /// Refused connections in a row (any request that reached the server
-  /// resets it), and the time before which no request is sent (0: none):
-  /// a dead endpoint is retried on connect_backoff_ns's schedule instead of
-  /// at the rate credits return. Healthy sends only test the 0.
-  std::uint32_t connect_failures = 0;
-  std::int64_t backoff_until_ns = 0;
-  /// xorshift64 state for the backoff's jitter.
-  std::uint64_t jitter_state = 0x9e3779b97f4a7c15ULL;
-
-  /// After a refused connection at `ts`: the next sends wait.
-  void connect_failed(std::int64_t ts) {
-    if (connect_failures < 64)
-      ++connect_failures;
-    jitter_state ^= jitter_state << 13;
-    jitter_state ^= jitter_state >> 7;
-    jitter_state ^= jitter_state << 17;
-    double jitter = static_cast<double>(jitter_state >> 11) * 0x1.0p-53;
-    backoff_until_ns = ts + connect_backoff_ns(connect_failures, jitter);
-  }
 };
 
 /// Least time between two wake-ups of the actor by its I/O thread when the
@@ -246,6 +227,12 @@ struct request_context final : http::response_sink {
   http::request_id id = 0;
   bool submitted = false;
   bool event_stream = false;
+  /// The connection backoff of this request's destination, shared with
+  /// every worker of the process that sends there (a dead endpoint is
+  /// probed by one request per wait instead of by every worker at the rate
+  /// credits return), and whether this request was admitted as its probe.
+  std::shared_ptr<destination_backoff> backoff;
+  bool backoff_probe = false;
   /// A 3xx response's Location (redirects are not followed).
   std::string location;
   std::int64_t last_read_ns = 0;
@@ -459,12 +446,14 @@ struct request_context final : http::response_sink {
         record.raw_responses.push_back(raw_response{last_read_ns, body, {}});
       on_message(body, last_read_ns);
     }
-    if (!err.ok() && err.category == http::error_category::connect)
-      io->connect_failed(ts);
-    else if (io->connect_failures != 0
-             && (err.ok() || err.category != http::error_category::cancelled)) {
-      io->connect_failures = 0; // connected: back to sending at once
-      io->backoff_until_ns = 0;
+    if (backoff) {
+      if (!err.ok() && err.category == http::error_category::connect)
+        backoff->refused(ts, backoff_probe);
+      else if (!err.ok() && err.category == http::error_category::cancelled)
+        backoff->abandoned(backoff_probe);
+      else
+        backoff->reached(); // connected: every worker sends at once again
+      backoff_probe = false;
     }
     if (text_size > 0)
       record.output_text.assign(text.get(), text_size);
@@ -478,22 +467,44 @@ struct request_context final : http::response_sink {
   }
 };
 
+void arm_due_timer(request_context* ctx);
+
+/// On the I/O thread, when ctx is due: sends it, unless its destination
+/// backs off and another request probes it; then it waits for the time
+/// the backoff names (a timer like a due time's, cancellable the same way)
+/// and asks again.
+void send_when_admitted(request_context* ctx) {
+  if (ctx->backoff && ctx->backoff->backing_off()) {
+    auto admitted = ctx->backoff->admit(http::now_ns());
+    if (admitted.retry_at_ns != 0) {
+      ctx->due_ns = admitted.retry_at_ns;
+      arm_due_timer(ctx);
+      return;
+    }
+    ctx->backoff_probe = admitted.probe;
+  }
+  // submit_here: written now, not after the rest of this thread's queue;
+  // ctx may already be completed (and handed back) when it returns.
+  ctx->submitted = true;
+  ctx->io->client->submit_here(ctx->req, *ctx, ctx->id);
+}
+
 /// On the I/O thread: sends ctx->req now or arms a timer for the due time.
 void start_on_io(request_context* ctx) {
   auto& side = *ctx->io;
   side.live.emplace(ctx->record.credit_id, ctx);
-  // Connections were refused: wait out the backoff (a timer like a due
-  // time's; cancellable the same way).
-  if (side.backoff_until_ns != 0 && ctx->due_ns < side.backoff_until_ns)
-    ctx->due_ns = side.backoff_until_ns;
+  ctx->backoff_probe = false;
   // Due at once (0: closed loop) needs no clock read.
   if (ctx->due_ns == 0 || ctx->due_ns - http::now_ns() <= min_timer_wait_ns) {
-    // submit_here: written now, not after the rest of this thread's queue;
-    // ctx may already be completed (and handed back) when it returns.
-    ctx->submitted = true;
-    side.client->submit_here(ctx->req, *ctx, ctx->id);
+    send_when_admitted(ctx);
     return;
   }
+  arm_due_timer(ctx);
+}
+
+/// On the I/O thread: a timer for ctx's due time, then send_when_admitted.
+void arm_due_timer(request_context* ctx) {
+  auto& side = *ctx->io;
   auto armed = ctx->due_ns - side.wake_margin_ns;
   ctx->timer.emplace(*side.io);
   ctx->timer->expires_at(
@@ -515,8 +526,7 @@ void start_on_io(request_context* ctx) {
       side.wake_margin_ns += (late - side.wake_margin_ns) / 16;
       while (now < ctx->due_ns) // at most the margin armed with
         now = http::now_ns();
-      ctx->submitted = true;
-      ctx->io->client->submit_here(ctx->req, *ctx, ctx->id);
+      send_when_admitted(ctx);
     });
 }
 
@@ -550,6 +560,7 @@ struct worker_state {
   struct destination {
     http::endpoint ep;
     std::string target;
+    std::shared_ptr<destination_backoff> backoff;
   };
   std::vector<destination> destinations;
   /// Content-Type and the user's fields, built once and shared by every
@@ -799,8 +810,11 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
       self->quit(std::move(parsed.error()));
       continue;
     }
-    st.destinations.push_back(
-      {parsed->ep, parsed->base_path + st.cfg.endpoint_path});
+    auto backoffs
+        = st.deps.backoffs ? st.deps.backoffs : backoff_registry::process();
+    st.destinations.push_back({parsed->ep,
+                               parsed->base_path + st.cfg.endpoint_path,
+                               backoffs->of(parsed->ep.host, parsed->ep.port)});
   }
   std::vector<std::pair<std::string, std::string>> headers;
   headers.emplace_back("Content-Type", "application/json");
@@ -870,6 +884,10 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
         ctx->notify_first_token = st.cfg.notify_first_token;
         ctx->due_ns = c.due_ns;
         ctx->num_turns = c.num_turns;
+        if (const auto& to
+            = st.destinations[c.url_index % st.destinations.size()];
+            ctx->backoff != to.backoff)
+          ctx->backoff = to.backoff;
         starts.push_back(ctx.release());
         ++st.requests;
       }

@@ -20,6 +20,8 @@ class client;
 
 namespace aiperf::worker {
 
+class backoff_registry;
+
 /// Worker protocol: `proto::credit_sink_actor` (credits and cancels from the
 /// timing_manager). For every credit, exactly one `credit_return` goes back
 /// to the timing_manager (in batches) and exactly one `request_record`
@@ -37,6 +39,9 @@ struct worker_deps {
   std::shared_ptr<const dataset::dataset> data;
   proto::timing_manager_actor timing;
   proto::record_sink_actor records;
+  /// The connection backoff per destination, shared with other workers
+  /// (null: the one of this process, backoff_registry::process()).
+  std::shared_ptr<backoff_registry> backoffs;
 };
 
 [[nodiscard]] proto::credit_sink_actor
