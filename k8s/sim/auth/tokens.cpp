@@ -122,6 +122,14 @@ std::string string_at(const json& obj, std::string_view key) {
   return it->get<std::string>();
 }
 
+const json& object_or_empty(const json& obj, std::string_view key) {
+  static const json empty = json::object();
+  if (!obj.is_object())
+    return empty;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : empty;
+}
+
 std::int64_t int_at(const json& obj, std::string_view key) {
   auto it = obj.find(key);
   if (it == obj.end() || !it->is_number())
@@ -157,6 +165,8 @@ json payload_of(const token_claims& c) {
   if (!c.pod_name.empty() || !c.pod_uid.empty())
     k8s["pod"] = ref_json(c.pod_name, c.pod_uid);
   k8s["serviceaccount"] = ref_json(c.service_account, c.service_account_uid);
+  if (c.warn_after != 0)
+    k8s["warnafter"] = c.warn_after;
   p["kubernetes.io"] = std::move(k8s);
   p["nbf"] = c.not_before != 0 ? c.not_before : c.issued_at;
   p["sub"] = service_account_username(c.namespace_name, c.service_account);
@@ -207,6 +217,7 @@ caf::expected<token_claims> claims_of(const json& p) {
     c.node_name = string_at(*node, "name");
     c.node_uid = string_at(*node, "uid");
   }
+  c.warn_after = int_at(*k, "warnafter");
   if (c.namespace_name.empty() || c.service_account.empty())
     return malformed(
         "no namespace or service account in the \"kubernetes.io\" claim");
@@ -368,6 +379,26 @@ token_authority::token_request_claims(const json& token_request,
                              && token_request["spec"].is_object()
                          ? token_request["spec"]
                          : empty;
+  auto invalid = [](std::string name, std::string field, std::string value,
+                    std::string why) {
+    auto cause_message = "Invalid value: " + value + ": " + why;
+    auto message = "TokenRequest.authentication.k8s.io \"" + name
+                   + "\" is invalid: " + field + ": " + cause_message;
+    auto st = status_of_failure("Invalid", 422, message, name,
+                                "authentication.k8s.io", "TokenRequest");
+    st.details.causes.push_back({"FieldValueInvalid", cause_message, field});
+    return make_error(k8s::errc::invalid, std::move(message), std::move(st));
+  };
+  const auto& meta = object_or_empty(token_request, "metadata");
+  if (auto name = string_at(meta, "name");
+      !name.empty() && name != ctx.service_account)
+    return invalid(ctx.service_account, "metadata.name", detail::go_quote(name),
+                   "must match the service account name if specified");
+  if (auto ns = string_at(meta, "namespace");
+      !ns.empty() && ns != ctx.namespace_name)
+    return invalid(ctx.service_account, "metadata.namespace",
+                   detail::go_quote(ns),
+                   "must match the service account namespace if specified");
   token_claims c;
   c.issuer = issuer_;
   c.namespace_name = ctx.namespace_name;
@@ -385,24 +416,13 @@ token_authority::token_request_claims(const json& token_request,
   std::int64_t seconds = spec.contains("expirationSeconds")
                              ? int_at(spec, "expirationSeconds")
                              : 3600;
-  if (seconds < 600 || seconds > (std::int64_t{1} << 32)) {
-    std::string detail_text
-        = seconds < 600 ? "may not specify a duration less than 10 minutes"
-                        : "may not specify a duration larger than 2^32 seconds";
-    auto name
-        = string_at(token_request.value("metadata", json::object()), "name");
-    if (name.empty())
-      name = ctx.service_account;
-    std::string field = "spec.expirationSeconds";
-    auto cause_message
-        = "Invalid value: " + std::to_string(seconds) + ": " + detail_text;
-    auto message = "TokenRequest.authentication.k8s.io \"" + name
-                   + "\" is invalid: " + field + ": " + cause_message;
-    auto st = status_of_failure("Invalid", 422, message, name,
-                                "authentication.k8s.io", "TokenRequest");
-    st.details.causes.push_back({"FieldValueInvalid", cause_message, field});
-    return make_error(k8s::errc::invalid, std::move(message), std::move(st));
-  }
+  // Static validation names no object (NewInvalid with name "").
+  if (seconds < 600)
+    return invalid("", "spec.expirationSeconds", std::to_string(seconds),
+                   "may not specify a duration less than 10 minutes");
+  if (seconds > (std::int64_t{1} << 32))
+    return invalid("", "spec.expirationSeconds", std::to_string(seconds),
+                   "may not specify a duration larger than 2^32 seconds");
   c.issued_at = ctx.now_unix;
   c.not_before = ctx.now_unix;
   c.expires_at = ctx.now_unix + seconds;
@@ -451,6 +471,20 @@ token_authority::token_request_claims(const json& token_request,
           + "\" to pod running with different serviceaccount name.");
     c.pod_name = name;
     c.pod_uid = pod_uid;
+    if (auto node = string_at(pod.value("spec", json::object()), "nodeName");
+        !node.empty()) {
+      c.node_name = node;
+      if (ctx.bound_pod_node != nullptr)
+        c.node_uid = string_at(
+            ctx.bound_pod_node->value("metadata", json::object()), "uid");
+    }
+    // The kubelet's projected tokens: valid for a year, stale after 3607 s.
+    bool api_only = std::all_of(c.audiences.begin(), c.audiences.end(),
+                                [&](const auto& a) { return a == issuer_; });
+    if (seconds == 3607 && api_only) {
+      c.warn_after = ctx.now_unix + seconds;
+      c.expires_at = ctx.now_unix + std::int64_t{24} * 365 * 60 * 60;
+    }
   }
   return c;
 }
@@ -512,24 +546,21 @@ json token_request_response(const json& token_request, std::string_view token,
     meta["namespace"] = claims.namespace_name;
   meta["creationTimestamp"] = detail::format_time(claims.issued_at);
   out["metadata"] = std::move(meta);
+  // The lifetime asked for: a projected token's exp lies a year out, its
+  // expirationTimestamp does not.
+  auto lifetime
+      = (claims.warn_after != 0 ? claims.warn_after : claims.expires_at)
+        - claims.issued_at;
   json spec = json::object();
   spec["audiences"] = claims.audiences;
-  spec["expirationSeconds"] = claims.expires_at - claims.issued_at;
-  json ref = token_request.is_object() && token_request.contains("spec")
-                     && token_request["spec"].is_object()
-                 ? token_request["spec"].value("boundObjectRef", json())
-                 : json();
-  if (ref.is_object()) {
-    if (!ref.contains("uid") && !claims.pod_uid.empty())
-      ref["uid"] = claims.pod_uid;
-    spec["boundObjectRef"] = std::move(ref);
-  } else {
-    spec["boundObjectRef"] = nullptr;
-  }
+  spec["expirationSeconds"] = lifetime;
+  const auto& ref = object_or_empty(object_or_empty(token_request, "spec"),
+                                    "boundObjectRef");
+  spec["boundObjectRef"] = ref.empty() ? json(nullptr) : ref;
   out["spec"] = std::move(spec);
-  out["status"]
-      = json{{"token", token},
-             {"expirationTimestamp", detail::format_time(claims.expires_at)}};
+  out["status"] = json{{"token", token},
+                       {"expirationTimestamp",
+                        detail::format_time(claims.issued_at + lifetime)}};
   return out;
 }
 

@@ -77,6 +77,9 @@ struct token_claims {
   std::string node_name; // the bound pod's node, "" if unscheduled
   std::string node_uid;
   std::string token_id; // jti; "" = none
+  /// kubernetes.io.warnafter: a projected token's requested lifetime, past
+  /// which it still works (exp is a year out) but counts as stale; 0 = none.
+  std::int64_t warn_after = 0;
   std::vector<std::string> audiences;
   std::int64_t issued_at = 0;  // iat
   std::int64_t not_before = 0; // nbf; 0 = iat, when signing
@@ -114,6 +117,10 @@ struct token_request_context {
   /// The pod named by spec.boundObjectRef (kind Pod) as stored, or null
   /// when none is named or it does not exist (then the request is 404).
   const json* bound_pod = nullptr;
+  /// The Node the bound pod runs on (its spec.nodeName) as stored, or null:
+  /// its name and uid go into the token (node name alone when it is not
+  /// stored), as kube-apiserver 1.30+ does.
+  const json* bound_pod_node = nullptr;
   std::int64_t now_unix = 0;
   /// The jti of the new token: a fresh UUID.
   std::string token_id;
@@ -154,10 +161,15 @@ public:
   /// The claims of a TokenRequest's token. `token_request` is the body
   /// (spec.audiences: default the API audiences; spec.expirationSeconds:
   /// default 3600, at least 600; spec.boundObjectRef: a Pod of the same
-  /// service account, or none). Errors are k8s status errors as the real
-  /// server answers: 422 Invalid for a too-short expiration, 400 for a bound
-  /// object that is not a Pod or a pod of another service account, 404
-  /// `pods "<name>" not found`, 409 when boundObjectRef.uid is not the pod's.
+  /// service account, or none). A pod-bound request for 3607 s of the API
+  /// audiences — what the kubelet asks for projected volumes — gets a token
+  /// valid for a year with warnafter at 3607 s (kube-apiserver's
+  /// --service-account-extend-token-expiration, on by default). Errors are
+  /// k8s status errors as the real server answers: 422 Invalid for a
+  /// too-short expiration or a metadata name/namespace other than the
+  /// account's, 400 for a bound object that is not a Pod or a pod of another
+  /// service account, 404 `pods "<name>" not found`, 409 when
+  /// boundObjectRef.uid is not the pod's.
   [[nodiscard]] caf::expected<token_claims>
   token_request_claims(const json& token_request,
                        const token_request_context& ctx) const;

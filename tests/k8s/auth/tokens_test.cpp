@@ -257,8 +257,14 @@ TEST(k8s_sim_auth_tokens, the_unauthorized_status) {
 }
 
 token_request_context context(const json* bound = nullptr) {
-  return token_request_context{"bench", "default", "sa-uid-1",
-                               bound,   now,       "jti-9"};
+  token_request_context ctx;
+  ctx.namespace_name = "bench";
+  ctx.service_account = "default";
+  ctx.service_account_uid = "sa-uid-1";
+  ctx.bound_pod = bound;
+  ctx.now_unix = now;
+  ctx.token_id = "jti-9";
+  return ctx;
 }
 
 TEST(k8s_sim_auth_tokens, a_token_request_defaults_to_an_hour_for_the_api) {
@@ -304,7 +310,7 @@ TEST(k8s_sim_auth_tokens,
   EXPECT_EQ(claims->audiences, std::vector<std::string>{"aiperf-results"});
   EXPECT_EQ(claims->expires_at, now + 600);
   auto out = token_request_response(req, "t", *claims);
-  EXPECT_EQ(out["spec"]["boundObjectRef"]["uid"], "pod-uid-7");
+  EXPECT_FALSE(out["spec"]["boundObjectRef"].contains("uid"));
   EXPECT_EQ(out["status"]["expirationTimestamp"], "2026-12-02T04:10:00Z");
 }
 
@@ -325,7 +331,7 @@ TEST(k8s_sim_auth_tokens,
   EXPECT_EQ(status_of(short_lived.error())->code, 422);
   EXPECT_EQ(
       status_of(short_lived.error())->message,
-      "TokenRequest.authentication.k8s.io \"default\" is invalid: "
+      "TokenRequest.authentication.k8s.io \"\" is invalid: "
       "spec.expirationSeconds: "
       "Invalid value: 10: may not specify a duration less than 10 minutes");
   EXPECT_EQ(status_of(short_lived.error())->details.causes.at(0).field,
@@ -461,6 +467,77 @@ TEST(k8s_sim_auth_tokens, a_token_review_of_a_bad_token_says_why) {
       token_review_response(review, deleted_pod,
                             {api_audience})["status"]["error"],
       "[invalid bearer token, service account token has been invalidated]");
+}
+
+TEST(k8s_sim_auth_tokens, a_token_request_names_only_its_own_account) {
+  token_authority authority{"k1"};
+  json req = {{"metadata", {{"name", "other"}}}, {"spec", json::object()}};
+  auto r = authority.token_request_claims(req, context());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(status_of(r.error())->message,
+            "TokenRequest.authentication.k8s.io \"default\" is invalid: "
+            "metadata.name: "
+            "Invalid value: \"other\": must match the service account name if "
+            "specified");
+  json same = {{"metadata", {{"name", "default"}, {"namespace", "bench"}}}};
+  EXPECT_TRUE(authority.token_request_claims(same, context()));
+}
+
+TEST(k8s_sim_auth_tokens, a_pod_bound_token_names_the_pods_node) {
+  token_authority authority{"k1"};
+  auto p = pod("pod-uid-7");
+  p["spec"]["nodeName"] = "sim-node-1";
+  json node = {{"metadata", {{"name", "sim-node-1"}, {"uid", "node-uid-1"}}}};
+  json req = {{"spec",
+               {{"boundObjectRef",
+                 {{"kind", "Pod"},
+                  {"apiVersion", "v1"},
+                  {"name", "aiperf-j1-controller-0"}}}}}};
+  auto ctx = context(&p);
+  auto without_node = authority.token_request_claims(req, ctx);
+  ASSERT_TRUE(without_node);
+  EXPECT_EQ(without_node->node_name, "sim-node-1");
+  EXPECT_EQ(without_node->node_uid, "");
+  ctx.bound_pod_node = &node;
+  auto claims = authority.token_request_claims(req, ctx);
+  ASSERT_TRUE(claims);
+  EXPECT_EQ(claims->node_uid, "node-uid-1");
+  auto verified = authority.verify(authority.issue(*claims), now);
+  ASSERT_TRUE(verified);
+  EXPECT_EQ(verified->node_name, "sim-node-1");
+  auto u = user_of(*verified);
+  EXPECT_EQ(u.extra.at("authentication.kubernetes.io/node-name"),
+            std::vector<std::string>{"sim-node-1"});
+  EXPECT_EQ(u.extra.at("authentication.kubernetes.io/node-uid"),
+            std::vector<std::string>{"node-uid-1"});
+}
+
+TEST(k8s_sim_auth_tokens,
+     a_projected_token_lives_a_year_and_warns_after_its_hour) {
+  token_authority authority{"k1"};
+  auto p = pod("pod-uid-7");
+  json req = {{"spec",
+               {{"expirationSeconds", 3607},
+                {"boundObjectRef",
+                 {{"kind", "Pod"},
+                  {"apiVersion", "v1"},
+                  {"name", "aiperf-j1-controller-0"}}}}}};
+  auto claims = authority.token_request_claims(req, context(&p));
+  ASSERT_TRUE(claims);
+  EXPECT_EQ(claims->warn_after, now + 3607);
+  EXPECT_EQ(claims->expires_at, now + 365 * 24 * 3600);
+  auto token = authority.issue(*claims);
+  EXPECT_NE(unbase64url(part(token, 1)).find("\"warnafter\":1796187607"),
+            std::string::npos);
+  EXPECT_TRUE(authority.verify(token, now + 7200));
+  EXPECT_EQ(authority.verify(token, now + 7200)->warn_after, now + 3607);
+  auto out = token_request_response(req, token, *claims);
+  EXPECT_EQ(out["spec"]["expirationSeconds"], 3607);
+  EXPECT_EQ(out["status"]["expirationTimestamp"], "2026-12-02T05:00:07Z");
+  // Not for another audience, nor for an unbound token.
+  req["spec"]["audiences"] = {"aiperf-results"};
+  EXPECT_EQ(authority.token_request_claims(req, context(&p))->expires_at,
+            now + 3607);
 }
 
 } // namespace
