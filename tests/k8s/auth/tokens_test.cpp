@@ -538,6 +538,9 @@ TEST(k8s_sim_auth_tokens,
   req["spec"]["audiences"] = {"aiperf-results"};
   EXPECT_EQ(authority.token_request_claims(req, context(&p))->expires_at,
             now + 3607);
+  json unbound = {{"spec", {{"expirationSeconds", 3607}}}};
+  EXPECT_EQ(authority.token_request_claims(unbound, context())->expires_at,
+            now + 3607);
 }
 
 } // namespace
