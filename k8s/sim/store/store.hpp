@@ -48,8 +48,8 @@ using drop_watches_atom = caf::atom_constant<caf::atom("k8s_wdrop")>;
 ///   documents, built-ins and every established CRD), `/version`, and
 ///   `/openapi/v2` (200 with an empty body, which the front serves as
 ///   `application/octet-stream`: an empty protobuf document kubectl accepts).
-///   Any other path (`/openapi/v3`, an unserved group) is errc::not_found
-///   without a status payload: the front answers plain-text
+///   Any other path (`/openapi/v3`, an unserved group) is the error of
+///   answers_plain_not_found(): the front answers plain-text
 ///   `404 page not found`.
 /// - `(reset_atom, bool keep_state)` -> std::string: the API server restart
 ///   fault. Every watch ends (its sink gets watch_end with a transport
@@ -94,6 +94,13 @@ struct store_config {
   /// the watch's deadline).
   std::int64_t bookmark_seconds = 60;
 };
+
+/// True for the error of a path the store does not serve (an unknown
+/// resource or group-version, `/openapi/v3`): errc::not_found whose message
+/// is "404 page not found". The front answers it with that plain text; the
+/// status payload is what client-go makes of it (NotFound, "the server could
+/// not find the requested resource"), so in-process callers see the same.
+[[nodiscard]] bool answers_plain_not_found(const caf::error& err);
 
 /// Spawns the store with the built-in types and namespaces (`default`,
 /// `kube-system`, `kube-public`, each with a `default` ServiceAccount and a

@@ -1,0 +1,1717 @@
+#include "k8s/sim/store/store_core.hpp"
+
+#include "k8s/object/status_json.hpp"
+#include "k8s/object/time.hpp"
+#include "k8s/sim/schema/schema.hpp"
+#include "k8s/sim/store/patch.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <set>
+
+namespace aiperf::k8s::sim {
+namespace {
+
+// --- statuses ---------------------------------------------------------------
+
+std::string what_of(const request& req) {
+  std::string out = to_string(req.verb);
+  out += ' ';
+  out += req.ref.resource;
+  if (!req.ref.name.empty())
+    out += "/" + req.ref.name;
+  if (!req.ref.subresource.empty())
+    out += "/" + req.ref.subresource;
+  return out;
+}
+
+caf::error fail(const request& req, status st) {
+  return make_status_error(what_of(req), std::move(st));
+}
+
+status_details details_of(const type_view& t, const std::string& name) {
+  status_details d;
+  d.name = name;
+  d.group = t.group;
+  d.kind = t.resource;
+  return d;
+}
+
+status not_found_status(const type_view& t, const std::string& name) {
+  return status{"NotFound", 404,
+                t.qualified_resource() + " \"" + name + "\" not found",
+                details_of(t, name)};
+}
+
+status bad_request(std::string message) {
+  return status{"BadRequest", 400, std::move(message), {}};
+}
+
+status internal_error(const std::string& message) {
+  status st{"InternalError", 500, "Internal error occurred: " + message, {}};
+  st.details.causes.push_back({"", message, ""});
+  return st;
+}
+
+status conflict_status(const type_view& t, const std::string& name,
+                       const std::string& why) {
+  return status{"Conflict", 409,
+                "Operation cannot be fulfilled on " + t.qualified_resource()
+                    + " \"" + name + "\": " + why,
+                details_of(t, name)};
+}
+
+constexpr std::string_view modified_text
+    = "the object has been modified; please apply your changes to the latest "
+      "version and try again";
+
+/// The plain-text 404 of an unserved path (see store.hpp).
+caf::error unserved() {
+  return make_error(errc::not_found, "404 page not found",
+                    status{"NotFound",
+                           404,
+                           "the server could not find the requested resource",
+                           {}});
+}
+
+std::string qualified_kind(const type_view& t) {
+  return t.group.empty() ? t.kind : t.kind + "." + t.group;
+}
+
+status method_not_allowed(const type_view& t, const request& req) {
+  std::string verb = to_string(req.verb);
+  for (auto& c : verb)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  (void)t;
+  return status{"MethodNotAllowed",
+                405,
+                "the server does not allow this method on the requested "
+                "resource",
+                {}};
+}
+
+// --- JSON helpers -----------------------------------------------------------
+
+json sorted(const json& v) {
+  if (v.is_object()) {
+    std::vector<std::string> keys;
+    for (auto it = v.begin(); it != v.end(); ++it)
+      keys.push_back(it.key());
+    std::sort(keys.begin(), keys.end());
+    json out = json::object();
+    for (const auto& k : keys)
+      out[k] = sorted(v[k]);
+    return out;
+  }
+  if (v.is_array()) {
+    json out = json::array();
+    for (const auto& e : v)
+      out.push_back(sorted(e));
+    return out;
+  }
+  return v;
+}
+
+/// Go's field order of ObjectMeta (apimachinery types.go).
+constexpr std::array<std::string_view, 15> meta_order{
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields"};
+
+json ordered_meta(const json& meta) {
+  json out = json::object();
+  for (auto k : meta_order) {
+    std::string key{k};
+    if (meta.contains(key))
+      out[key] = meta[key];
+  }
+  for (auto it = meta.begin(); it != meta.end(); ++it)
+    if (!out.contains(it.key()))
+      out[it.key()] = it.value();
+  return out;
+}
+
+/// Typed built-ins marshal in struct order (kind, apiVersion, metadata,
+/// then the type's fields); custom resources are Go maps: sorted keys.
+json canonical(const type_view& t, const json& obj) {
+  if (t.custom)
+    return sorted(obj);
+  json out = json::object();
+  if (obj.contains("kind"))
+    out["kind"] = obj["kind"];
+  if (obj.contains("apiVersion"))
+    out["apiVersion"] = obj["apiVersion"];
+  if (obj.contains("metadata"))
+    out["metadata"] = ordered_meta(obj["metadata"]);
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!out.contains(it.key()))
+      out[it.key()] = it.value();
+  return out;
+}
+
+std::string text_of(const json& v) {
+  return v.dump() + "\n";
+}
+
+std::string str(const json& obj, std::string_view a, std::string_view b) {
+  auto it = obj.find(std::string{a});
+  if (it == obj.end() || !it->is_object())
+    return {};
+  auto jt = it->find(std::string{b});
+  if (jt == it->end() || !jt->is_string())
+    return {};
+  return jt->get<std::string>();
+}
+
+std::string meta_str(const json& obj, std::string_view field) {
+  return str(obj, "metadata", field);
+}
+
+bool parse_rv(const std::string& s, std::uint64_t& out) {
+  if (s.empty() || s.size() > 19)
+    return false;
+  for (char c : s)
+    if (c < '0' || c > '9')
+      return false;
+  out = std::stoull(s);
+  return true;
+}
+
+caf::expected<json> parse_object(const request& req, std::string_view body) {
+  try {
+    auto v = json::parse(body);
+    if (!v.is_object())
+      return fail(req, bad_request("the body of the request was not a JSON "
+                                   "object: json: cannot unmarshal "
+                                   + std::string{v.type_name()}
+                                   + " into Go value of type "
+                                     "map[string]interface {}"));
+    return v;
+  } catch (const json::exception& e) {
+    return fail(req, bad_request(std::string{"the body of the request could "
+                                             "not be decoded as JSON: "}
+                                 + e.what()));
+  }
+}
+
+bool has_finalizers(const json& obj) {
+  auto it = obj.find("metadata");
+  if (it == obj.end())
+    return false;
+  auto f = it->find("finalizers");
+  return f != it->end() && f->is_array() && !f->empty();
+}
+
+bool being_deleted(const json& obj) {
+  auto it = obj.find("metadata");
+  return it != obj.end() && it->contains("deletionTimestamp")
+         && !(*it)["deletionTimestamp"].is_null();
+}
+
+json without(const json& obj, std::initializer_list<std::string_view> keys) {
+  json out = obj;
+  for (auto k : keys)
+    out.erase(std::string{k});
+  return out;
+}
+
+// base64url without padding, for continue tokens
+constexpr char b64[]
+    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string b64_encode(std::string_view in) {
+  std::string out;
+  std::uint32_t buf = 0;
+  int bits = 0;
+  for (unsigned char c : in) {
+    buf = (buf << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += b64[(buf >> bits) & 0x3F];
+    }
+  }
+  if (bits > 0)
+    out += b64[(buf << (6 - bits)) & 0x3F];
+  return out;
+}
+
+std::optional<std::string> b64_decode(std::string_view in) {
+  std::string out;
+  std::uint32_t buf = 0;
+  int bits = 0;
+  for (char c : in) {
+    const char* p = std::find(b64, b64 + 64, c);
+    if (p == b64 + 64) {
+      if (c == '=')
+        break;
+      // standard alphabet too
+      if (c == '+')
+        p = b64 + 62;
+      else if (c == '/')
+        p = b64 + 63;
+      else
+        return std::nullopt;
+    }
+    buf = (buf << 6) | static_cast<std::uint32_t>(p - b64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buf >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+status expired_status(std::uint64_t asked, std::uint64_t oldest) {
+  return status{"Expired",
+                410,
+                "too old resource version: " + std::to_string(asked) + " ("
+                    + std::to_string(oldest) + ")",
+                {}};
+}
+
+// --- the built-in types (until the registry serves them) ---------------------
+
+/// SetDefaults_PodSpec / SetDefaults_Container (kubernetes pkg/apis/core/v1
+/// defaults.go) for the fields validation requires.
+void default_pod_spec(json& spec) {
+  if (!spec.is_object())
+    return;
+  auto set = [](json& obj, const char* key, json value) {
+    if (!obj.contains(key) || obj[key].is_null())
+      obj[key] = std::move(value);
+  };
+  set(spec, "restartPolicy", "Always");
+  set(spec, "terminationGracePeriodSeconds", 30);
+  set(spec, "dnsPolicy", "ClusterFirst");
+  set(spec, "securityContext", json::object());
+  set(spec, "schedulerName", "default-scheduler");
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!spec.contains(list) || !spec[list].is_array())
+      continue;
+    for (auto& c : spec[list]) {
+      if (!c.is_object())
+        continue;
+      set(c, "resources", json::object());
+      set(c, "terminationMessagePath", "/dev/termination-log");
+      set(c, "terminationMessagePolicy", "File");
+      std::string image = c.value("image", "");
+      auto slash = image.rfind('/');
+      auto colon = image.rfind(':');
+      bool tagged = colon != std::string::npos
+                    && (slash == std::string::npos || colon > slash);
+      bool latest = !tagged || image.substr(colon + 1) == "latest";
+      if (image.find('@') != std::string::npos)
+        latest = false;
+      set(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
+    }
+  }
+}
+
+type_view builtin(std::string group, std::string version, std::string resource,
+                  std::string kind, bool namespaced) {
+  type_view t;
+  t.group = std::move(group);
+  t.version = std::move(version);
+  t.resource = std::move(resource);
+  t.kind = std::move(kind);
+  t.list_kind = t.kind + "List";
+  t.namespaced = namespaced;
+  return t;
+}
+
+} // namespace
+
+// --- construction
+// -------------------------------------------------------------
+
+store_core::store_core(store_config cfg, clock_fn now_unix)
+    : cfg_(std::move(cfg)), now_unix_(std::move(now_unix)),
+      random_(std::random_device{}()) {
+  install_builtin_types();
+}
+
+void store_core::install_builtin_types() {
+  auto add = [this](type_view t) {
+    types_[t.group + "/" + t.version + "/" + t.resource] = std::move(t);
+  };
+  {
+    auto t = builtin("", "v1", "namespaces", "Namespace", false);
+    t.status_subresource = true;
+    t.names = name_rule::dns1123_label;
+    t.field_selectors = {"status.phase"};
+    t.selector_style = field_label_style::registered;
+    add(t);
+  }
+  add(builtin("", "v1", "configmaps", "ConfigMap", true));
+  {
+    auto t = builtin("", "v1", "secrets", "Secret", true);
+    t.field_selectors = {"type"};
+    t.selector_style = field_label_style::registered;
+    add(t);
+  }
+  add(builtin("", "v1", "serviceaccounts", "ServiceAccount", true));
+  {
+    auto t = builtin("", "v1", "pods", "Pod", true);
+    t.status_subresource = true;
+    t.field_selectors = {"spec.nodeName",      "spec.restartPolicy",
+                         "spec.schedulerName", "spec.serviceAccountName",
+                         "spec.hostNetwork",   "status.phase",
+                         "status.podIP",       "status.nominatedNodeName"};
+    t.selector_style = field_label_style::registered;
+    add(t);
+  }
+  {
+    auto t = builtin("", "v1", "events", "Event", true);
+    t.create_on_update = true;
+    t.field_selectors = {"involvedObject.kind",
+                         "involvedObject.namespace",
+                         "involvedObject.name",
+                         "involvedObject.uid",
+                         "involvedObject.apiVersion",
+                         "involvedObject.resourceVersion",
+                         "involvedObject.fieldPath",
+                         "reason",
+                         "reportingComponent",
+                         "source",
+                         "type"};
+    t.selector_style = field_label_style::registered;
+    add(t);
+  }
+  {
+    auto t = builtin("", "v1", "services", "Service", true);
+    t.status_subresource = true;
+    t.names = name_rule::dns1035_label;
+    add(t);
+  }
+  {
+    auto t = builtin("", "v1", "endpoints", "Endpoints", true);
+    t.create_on_update = true;
+    add(t);
+  }
+  {
+    auto t = builtin("", "v1", "nodes", "Node", false);
+    t.status_subresource = true;
+    add(t);
+  }
+  for (auto [g, r, k] : {std::tuple{"batch", "jobs", "Job"},
+                         std::tuple{"apps", "deployments", "Deployment"},
+                         std::tuple{"apps", "replicasets", "ReplicaSet"},
+                         std::tuple{"apps", "statefulsets", "StatefulSet"}}) {
+    auto t = builtin(g, "v1", r, k, true);
+    t.status_subresource = true;
+    t.has_generation = true;
+    add(t);
+  }
+  {
+    auto t = builtin("coordination.k8s.io", "v1", "leases", "Lease", true);
+    t.create_on_update = true;
+    add(t);
+  }
+  {
+    auto t = builtin("events.k8s.io", "v1", "events", "Event", true);
+    t.create_on_update = true;
+    add(t);
+  }
+  for (auto [r, k, ns] :
+       {std::tuple{"roles", "Role", true},
+        std::tuple{"rolebindings", "RoleBinding", true},
+        std::tuple{"clusterroles", "ClusterRole", false},
+        std::tuple{"clusterrolebindings", "ClusterRoleBinding", false}}) {
+    auto t = builtin("rbac.authorization.k8s.io", "v1", r, k, ns);
+    t.names = name_rule::path_segment;
+    add(t);
+  }
+  {
+    auto t = builtin("authentication.k8s.io", "v1", "tokenreviews",
+                     "TokenReview", false);
+    t.create_only = true;
+    add(t);
+  }
+  for (auto [r, k] :
+       {std::tuple{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+        std::tuple{"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+        std::tuple{"subjectaccessreviews", "SubjectAccessReview"}}) {
+    auto t = builtin("authorization.k8s.io", "v1", r, k, false);
+    t.create_only = true;
+    add(t);
+  }
+  {
+    auto t = builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                     "CustomResourceDefinition", false);
+    t.status_subresource = true;
+    add(t);
+  }
+}
+
+caf::expected<type_view> store_core::find_type(const resource_ref& ref) const {
+  auto it = types_.find(ref.group + "/" + ref.version + "/" + ref.resource);
+  if (it == types_.end())
+    return unserved();
+  const auto& t = it->second;
+  // A namespaced object needs its namespace in the path; a cluster-scoped
+  // type has none.
+  if (!t.namespaced && !ref.namespace_name.empty())
+    return unserved();
+  if (t.namespaced && ref.namespace_name.empty() && !ref.name.empty())
+    return unserved();
+  if (!ref.subresource.empty()) {
+    bool known
+        = (ref.subresource == "status" && t.status_subresource)
+          || (ref.subresource == "token" && t.resource == "serviceaccounts")
+          || (ref.subresource == "finalize" && t.resource == "namespaces");
+    if (!known || ref.name.empty())
+      return unserved();
+  }
+  return t;
+}
+
+void store_core::register_crd(const json& crd) {
+  auto spec = crd.value("spec", json::object());
+  auto names = spec.value("names", json::object());
+  std::string group = spec.value("group", "");
+  std::string plural = names.value("plural", "");
+  std::string kind = names.value("kind", "");
+  std::string list_kind = names.value("listKind", kind + "List");
+  bool namespaced = spec.value("scope", "Namespaced") == "Namespaced";
+  for (const auto& v : spec.value("versions", json::array())) {
+    if (!v.value("served", true))
+      continue;
+    type_view t;
+    t.group = group;
+    t.version = v.value("name", "");
+    t.resource = plural;
+    t.kind = kind;
+    t.list_kind = list_kind;
+    t.namespaced = namespaced;
+    t.custom = true;
+    t.has_generation = true;
+    t.status_subresource
+        = v.contains("subresources") && v["subresources"].contains("status");
+    if (v.contains("schema") && v["schema"].contains("openAPIV3Schema")) {
+      auto compiled = compile_schema(v["schema"]["openAPIV3Schema"], nullptr,
+                                     "spec.versions[0].schema.openAPIV3Schema");
+      if (compiled)
+        t.schema = *compiled;
+    }
+    t.selector_style = field_label_style::registered;
+    types_[t.group + "/" + t.version + "/" + t.resource] = std::move(t);
+  }
+}
+
+void store_core::unregister_crd(const json& crd) {
+  auto spec = crd.value("spec", json::object());
+  std::string group = spec.value("group", "");
+  std::string plural = spec.value("names", json::object()).value("plural", "");
+  for (auto it = types_.begin(); it != types_.end();) {
+    if (it->second.custom && it->second.group == group
+        && it->second.resource == plural)
+      it = types_.erase(it);
+    else
+      ++it;
+  }
+}
+
+// --- seeding
+// ------------------------------------------------------------------
+
+void store_core::seed() {
+  auto admin = admin_user();
+  auto run = [&](request req) {
+    req.user = admin;
+    auto r = handle(req);
+    (void)r;
+  };
+  for (const char* ns : {"default", "kube-system", "kube-public"}) {
+    request req;
+    req.verb = verb::create;
+    req.ref = {"", "v1", "namespaces", "", "", ""};
+    json obj
+        = {{"apiVersion", "v1"},
+           {"kind", "Namespace"},
+           {"metadata",
+            {{"name", ns}, {"labels", {{"kubernetes.io/metadata.name", ns}}}}}};
+    req.body = obj.dump();
+    run(req);
+  }
+  for (const char* ns : {"default", "kube-system", "kube-public"}) {
+    request sa;
+    sa.verb = verb::create;
+    sa.ref = {"", "v1", "serviceaccounts", ns, "", ""};
+    sa.body = json{{"apiVersion", "v1"},
+                   {"kind", "ServiceAccount"},
+                   {"metadata", {{"name", "default"}, {"namespace", ns}}}}
+                  .dump();
+    run(sa);
+    request cm;
+    cm.verb = verb::create;
+    cm.ref = {"", "v1", "configmaps", ns, "", ""};
+    cm.body
+        = json{{"apiVersion", "v1"},
+               {"kind", "ConfigMap"},
+               {"metadata",
+                {{"name", "kube-root-ca.crt"},
+                 {"namespace", ns},
+                 {"annotations",
+                  {{"kubernetes.io/description",
+                    "Contains a CA bundle that can be used to verify the "
+                    "kube-apiserver when using internal endpoints such as the "
+                    "internal service IP or kubernetes.default.svc. No other "
+                    "usage is guaranteed across distributions of Kubernetes "
+                    "clusters."}}}}},
+               {"data", {{"ca.crt", ""}}}}
+              .dump();
+    run(cm);
+  }
+}
+
+void store_core::wipe() {
+  objects_.clear();
+  types_.clear();
+  install_builtin_types();
+  seed();
+}
+
+void store_core::replay(const history_event& ev) {
+  auto& coll = objects_[ev.storage_key];
+  std::string key
+      = ev.namespace_name.empty() ? ev.name : ev.namespace_name + "/" + ev.name;
+  if (ev.type == "DELETED")
+    coll.erase(key);
+  else
+    coll[key] = ev.object;
+  if (coll.empty())
+    objects_.erase(ev.storage_key);
+  revision_ = std::max(revision_, ev.rv);
+  if (ev.storage_key == "apiextensions.k8s.io/customresourcedefinitions") {
+    if (ev.type == "DELETED")
+      unregister_crd(ev.object);
+    else
+      register_crd(ev.object);
+  }
+}
+
+// --- helpers
+// --------------------------------------------------------------------
+
+std::string store_core::key_of(const type_view& t, const std::string& ns,
+                               const std::string& name) const {
+  return t.namespaced ? ns + "/" + name : name;
+}
+
+const json* store_core::find(const type_view& t, const std::string& ns,
+                             const std::string& name) const {
+  auto c = objects_.find(t.storage_key());
+  if (c == objects_.end())
+    return nullptr;
+  auto it = c->second.find(key_of(t, ns, name));
+  return it == c->second.end() ? nullptr : &it->second;
+}
+
+json store_core::served(const type_view& t, json object) const {
+  object["apiVersion"] = t.api_version();
+  return canonical(t, object);
+}
+
+std::string store_core::new_uid() {
+  std::uniform_int_distribution<int> nibble(0, 15);
+  const char* hex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; ++i) {
+    int v = nibble(random_);
+    if (i == 12)
+      v = 4;
+    if (i == 16)
+      v = 8 + (v & 3);
+    if (i == 8 || i == 12 || i == 16 || i == 20)
+      out += '-';
+    out += hex[v];
+  }
+  return out;
+}
+
+std::string store_core::random_suffix() {
+  // apimachinery util/rand String: consonants and digits without look-alikes
+  static constexpr std::string_view alphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  std::string out;
+  for (int i = 0; i < 5; ++i)
+    out += alphabet[pick(random_)];
+  return out;
+}
+
+void store_core::commit(const type_view& t, const std::string& type,
+                        json object, json old_object) {
+  history_event ev;
+  ev.rv = revision_;
+  ev.type = type;
+  ev.storage_key = t.storage_key();
+  ev.namespace_name = meta_str(object, "namespace");
+  ev.name = meta_str(object, "name");
+  ev.object = std::move(object);
+  ev.old_object = std::move(old_object);
+  history_.push_back(ev);
+  while (history_.size() > std::max<std::size_t>(cfg_.watch_history, 1)) {
+    compacted_rv_ = history_.front().rv;
+    history_.pop_front();
+  }
+  if (on_commit)
+    on_commit(history_.back());
+}
+
+store_core::collection store_core::snapshot_at(const type_view& t,
+                                               std::uint64_t rv) const {
+  collection out;
+  auto c = objects_.find(t.storage_key());
+  if (c != objects_.end())
+    out = c->second;
+  for (auto it = history_.rbegin(); it != history_.rend() && it->rv > rv;
+       ++it) {
+    if (it->storage_key != t.storage_key())
+      continue;
+    auto key = t.namespaced ? it->namespace_name + "/" + it->name : it->name;
+    if (it->type == "ADDED")
+      out.erase(key);
+    else
+      out[key] = it->old_object;
+  }
+  return out;
+}
+
+caf::expected<void> store_core::check_namespace(const type_view& t,
+                                                const std::string& ns,
+                                                const std::string& name) {
+  if (!t.namespaced)
+    return caf::unit;
+  auto nt = types_.find("/v1/namespaces");
+  const json* nsobj = nt == types_.end() ? nullptr : find(nt->second, "", ns);
+  if (nsobj == nullptr)
+    return make_status_error("create", not_found_status(nt->second, ns));
+  if (being_deleted(*nsobj)) {
+    status st{
+        "Forbidden", 403,
+        t.qualified_resource() + " \"" + name
+            + "\" is forbidden: unable to create new content in namespace " + ns
+            + " because it is being terminated",
+        details_of(t, name)};
+    st.details.causes.push_back({"NamespaceTerminating",
+                                 "namespace " + ns + " is being terminated",
+                                 "metadata.namespace"});
+    return make_status_error("create", std::move(st));
+  }
+  return caf::unit;
+}
+
+// --- dispatch
+// -------------------------------------------------------------------
+
+caf::expected<response> store_core::handle(const request& req) {
+  auto t = find_type(req.ref);
+  if (!t)
+    return t.error();
+  if (t->create_only && req.verb != verb::create)
+    return fail(req, method_not_allowed(*t, req));
+  switch (req.verb) {
+  case verb::get:
+    if (req.ref.name.empty())
+      return list(*t, req);
+    return get(*t, req);
+  case verb::list:
+    return list(*t, req);
+  case verb::watch:
+    return fail(req, bad_request("watch requests go to watch_atom"));
+  case verb::create:
+    return create(*t, req);
+  case verb::update:
+    return update(*t, req);
+  case verb::patch:
+    return patch(*t, req);
+  case verb::remove:
+    return remove(*t, req);
+  case verb::remove_collection:
+    return remove_collection(*t, req);
+  }
+  return fail(req, method_not_allowed(*t, req));
+}
+
+caf::expected<response> store_core::get(const type_view& t,
+                                        const request& req) {
+  const json* obj = find(t, req.ref.namespace_name, req.ref.name);
+  if (obj == nullptr)
+    return fail(req, not_found_status(t, req.ref.name));
+  return response{200, text_of(served(t, *obj)), {}};
+}
+
+caf::expected<response> store_core::list(const type_view& t,
+                                         const request& req) {
+  auto labels = parse_label_selector(req.label_selector);
+  if (!labels)
+    return labels.error();
+  std::vector<std::string> fields{"metadata.name", "metadata.namespace"};
+  fields.insert(fields.end(), t.field_selectors.begin(),
+                t.field_selectors.end());
+  auto field_sel
+      = parse_field_selector(req.field_selector, fields, t.selector_style);
+  if (!field_sel)
+    return field_sel.error();
+  // resourceVersion semantics (k8s-semantics 1.9)
+  const auto& match = req.resource_version_match;
+  if (!match.empty() && req.resource_version.empty()) {
+    return fail(req, invalid_status("ListOptions", "meta.k8s.io", "",
+                                    {field_forbidden("resourceVersionMatch",
+                                                     "resourceVersionMatch is "
+                                                     "forbidden unless "
+                                                     "resourceVersion is "
+                                                     "provided")}));
+  }
+  if (!match.empty() && match != "Exact" && match != "NotOlderThan")
+    return fail(
+        req, invalid_status("ListOptions", "meta.k8s.io", "",
+                            {field_not_supported("resourceVersionMatch", match,
+                                                 {"Exact", "NotOlderThan"})}));
+  if (match == "Exact" && req.resource_version == "0")
+    return fail(req, invalid_status(
+                         "ListOptions", "meta.k8s.io", "",
+                         {field_forbidden("resourceVersionMatch",
+                                          "resourceVersionMatch \"exact\" is "
+                                          "forbidden for resourceVersion "
+                                          "\"0\"")}));
+  std::uint64_t asked = 0;
+  if (!req.resource_version.empty() && !parse_rv(req.resource_version, asked))
+    return fail(req, bad_request("invalid resource version \""
+                                 + req.resource_version + "\""));
+  std::uint64_t at = revision_;
+  std::string start;
+  if (!req.continue_token.empty()) {
+    auto raw = b64_decode(req.continue_token);
+    json tok;
+    try {
+      if (raw)
+        tok = json::parse(*raw);
+    } catch (...) {
+    }
+    if (!tok.is_object() || !tok.contains("rv") || !tok["rv"].is_number()
+        || !tok.contains("start") || !tok["start"].is_string())
+      return fail(req, bad_request("continue key is not valid: incorrect "
+                                   "encoded start resourceVersion (version "
+                                   "meta.k8s.io/v1)"));
+    at = tok["rv"].get<std::uint64_t>();
+    start = tok["start"].get<std::string>();
+    if (at < compacted_rv_)
+      return fail(req,
+                  status{"Expired",
+                         410,
+                         "The provided continue parameter is too old to "
+                         "display a consistent list result. You can start a "
+                         "new list without the continue parameter.",
+                         {}});
+  } else {
+    bool exact
+        = match == "Exact" || (match.empty() && req.limit > 0 && asked != 0);
+    if (exact && asked != 0) {
+      if (asked < compacted_rv_)
+        return fail(req, expired_status(asked, compacted_rv_ + 1));
+      if (asked <= revision_)
+        at = asked;
+    }
+    if (asked > revision_)
+      return fail(req, [&] {
+        status st{"Timeout",
+                  504,
+                  "Too large resource version: " + std::to_string(asked)
+                      + ", current: " + std::to_string(revision_),
+                  {}};
+        st.details.causes.push_back(
+            {"ResourceVersionTooLarge", "Too large resource version", ""});
+        st.details.retry_after_seconds = 1;
+        return st;
+      }());
+  }
+  auto items = at == revision_ ? [&] {
+    auto c = objects_.find(t.storage_key());
+    return c == objects_.end() ? collection{} : c->second;
+  }()
+                               : snapshot_at(t, at);
+  json out_items = json::array();
+  std::string next;
+  std::int64_t remaining = 0;
+  bool counting = false;
+  std::string prefix = t.namespaced && !req.ref.namespace_name.empty()
+                           ? req.ref.namespace_name + "/"
+                           : "";
+  for (auto it = start.empty() ? items.begin() : items.lower_bound(start);
+       it != items.end(); ++it) {
+    if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    const json& obj = it->second;
+    if (!req.ref.name.empty() && meta_str(obj, "name") != req.ref.name)
+      continue;
+    json labels_of
+        = obj.contains("metadata") && obj["metadata"].contains("labels")
+              ? obj["metadata"]["labels"]
+              : json();
+    if (!labels->matches(labels_of) || !field_sel->matches(obj))
+      continue;
+    if (counting) {
+      ++remaining;
+      continue;
+    }
+    if (req.limit > 0
+        && static_cast<std::int64_t>(out_items.size()) >= req.limit) {
+      next = it->first;
+      counting = true;
+      ++remaining;
+      continue;
+    }
+    json item = served(t, obj);
+    if (!t.custom) {
+      item.erase("kind");
+      item.erase("apiVersion");
+    }
+    out_items.push_back(std::move(item));
+  }
+  json list_meta = json::object();
+  list_meta["resourceVersion"] = std::to_string(at);
+  if (!next.empty()) {
+    json tok = {{"v", "meta.k8s.io/v1"}, {"rv", at}, {"start", next}};
+    list_meta["continue"] = b64_encode(tok.dump());
+    if (labels->empty() && field_sel->empty())
+      list_meta["remainingItemCount"] = remaining;
+  }
+  json out = {{"kind", t.list_kind},
+              {"apiVersion", t.api_version()},
+              {"metadata", list_meta},
+              {"items", out_items}};
+  if (t.custom)
+    out = json{{"apiVersion", t.api_version()},
+               {"items", out_items},
+               {"kind", t.list_kind},
+               {"metadata", list_meta}};
+  return response{200, text_of(out), {}};
+}
+
+// --- admission
+// --------------------------------------------------------------------
+
+/// The one admission chain every write passes, in kube-apiserver's order:
+/// mutating admission -> defaulting and schema (pruning) -> CEL rules ->
+/// validating admission (built-in validation). A later stage sees what the
+/// earlier ones made of the object.
+caf::expected<json> store_core::admit(const type_view& t, const request& req,
+                                      json& object, const json* old,
+                                      std::vector<std::string>& warnings) {
+  std::vector<status_cause> causes;
+  std::string name = meta_str(object, "name");
+  // 1. mutating admission: none installed.
+  // 2+3. defaulting, pruning, schema and CEL validation (custom resources).
+  if (t.custom && t.schema) {
+    auto result = sim::admit(*t.schema, object, old);
+    if (!result.unknown_fields.empty()) {
+      if (req.field_validation == "Strict") {
+        std::string msg = "strict decoding error: ";
+        for (std::size_t i = 0; i < result.unknown_fields.size(); ++i) {
+          if (i > 0)
+            msg += ", ";
+          msg += "unknown field \"" + result.unknown_fields[i] + "\"";
+        }
+        return fail(req, bad_request(msg));
+      }
+      if (req.field_validation == "Warn" || req.field_validation.empty())
+        for (const auto& f : result.unknown_fields)
+          warnings.push_back("unknown field \"" + f + "\"");
+    }
+    for (auto& w : result.warnings)
+      warnings.push_back(std::move(w));
+    causes = std::move(result.causes);
+  }
+  // 4. validating admission: object metadata and the built-ins' checks.
+  auto meta = object.value("metadata", json::object());
+  std::vector<status_cause> meta_causes
+      = old == nullptr ? validate_object_meta(meta, t.namespaced, t.names)
+                       : validate_object_meta_update(
+                           meta, old->value("metadata", json::object()));
+  causes.insert(causes.begin(), meta_causes.begin(), meta_causes.end());
+  if (!t.custom) {
+    std::vector<status_cause> type_causes;
+    if (t.resource == "configmaps" && t.group.empty())
+      type_causes = validate_config_map(object);
+    else if (t.resource == "secrets" && t.group.empty())
+      type_causes = validate_secret(object);
+    else if (t.resource == "pods" && t.group.empty() && old == nullptr)
+      type_causes = validate_pod_spec(object.value("spec", json::object()));
+    causes.insert(causes.end(), type_causes.begin(), type_causes.end());
+  }
+  if (!causes.empty())
+    return fail(req, invalid_status(t.kind, t.group, name, std::move(causes)));
+  // The stored-object limit: etcd's request limit (--max-request-bytes,
+  // 1.5 MiB) refuses the write.
+  if (object.dump().size() > 1572864)
+    return fail(req, status{"RequestEntityTooLarge",
+                            413,
+                            "Request entity too large: limit is 3145728",
+                            {}});
+  return object;
+}
+
+// --- create
+// -------------------------------------------------------------------------
+
+caf::expected<response> store_core::create(const type_view& t,
+                                           const request& req) {
+  if (!req.ref.name.empty() && req.ref.subresource.empty())
+    return fail(req, method_not_allowed(t, req));
+  auto body = parse_object(req, req.body);
+  if (!body)
+    return body.error();
+  if (req.ref.subresource == "token" || t.create_only)
+    return review(t, req, std::move(*body));
+  json obj = std::move(*body);
+  if (!obj.contains("kind") || !obj["kind"].is_string()
+      || obj["kind"].get<std::string>().empty())
+    return fail(req,
+                bad_request("Object 'Kind' is missing in '" + req.body + "'"));
+  if (obj["kind"] != t.kind)
+    return fail(req,
+                bad_request("the object provided is unrecognized (must "
+                            "be of type "
+                            + t.kind + "): " + obj["kind"].get<std::string>()));
+  if (!obj.contains("metadata") || !obj["metadata"].is_object())
+    obj["metadata"] = json::object();
+  auto& meta = obj["metadata"];
+  if (t.namespaced) {
+    auto ns = meta.value("namespace", "");
+    if (ns.empty())
+      meta["namespace"] = req.ref.namespace_name;
+    else if (ns != req.ref.namespace_name)
+      return fail(req, bad_request("the namespace of the provided object does "
+                                   "not match the namespace sent on the "
+                                   "request"));
+  } else {
+    meta.erase("namespace");
+  }
+  if (meta.contains("resourceVersion") && meta["resourceVersion"].is_string()
+      && !meta["resourceVersion"].get<std::string>().empty())
+    return fail(req, internal_error("resourceVersion should not be set on "
+                                    "objects to be created"));
+  std::string name = meta.value("name", "");
+  if (name.empty() && meta.contains("generateName")
+      && meta["generateName"].is_string()
+      && !meta["generateName"].get<std::string>().empty()) {
+    name = meta["generateName"].get<std::string>() + random_suffix();
+    meta["name"] = name;
+  }
+  if (auto ok = check_namespace(t, req.ref.namespace_name, name); !ok)
+    return ok.error();
+  // FillObjectMetaSystemFields and the strategies' PrepareForCreate.
+  meta["uid"] = new_uid();
+  meta["creationTimestamp"] = format_time(now());
+  meta.erase("deletionTimestamp");
+  meta.erase("deletionGracePeriodSeconds");
+  meta.erase("resourceVersion");
+  if (t.has_generation)
+    meta["generation"] = 1;
+  if (t.status_subresource && t.custom)
+    obj.erase("status");
+  if (t.resource == "namespaces" && t.group.empty()) {
+    obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+    obj["spec"] = {{"finalizers", json::array({"kubernetes"})}};
+    obj["status"] = {{"phase", "Active"}};
+  }
+  if (!t.custom && t.status_subresource && t.resource != "namespaces") {
+    obj.erase("status");
+    if (t.resource == "pods" && t.group.empty())
+      obj["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
+  }
+  obj["apiVersion"] = t.api_version();
+  if (!t.custom && t.group.empty() && t.resource == "pods"
+      && obj.contains("spec"))
+    default_pod_spec(obj["spec"]);
+  std::vector<std::string> warnings;
+  auto admitted = admit(t, req, obj, nullptr, warnings);
+  if (!admitted)
+    return admitted.error();
+  obj = std::move(*admitted);
+  if (t.resource == "customresourcedefinitions") {
+    // CRD names must be <plural>.<group>; the schema of every version must
+    // compile (SCHEMA answers with the failing rule).
+    auto spec = obj.value("spec", json::object());
+    std::string expected
+        = spec.value("names", json::object()).value("plural", "") + "."
+          + spec.value("group", "");
+    std::vector<status_cause> causes;
+    if (name != expected)
+      causes.push_back(field_invalid("metadata.name", name,
+                                     "must be spec.names.plural+\".\"+spec."
+                                     "group"));
+    auto versions = spec.value("versions", json::array());
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+      const auto& v = versions[i];
+      if (v.contains("schema") && v["schema"].contains("openAPIV3Schema")) {
+        std::string prefix = versions.size() == 1
+                                 ? "spec.validation.openAPIV3Schema"
+                                 : "spec.versions[" + std::to_string(i)
+                                       + "].schema.openAPIV3Schema";
+        auto compiled
+            = compile_schema(v["schema"]["openAPIV3Schema"], &causes, prefix);
+        (void)compiled;
+      }
+    }
+    if (!causes.empty())
+      return fail(req,
+                  invalid_status(t.kind, t.group, name, std::move(causes)));
+    auto accepted = spec.value("names", json::object());
+    if (!accepted.contains("singular") && accepted.contains("kind")) {
+      std::string s = accepted["kind"].get<std::string>();
+      for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      accepted["singular"] = s;
+    }
+    if (!accepted.contains("listKind") && accepted.contains("kind"))
+      accepted["listKind"] = accepted["kind"].get<std::string>() + "List";
+    std::string ts = format_time(now());
+    obj["status"] = {
+        {"conditions",
+         json::array({{{"type", "NamesAccepted"},
+                       {"status", "True"},
+                       {"lastTransitionTime", ts},
+                       {"reason", "NoConflicts"},
+                       {"message", "no conflicts found"}},
+                      {{"type", "Established"},
+                       {"status", "True"},
+                       {"lastTransitionTime", ts},
+                       {"reason", "InitialNamesAccepted"},
+                       {"message", "the initial names have been accepted"}}})},
+        {"acceptedNames", accepted},
+        {"storedVersions", json::array()}};
+    for (const auto& v : versions)
+      if (v.value("storage", false))
+        obj["status"]["storedVersions"].push_back(v.value("name", ""));
+  }
+  if (find(t, req.ref.namespace_name, name) != nullptr) {
+    status st{"AlreadyExists", 409,
+              t.qualified_resource() + " \"" + name + "\" already exists",
+              details_of(t, name)};
+    if (meta_str(obj, "generateName").size() > 0
+        && req.body.find("\"name\"") == std::string::npos)
+      st.details.retry_after_seconds = 1;
+    return fail(req, std::move(st));
+  }
+  if (req.dry_run) {
+    obj["metadata"].erase("resourceVersion");
+    return response{201, text_of(served(t, obj)), std::move(warnings)};
+  }
+  ++revision_;
+  obj["metadata"]["resourceVersion"] = std::to_string(revision_);
+  obj = canonical(t, obj);
+  objects_[t.storage_key()][key_of(t, req.ref.namespace_name, name)] = obj;
+  if (t.resource == "customresourcedefinitions")
+    register_crd(obj);
+  commit(t, "ADDED", obj, json());
+  return response{201, text_of(served(t, obj)), std::move(warnings)};
+}
+
+caf::expected<response> store_core::review(const type_view& t,
+                                           const request& req, json body) {
+  // Reviews are answered, never stored (authentication.k8s.io,
+  // authorization.k8s.io); TokenRequest issues a token.
+  (void)body;
+  return fail(req, status{"MethodNotAllowed",
+                          405,
+                          t.kind + " is not served by this store yet",
+                          {}});
+}
+
+// --- update
+// ---------------------------------------------------------------------------
+
+caf::expected<store_core::write_result>
+store_core::write_update(const type_view& t, const request& req, json stored,
+                         json updated, bool allow_create) {
+  (void)allow_create;
+  const std::string& name = req.ref.name;
+  if (!updated.contains("metadata") || !updated["metadata"].is_object())
+    updated["metadata"] = json::object();
+  auto& meta = updated["metadata"];
+  const auto& old_meta = stored["metadata"];
+  // Optimistic concurrency: a resourceVersion that is set must be current.
+  std::string rv = meta.value("resourceVersion", "");
+  if (rv.empty() && t.custom)
+    return fail(req, invalid_status(t.kind, t.group, name,
+                                    {field_invalid_rendered(
+                                        "metadata.resourceVersion", "0x0",
+                                        "must be specified for an "
+                                        "update")}));
+  if (!rv.empty() && rv != old_meta.value("resourceVersion", ""))
+    return fail(req, conflict_status(t, name, std::string{modified_text}));
+  // rest.BeforeUpdate: system fields come from the stored object.
+  if (old_meta.contains("generation"))
+    meta["generation"] = old_meta["generation"];
+  else
+    meta.erase("generation");
+  if (!meta.contains("uid") || meta["uid"] == "")
+    meta["uid"] = old_meta.value("uid", "");
+  meta["creationTimestamp"] = old_meta.value("creationTimestamp", "");
+  if (old_meta.contains("deletionTimestamp"))
+    meta["deletionTimestamp"] = old_meta["deletionTimestamp"];
+  if (old_meta.contains("deletionGracePeriodSeconds")
+      && !meta.contains("deletionGracePeriodSeconds"))
+    meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"];
+  meta["resourceVersion"] = old_meta.value("resourceVersion", "");
+  json managed = meta.value("managedFields", json());
+  updated["apiVersion"] = stored.value("apiVersion", t.api_version());
+  updated["kind"] = t.kind;
+  bool status_write = req.ref.subresource == "status";
+  if (status_write) {
+    // /status takes status (and nothing else) from the request.
+    json next = stored;
+    if (updated.contains("status"))
+      next["status"] = updated["status"];
+    else
+      next.erase("status");
+    if (!managed.is_null())
+      next["metadata"]["managedFields"] = managed;
+    updated = std::move(next);
+  } else if (req.ref.subresource == "finalize") {
+    json next = stored;
+    if (updated.contains("spec"))
+      next["spec"] = updated["spec"];
+    updated = std::move(next);
+  } else if (t.status_subresource) {
+    // The main resource ignores status.
+    if (stored.contains("status"))
+      updated["status"] = stored["status"];
+    else
+      updated.erase("status");
+  }
+  if (t.resource == "namespaces" && t.group.empty() && !status_write
+      && req.ref.subresource != "finalize")
+    updated["spec"] = stored.value("spec", json::object());
+  std::vector<std::string> warnings;
+  auto admitted = admit(t, req, updated, &stored, warnings);
+  if (!admitted)
+    return admitted.error();
+  updated = std::move(*admitted);
+  // generation: custom resources on any change outside metadata, built-ins
+  // on spec changes; never through /status.
+  if (!status_write && updated["metadata"].contains("generation")) {
+    bool bump = false;
+    if (t.custom)
+      bump = without(updated, {"metadata", "apiVersion", "kind"})
+             != without(stored, {"metadata", "apiVersion", "kind"});
+    else if (t.has_generation)
+      bump = updated.value("spec", json()) != stored.value("spec", json())
+             || (t.resource == "deployments"
+                 && updated["metadata"].value("annotations", json())
+                        != old_meta.value("annotations", json()));
+    if (bump)
+      updated["metadata"]["generation"]
+          = updated["metadata"]["generation"].get<std::int64_t>() + 1;
+  }
+  updated = canonical(t, updated);
+  write_result out;
+  // A no-op writes nothing, bumps nothing, tells no watch.
+  if (updated == canonical(t, stored)) {
+    out.object = stored;
+    return out;
+  }
+  if (req.dry_run) {
+    out.object = updated;
+    return out;
+  }
+  std::string key = key_of(t, req.ref.namespace_name, name);
+  ++revision_;
+  updated["metadata"]["resourceVersion"] = std::to_string(revision_);
+  // ShouldDeleteDuringUpdate: the last finalizer of a deleting object went.
+  if (being_deleted(updated) && !has_finalizers(updated)
+      && !(t.resource == "namespaces" && t.group.empty()
+           && !updated.value("spec", json::object())
+                   .value("finalizers", json::array())
+                   .empty())) {
+    objects_[t.storage_key()].erase(key);
+    if (t.resource == "customresourcedefinitions")
+      unregister_crd(updated);
+    commit(t, "DELETED", updated, stored);
+    out.object = updated;
+    out.deleted = true;
+    return out;
+  }
+  objects_[t.storage_key()][key] = updated;
+  commit(t, "MODIFIED", updated, stored);
+  out.object = updated;
+  return out;
+}
+
+caf::expected<response> store_core::update(const type_view& t,
+                                           const request& req) {
+  if (req.ref.name.empty())
+    return fail(req, method_not_allowed(t, req));
+  auto body = parse_object(req, req.body);
+  if (!body)
+    return body.error();
+  json obj = std::move(*body);
+  std::string body_name = meta_str(obj, "name");
+  if (body_name != req.ref.name)
+    return fail(req, bad_request("the name of the object (" + body_name
+                                 + ") does not match the name on the URL ("
+                                 + req.ref.name + ")"));
+  if (t.namespaced) {
+    auto ns = meta_str(obj, "namespace");
+    if (!ns.empty() && ns != req.ref.namespace_name)
+      return fail(req, bad_request("the namespace of the provided object does "
+                                   "not match the namespace sent on the "
+                                   "request"));
+    obj["metadata"]["namespace"] = req.ref.namespace_name;
+  }
+  const json* stored = find(t, req.ref.namespace_name, req.ref.name);
+  if (stored == nullptr) {
+    if (t.create_on_update && req.ref.subresource.empty()) {
+      request as_create = req;
+      as_create.verb = verb::create;
+      obj["metadata"].erase("resourceVersion");
+      as_create.body = obj.dump();
+      return create(t, as_create);
+    }
+    return fail(req, not_found_status(t, req.ref.name));
+  }
+  if (obj.contains("kind") && obj["kind"] != t.kind)
+    return fail(req, bad_request("the object provided is unrecognized (must "
+                                 "be of type "
+                                 + t.kind + ")"));
+  auto r = write_update(t, req, *stored, std::move(obj), false);
+  if (!r)
+    return r.error();
+  return response{200, text_of(served(t, r->object)), {}};
+}
+
+// --- patch
+// ------------------------------------------------------------------------------
+
+caf::expected<response> store_core::patch(const type_view& t,
+                                          const request& req) {
+  if (req.ref.name.empty())
+    return fail(req, method_not_allowed(t, req));
+  if (req.patch == patch_type::none
+      || (t.custom && req.patch == patch_type::strategic)
+      || (req.ref.subresource == "status" && t.custom
+          && req.patch == patch_type::strategic))
+    return fail(req,
+                status{"UnsupportedMediaType",
+                       415,
+                       "the body of the request was in an unknown format - "
+                       "accepted media types include: "
+                       "application/json-patch+json, "
+                       "application/merge-patch+json, "
+                       "application/apply-patch+yaml",
+                       {}});
+  if (req.force && req.patch != patch_type::apply)
+    return fail(
+        req, invalid_status("PatchOptions", "meta.k8s.io", "",
+                            {field_forbidden("force", "may not be specified "
+                                                      "for non-apply patch")}));
+  const json* stored = find(t, req.ref.namespace_name, req.ref.name);
+  if (req.patch == patch_type::apply) {
+    if (req.field_manager.empty())
+      return fail(req, invalid_status("PatchOptions", "meta.k8s.io", "",
+                                      {field_required("fieldManager",
+                                                      "is required for apply "
+                                                      "patch")}));
+    auto doc = parse_object(req, req.body);
+    if (!doc)
+      return doc.error();
+    if (stored == nullptr) {
+      request as_create = req;
+      as_create.verb = verb::create;
+      as_create.body = doc->dump();
+      return create(t, as_create);
+    }
+    json merged = strategic_merge(served(t, *stored), *doc);
+    auto r = write_update(t, req, *stored, std::move(merged), false);
+    if (!r)
+      return r.error();
+    return response{200, text_of(served(t, r->object)), {}};
+  }
+  if (stored == nullptr)
+    return fail(req, not_found_status(t, req.ref.name));
+  json current = served(t, *stored);
+  caf::expected<json> patched = current;
+  switch (req.patch) {
+  case patch_type::json:
+    patched = apply_json_patch(current, req.body);
+    break;
+  case patch_type::merge:
+    patched = apply_merge_patch(current, req.body);
+    break;
+  case patch_type::strategic:
+    patched = apply_strategic_merge_patch(current, req.body);
+    break;
+  default:
+    break;
+  }
+  if (!patched)
+    return fail(req, *status_of(patched.error()));
+  if (!patched->is_object())
+    return fail(req, invalid_patch_status());
+  std::string patched_name = meta_str(*patched, "name");
+  if (patched_name != req.ref.name)
+    return fail(req, bad_request("the name of the object (" + patched_name
+                                 + ") does not match the name on the URL ("
+                                 + req.ref.name + ")"));
+  if (t.namespaced && meta_str(*patched, "namespace") != req.ref.namespace_name)
+    return fail(req, bad_request("the namespace of the provided object does "
+                                 "not match the namespace sent on the "
+                                 "request"));
+  // Without a resourceVersion of its own, a patch applies to the latest
+  // object: keep the stored one so that write_update sees no conflict.
+  if (meta_str(*patched, "resourceVersion").empty())
+    (*patched)["metadata"]["resourceVersion"]
+        = meta_str(*stored, "resourceVersion");
+  auto r = write_update(t, req, *stored, std::move(*patched), false);
+  if (!r)
+    return r.error();
+  return response{200, text_of(served(t, r->object)), {}};
+}
+
+// --- delete
+// ---------------------------------------------------------------------------------
+
+json store_core::delete_now(const type_view& t, const std::string& key,
+                            const request& req) {
+  (void)req;
+  auto& coll = objects_[t.storage_key()];
+  json last = coll[key];
+  coll.erase(key);
+  if (coll.empty())
+    objects_.erase(t.storage_key());
+  ++revision_;
+  json at_delete = last;
+  at_delete["metadata"]["resourceVersion"] = std::to_string(revision_);
+  if (t.resource == "customresourcedefinitions"
+      && t.group == "apiextensions.k8s.io") {
+    // The CRD's custom resources go with it (the cleanup finalizer's work).
+    auto spec = last.value("spec", json::object());
+    std::string group = spec.value("group", "");
+    std::string plural
+        = spec.value("names", json::object()).value("plural", "");
+    std::string cr_key = group + "/" + plural;
+    std::optional<type_view> crt;
+    for (const auto& [_, tv] : types_)
+      if (tv.custom && tv.group == group && tv.resource == plural)
+        crt = tv;
+    auto c = objects_.find(cr_key);
+    if (c != objects_.end() && crt) {
+      auto items = std::move(c->second);
+      objects_.erase(c);
+      commit(t, "DELETED", at_delete, last);
+      for (auto& [k, obj] : items) {
+        ++revision_;
+        json gone = obj;
+        gone["metadata"]["resourceVersion"] = std::to_string(revision_);
+        commit(*crt, "DELETED", gone, obj);
+      }
+      unregister_crd(last);
+      return last;
+    }
+    unregister_crd(last);
+  }
+  commit(t, "DELETED", at_delete, last);
+  return last;
+}
+
+caf::expected<response> store_core::remove(const type_view& t,
+                                           const request& req) {
+  if (req.ref.name.empty())
+    return remove_collection(t, req);
+  json options = json::object();
+  if (!req.body.empty()) {
+    auto parsed = parse_object(req, req.body);
+    if (!parsed)
+      return parsed.error();
+    options = std::move(*parsed);
+  }
+  const json* stored = find(t, req.ref.namespace_name, req.ref.name);
+  if (stored == nullptr)
+    return fail(req, not_found_status(t, req.ref.name));
+  const std::string& name = req.ref.name;
+  // Preconditions (rest.BeforeDelete): named by Kind, not by resource.
+  if (options.contains("preconditions")
+      && options["preconditions"].is_object()) {
+    const auto& pre = options["preconditions"];
+    auto conflict = [&](const std::string& why) {
+      status st{"Conflict",
+                409,
+                "Operation cannot be fulfilled on " + qualified_kind(t) + " \""
+                    + name + "\": " + why,
+                {}};
+      st.details.name = name;
+      st.details.group = t.group;
+      st.details.kind = t.kind;
+      return fail(req, std::move(st));
+    };
+    if (pre.contains("uid") && pre["uid"].is_string()) {
+      auto uid = meta_str(*stored, "uid");
+      if (pre["uid"] != uid)
+        return conflict("the UID in the precondition ("
+                        + pre["uid"].get<std::string>()
+                        + ") does not match the UID in record (" + uid
+                        + "). The object might have been deleted and then "
+                          "recreated");
+    }
+    if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
+      auto rv = meta_str(*stored, "resourceVersion");
+      if (pre["resourceVersion"] != rv)
+        return conflict("the ResourceVersion in the precondition ("
+                        + pre["resourceVersion"].get<std::string>()
+                        + ") does not match the ResourceVersion in record ("
+                        + rv + "). The object might have been modified");
+    }
+  }
+  // DeleteOptions.propagationPolicy / orphanDependents -> GC finalizers.
+  std::string policy = options.value("propagationPolicy", "");
+  bool orphan_flag_set = options.contains("orphanDependents")
+                         && options["orphanDependents"].is_boolean();
+  if (policy.empty() && orphan_flag_set)
+    policy = options["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+  json next = *stored;
+  json& finalizers = next["metadata"]["finalizers"];
+  if (!finalizers.is_array())
+    finalizers = json::array();
+  auto has = [&](std::string_view f) {
+    return std::find(finalizers.begin(), finalizers.end(), json(f))
+           != finalizers.end();
+  };
+  auto drop = [&](std::string_view f) {
+    json kept = json::array();
+    for (const auto& x : finalizers)
+      if (x != f)
+        kept.push_back(x);
+    finalizers = std::move(kept);
+  };
+  if (policy == "Orphan") {
+    drop("foregroundDeletion");
+    if (!has("orphan"))
+      finalizers.push_back("orphan");
+  } else if (policy == "Foreground") {
+    drop("orphan");
+    if (!has("foregroundDeletion"))
+      finalizers.push_back("foregroundDeletion");
+  } else if (policy == "Background") {
+    drop("orphan");
+    drop("foregroundDeletion");
+  }
+  if (finalizers.empty())
+    next["metadata"].erase("finalizers");
+  bool is_namespace = t.resource == "namespaces" && t.group.empty();
+  bool pending = has_finalizers(next) || is_namespace;
+  std::string key = key_of(t, req.ref.namespace_name, name);
+  if (!pending) {
+    if (req.dry_run) {
+      status_details d = details_of(t, name);
+      d.uid = meta_str(*stored, "uid");
+      return response{200, success_body(d), {}};
+    }
+    json last = delete_now(t, key, req);
+    if (t.resource == "pods" && t.group.empty())
+      return response{200, text_of(served(t, last)), {}};
+    status_details d = details_of(t, name);
+    d.uid = meta_str(last, "uid");
+    return response{200, success_body(d), {}};
+  }
+  // Graceful: mark as deleting, keep the object until its finalizers go.
+  if (!being_deleted(next)) {
+    next["metadata"]["deletionTimestamp"] = format_time(now());
+    next["metadata"]["deletionGracePeriodSeconds"] = 0;
+    if (next["metadata"].contains("generation")
+        && next["metadata"]["generation"].get<std::int64_t>() > 0)
+      next["metadata"]["generation"]
+          = next["metadata"]["generation"].get<std::int64_t>() + 1;
+    if (is_namespace)
+      next["status"]["phase"] = "Terminating";
+  }
+  std::int32_t code
+      = orphan_flag_set && !options["orphanDependents"].get<bool>() ? 202 : 200;
+  next = canonical(t, next);
+  if (next == canonical(t, *stored) || req.dry_run)
+    return response{code, text_of(served(t, next)), {}};
+  ++revision_;
+  next["metadata"]["resourceVersion"] = std::to_string(revision_);
+  json old = *stored;
+  objects_[t.storage_key()][key] = next;
+  commit(t, "MODIFIED", next, old);
+  return response{code, text_of(served(t, next)), {}};
+}
+
+caf::expected<response> store_core::remove_collection(const type_view& t,
+                                                      const request& req) {
+  request listing = req;
+  listing.verb = verb::list;
+  listing.limit = 0;
+  listing.continue_token.clear();
+  listing.resource_version.clear();
+  auto listed = list(t, listing);
+  if (!listed)
+    return listed.error();
+  auto doc = json::parse(listed->body);
+  json items = json::array();
+  for (const auto& item : doc["items"]) {
+    request one = req;
+    one.verb = verb::remove;
+    one.ref.namespace_name = meta_str(item, "namespace");
+    one.ref.name = meta_str(item, "name");
+    auto r = remove(t, one);
+    if (!r)
+      return r.error();
+    items.push_back(item);
+  }
+  doc["items"] = items;
+  doc["metadata"]["resourceVersion"] = std::to_string(revision_);
+  return response{200, text_of(doc), {}};
+}
+
+// --- watch
+// ----------------------------------------------------------------------------------
+
+caf::expected<watch_plan> store_core::plan_watch(const request& req) {
+  auto t = find_type(req.ref);
+  if (!t)
+    return t.error();
+  watch_plan plan;
+  plan.filter.type = *t;
+  plan.filter.namespace_name = t->namespaced ? req.ref.namespace_name : "";
+  plan.filter.name = req.ref.name;
+  plan.filter.bookmarks = req.allow_watch_bookmarks;
+  auto labels = parse_label_selector(req.label_selector);
+  if (!labels)
+    return labels.error();
+  plan.filter.labels = std::move(*labels);
+  std::vector<std::string> fields{"metadata.name", "metadata.namespace"};
+  fields.insert(fields.end(), t->field_selectors.begin(),
+                t->field_selectors.end());
+  auto field_sel
+      = parse_field_selector(req.field_selector, fields, t->selector_style);
+  if (!field_sel)
+    return field_sel.error();
+  plan.filter.fields = std::move(*field_sel);
+  std::uint64_t from = 0;
+  if (!req.resource_version.empty() && req.resource_version != "0"
+      && !parse_rv(req.resource_version, from))
+    return fail(req, bad_request("invalid resource version \""
+                                 + req.resource_version + "\""));
+  if (from == 0) {
+    // "Get state and start at most recent": synthetic ADDEDs.
+    auto c = objects_.find(t->storage_key());
+    if (c != objects_.end())
+      for (const auto& [key, obj] : c->second) {
+        history_event ev;
+        ev.rv = revision_;
+        ev.type = "ADDED";
+        ev.storage_key = t->storage_key();
+        ev.namespace_name = meta_str(obj, "namespace");
+        ev.name = meta_str(obj, "name");
+        ev.object = obj;
+        if (auto e = event_for(plan.filter, ev))
+          plan.initial.push_back(std::move(*e));
+      }
+    plan.last_rv = revision_;
+    return plan;
+  }
+  if (from < compacted_rv_) {
+    plan.initial.push_back(
+        {"ERROR",
+         status_to_json(expired_status(from, compacted_rv_ + 1)).dump()});
+    plan.ends_after_initial = true;
+    return plan;
+  }
+  for (const auto& ev : history_)
+    if (ev.rv > from)
+      if (auto e = event_for(plan.filter, ev))
+        plan.initial.push_back(std::move(*e));
+  plan.last_rv = std::max(from, revision_);
+  return plan;
+}
+
+std::optional<watch_event>
+store_core::event_for(const watch_filter& f, const history_event& ev) const {
+  if (ev.storage_key != f.type.storage_key())
+    return std::nullopt;
+  if (!f.namespace_name.empty() && ev.namespace_name != f.namespace_name)
+    return std::nullopt;
+  if (!f.name.empty() && ev.name != f.name)
+    return std::nullopt;
+  auto selected = [&](const json& obj) {
+    if (obj.is_null())
+      return false;
+    json labels = obj.contains("metadata") && obj["metadata"].contains("labels")
+                      ? obj["metadata"]["labels"]
+                      : json();
+    return f.labels.matches(labels) && f.fields.matches(obj);
+  };
+  std::string type = ev.type;
+  bool now_in = selected(ev.object);
+  if (ev.type == "MODIFIED") {
+    bool was_in = selected(ev.old_object);
+    if (!now_in && !was_in)
+      return std::nullopt;
+    if (now_in && !was_in)
+      type = "ADDED";
+    else if (!now_in && was_in)
+      type = "DELETED";
+  } else if (!now_in) {
+    return std::nullopt;
+  }
+  json obj = ev.object;
+  obj["apiVersion"] = f.type.api_version();
+  return watch_event{type, canonical(f.type, obj).dump()};
+}
+
+watch_event store_core::bookmark(const watch_filter& f) const {
+  json obj = {{"kind", f.type.kind},
+              {"apiVersion", f.type.api_version()},
+              {"metadata", {{"resourceVersion", std::to_string(revision_)}}}};
+  if (f.type.custom)
+    obj = sorted(obj);
+  return watch_event{"BOOKMARK", obj.dump()};
+}
+
+// --- authentication and discovery
+// -------------------------------------------------------
+
+caf::expected<user_info> store_core::authenticate(const std::string& token) {
+  if (!token.empty() && token == cfg_.admin_token)
+    return admin_user();
+  return make_status_error("authenticate",
+                           status{"Unauthorized", 401, "Unauthorized", {}});
+}
+
+caf::expected<response> store_core::discovery(const std::string& path) const {
+  if (path == "/openapi/v2")
+    return response{200, "", {}};
+  if (path == "/version") {
+    json v = {{"major", "1"},
+              {"minor", "32"},
+              {"gitVersion", "v1.32.4"},
+              {"gitCommit", "59526cd4867447956156ae3a602fcbac10a2c335"},
+              {"gitTreeState", "clean"},
+              {"buildDate", "2025-04-22T16:02:27Z"},
+              {"goVersion", "go1.23.6"},
+              {"compiler", "gc"},
+              {"platform", "linux/amd64"}};
+    return response{200, text_of(v), {}};
+  }
+  return unserved();
+}
+
+} // namespace aiperf::k8s::sim
