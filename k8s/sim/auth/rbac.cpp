@@ -827,10 +827,9 @@ std::string escalation_text(const user_info& user,
 
 } // namespace
 
-caf::expected<void>
-rbac_index::check_role_write(const user_info& requester, std::string_view kind,
-                             const json& role_object,
-                             std::string_view namespace_name) const {
+caf::expected<void> rbac_index::check_role_write(
+    const user_info& requester, std::string_view kind, const json& role_object,
+    std::string_view namespace_name, const json* old_role) const {
   if (in_masters(requester))
     return {};
   bool cluster = kind == "ClusterRole";
@@ -846,6 +845,10 @@ rbac_index::check_role_write(const user_info& requester, std::string_view kind,
   escalate.name = name;
   if (authorize(escalate).allowed)
     return {};
+  if (old_role != nullptr
+      && without_gc_fields(role_object, *old_role)
+             == without_gc_fields(*old_role, *old_role))
+    return {};
   std::vector<policy_rule> rules;
   if (auto it = role_object.find("rules");
       role_object.is_object() && it != role_object.end() && it->is_array())
@@ -856,9 +859,16 @@ rbac_index::check_role_write(const user_info& requester, std::string_view kind,
   if (auto text = escalation_text(requester, owner, errors, rules);
       !text.empty())
     return forbidden(rbac_group, resource, name, text);
-  if (cluster && role_object.is_object()
-      && role_object.contains("aggregationRule")
-      && !role_object["aggregationRule"].is_null()
+  // hasAggregationRule: at least one selector, in the new or the old role
+  // (dropping the rule of an aggregated role is as strong as setting one).
+  auto aggregated = [](const json* r) {
+    if (r == nullptr)
+      return false;
+    const auto& agg = object_at(*r, "aggregationRule");
+    auto it = agg.find("clusterRoleSelectors");
+    return it != agg.end() && it->is_array() && !it->empty();
+  };
+  if (cluster && (aggregated(&role_object) || aggregated(old_role))
       && !escalation_text(requester, owner, errors, full_authority()).empty())
     return forbidden(
         rbac_group, resource, name,

@@ -159,13 +159,16 @@ public:
   /// (`kind` "Role", in `namespace_name`) or ClusterRole by `requester`:
   /// allowed for system:masters, for a requester holding `escalate` on
   /// roles/clusterroles (that name), or when the requester already holds
-  /// every rule; writing an aggregationRule needs full authority. Refused:
-  /// errc::forbidden, 403 `roles.rbac.authorization.k8s.io "r" is
+  /// every rule; an update (`old_role` given) that only changes
+  /// ownerReferences/finalizers is always allowed; setting, keeping or
+  /// dropping an aggregationRule (with selectors) needs full authority.
+  /// Refused: errc::forbidden, 403 `roles.rbac.authorization.k8s.io "r" is
   /// forbidden: user "u" (groups=["a" "b"]) is attempting to grant RBAC
   /// permissions not currently held:\n{APIGroups:[...], ...}`.
   [[nodiscard]] caf::expected<void>
   check_role_write(const user_info& requester, std::string_view kind,
-                   const json& role, std::string_view namespace_name) const;
+                   const json& role, std::string_view namespace_name,
+                   const json* old_role = nullptr) const;
 
   /// Privilege-escalation prevention for a create or update of a
   /// RoleBinding (in `namespace_name`) or ClusterRoleBinding: allowed for

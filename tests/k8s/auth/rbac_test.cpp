@@ -468,7 +468,8 @@ TEST_F(k8s_sim_auth_rbac, escalate_lets_a_holder_grant_more) {
 
 TEST_F(k8s_sim_auth_rbac, an_aggregation_rule_needs_full_authority) {
   auto agg = cluster_role("agg", json::array());
-  agg["aggregationRule"] = {{"clusterRoleSelectors", json::array()}};
+  agg["aggregationRule"] = {
+      {"clusterRoleSelectors", json::array({{{"matchLabels", {{"a", "b"}}}}})}};
   auto refused = index.check_role_write(op, "ClusterRole", agg, "");
   ASSERT_FALSE(refused);
   EXPECT_EQ(status_of(refused.error())->message,
@@ -476,6 +477,25 @@ TEST_F(k8s_sim_auth_rbac, an_aggregation_rule_needs_full_authority) {
             "have cluster-admin "
             "privileges to use the aggregationRule");
   EXPECT_TRUE(index.check_role_write(admin_user(), "ClusterRole", agg, ""));
+  // No selectors: not aggregated.
+  auto empty_rule = cluster_role("agg", json::array());
+  empty_rule["aggregationRule"] = {{"clusterRoleSelectors", json::array()}};
+  EXPECT_TRUE(index.check_role_write(op, "ClusterRole", empty_rule, ""));
+  // Dropping the rule of an aggregated role needs the same authority.
+  auto plain = cluster_role("agg", json::array());
+  EXPECT_TRUE(index.check_role_write(op, "ClusterRole", plain, ""));
+  EXPECT_FALSE(index.check_role_write(op, "ClusterRole", plain, "", &agg));
+}
+
+TEST_F(k8s_sim_auth_rbac, a_role_update_of_gc_fields_only_is_always_allowed) {
+  auto old
+      = role("bench", "wide", json::array({rule({""}, {"secrets"}, {"*"})}));
+  auto updated = old;
+  updated["metadata"]["finalizers"] = {"example.com/keep"};
+  EXPECT_FALSE(index.check_role_write(op, "Role", updated, "bench"));
+  EXPECT_TRUE(index.check_role_write(op, "Role", updated, "bench", &old));
+  updated["rules"][0]["verbs"] = {"get"};
+  EXPECT_FALSE(index.check_role_write(op, "Role", updated, "bench", &old));
 }
 
 TEST_F(k8s_sim_auth_rbac, binding_a_role_one_does_not_hold_needs_bind) {
