@@ -281,14 +281,50 @@ caf::error bad_request(std::string message) {
   return make_error(k8s::errc::invalid, std::move(message), std::move(st));
 }
 
-caf::error invalid(std::string kind, std::string group, std::string field,
-                   std::string value, std::string detail_text) {
-  auto cause = "Invalid value: " + value + ": " + detail_text;
-  auto message
-      = kind + "." + group + " \"\" is invalid: " + field + ": " + cause;
-  auto st = make_status("Invalid", 422, message, "", group, kind);
-  st.details.causes.push_back({"FieldValueInvalid", cause, field});
+// apierrors.NewInvalid of a review (no name): one cause as is, several as
+// field.ErrorList prints them, in brackets.
+caf::error invalid(const std::string& kind, std::vector<status_cause> causes) {
+  std::string text;
+  for (std::size_t i = 0; i < causes.size(); ++i)
+    text += (i > 0 ? ", " : "") + causes[i].field + ": " + causes[i].message;
+  if (causes.size() > 1)
+    text = "[" + text + "]";
+  auto message = kind + ".authorization.k8s.io \"\" is invalid: " + text;
+  auto st
+      = make_status("Invalid", 422, message, "", "authorization.k8s.io", kind);
+  st.details.causes = std::move(causes);
   return make_error(k8s::errc::invalid, std::move(message), std::move(st));
+}
+
+status_cause invalid_cause(std::string field, const std::string& value,
+                           const std::string& detail_text) {
+  return status_cause{"FieldValueInvalid",
+                      "Invalid value: " + value + ": " + detail_text,
+                      std::move(field)};
+}
+
+// ValidateSubjectAccessReviewSpec's first two checks. The value printed for
+// both attributes set is the internal struct as %#v writes it.
+void check_attribute_kinds(const json& spec,
+                           std::vector<status_cause>& causes) {
+  bool has_res = spec.contains("resourceAttributes")
+                 && spec["resourceAttributes"].is_object();
+  bool has_non = spec.contains("nonResourceAttributes")
+                 && spec["nonResourceAttributes"].is_object();
+  if (has_res && has_non) {
+    const auto& n = spec["nonResourceAttributes"];
+    causes.push_back(invalid_cause(
+        "spec.nonResourceAttributes",
+        "authorization.NonResourceAttributes{Path:"
+            + detail::go_quote(string_at(n, "path"))
+            + ", Verb:" + detail::go_quote(string_at(n, "verb")) + "}",
+        "cannot be specified in combination with resourceAttributes"));
+  }
+  if (!has_res && !has_non)
+    causes.push_back(invalid_cause(
+        "spec.resourceAttributes", "\"null\"",
+        "exactly one of nonResourceAttributes or resourceAttributes must be "
+        "specified"));
 }
 
 json review_metadata(const json& review) {
@@ -324,25 +360,10 @@ json non_resource_attributes_json(const json& in) {
   return out;
 }
 
-// The attributes of a review's spec, or the 422 upstream's validation
-// answers when neither or both kinds of attributes are set.
-caf::expected<attributes> review_attributes(const json& spec,
-                                            const user_info& user,
-                                            const std::string& kind) {
+// The attributes of a review's spec (checked by check_attribute_kinds).
+attributes review_attributes(const json& spec, const user_info& user) {
   bool has_res = spec.contains("resourceAttributes")
                  && spec["resourceAttributes"].is_object();
-  bool has_non = spec.contains("nonResourceAttributes")
-                 && spec["nonResourceAttributes"].is_object();
-  if (has_res && has_non)
-    return invalid(
-        kind, "authorization.k8s.io", "spec.nonResourceAttributes",
-        "\"object\"",
-        "cannot be specified in combination with resourceAttributes");
-  if (!has_res && !has_non)
-    return invalid(kind, "authorization.k8s.io", "spec.resourceAttributes",
-                   "\"null\"",
-                   "exactly one of nonResourceAttributes or resourceAttributes "
-                   "must be specified");
   attributes a;
   a.user = user;
   if (has_res) {
@@ -998,11 +1019,13 @@ caf::expected<json>
 rbac_index::self_subject_access_review(const user_info& user,
                                        const json& review) const {
   const auto& spec = object_at(review, "spec");
-  auto attrs = review_attributes(spec, user, "SelfSubjectAccessReview");
-  if (!attrs)
-    return std::move(attrs.error());
+  std::vector<status_cause> causes;
+  check_attribute_kinds(spec, causes);
+  if (!causes.empty())
+    return invalid("SelfSubjectAccessReview", std::move(causes));
+  auto attrs = review_attributes(spec, user);
   json out_spec = json::object();
-  if (attrs->resource_request)
+  if (attrs.resource_request)
     out_spec["resourceAttributes"]
         = resource_attributes_json(spec["resourceAttributes"]);
   else
@@ -1012,7 +1035,7 @@ rbac_index::self_subject_access_review(const user_info& user,
               {"apiVersion", "authorization.k8s.io/v1"},
               {"metadata", review_metadata(review)},
               {"spec", std::move(out_spec)},
-              {"status", review_status(authorize(*attrs))}};
+              {"status", review_status(authorize(attrs))}};
 }
 
 caf::expected<json>
@@ -1027,14 +1050,17 @@ rbac_index::subject_access_review(const json& review) const {
       for (const auto& x : v)
         if (x.is_string())
           subject_user.extra[k].push_back(x.get<std::string>());
+  std::vector<status_cause> causes;
+  check_attribute_kinds(spec, causes);
   if (subject_user.username.empty() && subject_user.groups.empty())
-    return invalid("SubjectAccessReview", "authorization.k8s.io", "spec.user",
-                   "\"\"", "at least one of user or group must be specified");
-  auto attrs = review_attributes(spec, subject_user, "SubjectAccessReview");
-  if (!attrs)
-    return std::move(attrs.error());
+    causes.push_back(
+        invalid_cause("spec.user", detail::go_quote(subject_user.username),
+                      "at least one of user or group must be specified"));
+  if (!causes.empty())
+    return invalid("SubjectAccessReview", std::move(causes));
+  auto attrs = review_attributes(spec, subject_user);
   json out_spec = json::object();
-  if (attrs->resource_request)
+  if (attrs.resource_request)
     out_spec["resourceAttributes"]
         = resource_attributes_json(spec["resourceAttributes"]);
   else
@@ -1052,7 +1078,7 @@ rbac_index::subject_access_review(const json& review) const {
               {"apiVersion", "authorization.k8s.io/v1"},
               {"metadata", review_metadata(review)},
               {"spec", std::move(out_spec)},
-              {"status", review_status(authorize(*attrs))}};
+              {"status", review_status(authorize(attrs))}};
 }
 
 caf::expected<json>

@@ -673,13 +673,31 @@ TEST_F(k8s_sim_auth_rbac, a_review_with_neither_or_both_attributes_is_invalid) {
             "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: "
             "spec.resourceAttributes: Invalid value: \"null\": exactly one of "
             "nonResourceAttributes or resourceAttributes must be specified");
-  json both = {{"spec",
-                {{"resourceAttributes", {{"verb", "get"}}},
-                 {"nonResourceAttributes", {{"verb", "get"}}}}}};
+  json both
+      = {{"spec",
+          {{"resourceAttributes", {{"verb", "get"}}},
+           {"nonResourceAttributes", {{"path", "/api"}, {"verb", "get"}}}}}};
   auto b = index.self_subject_access_review(bench, both);
   ASSERT_FALSE(b);
   EXPECT_EQ(status_of(b.error())->details.causes.at(0).field,
             "spec.nonResourceAttributes");
+  EXPECT_EQ(status_of(b.error())->message,
+            "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: "
+            "spec.nonResourceAttributes: Invalid value: "
+            "authorization.NonResourceAttributes{Path:\"/api\", Verb:\"get\"}: "
+            "cannot be "
+            "specified in combination with resourceAttributes");
+  // Several errors come as one bracketed list.
+  auto sar = index.subject_access_review(json{{"spec", json::object()}});
+  ASSERT_FALSE(sar);
+  EXPECT_EQ(
+      status_of(sar.error())->message,
+      "SubjectAccessReview.authorization.k8s.io \"\" is invalid: "
+      "[spec.resourceAttributes: Invalid value: \"null\": exactly one of "
+      "nonResourceAttributes or resourceAttributes must be specified, "
+      "spec.user: "
+      "Invalid value: \"\": at least one of user or group must be specified]");
+  EXPECT_EQ(status_of(sar.error())->details.causes.size(), 2u);
 }
 
 TEST_F(k8s_sim_auth_rbac, a_subject_access_review_asks_for_someone_else) {
