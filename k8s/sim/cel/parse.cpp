@@ -679,7 +679,8 @@ private:
         expect(")");
         if (t.text == "has") {
           if (args.size() != 1 || args[0]->kind != node_kind::select) {
-            issues_.push_back({open, "invalid argument to has() macro"});
+            issues_.push_back({args.empty() ? open : args[0]->pos,
+                               "invalid argument to has() macro"});
             return make(node_kind::literal, t.pos);
           }
           auto sel = std::move(args[0]);

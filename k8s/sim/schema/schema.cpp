@@ -526,6 +526,43 @@ struct reader {
     }
   }
 
+  /// A rule's fieldPath (".a.b", ".m['k']") must name a field the schema
+  /// declares under the rule's node; lists cannot be indexed
+  /// (schema/cel/validation.go ValidFieldPath).
+  static bool valid_field_path(const node& n, const std::string& path) {
+    const node* at = &n;
+    std::size_t k = 0;
+    if (path.empty())
+      return false;
+    while (k < path.size()) {
+      std::string step;
+      if (path[k] == '.') {
+        std::size_t end = k + 1;
+        while (end < path.size() && path[end] != '.' && path[end] != '[')
+          ++end;
+        step = path.substr(k + 1, end - k - 1);
+        k = end;
+      } else if (path.compare(k, 2, "['") == 0) {
+        auto end = path.find("']", k + 2);
+        if (end == std::string::npos)
+          return false;
+        step = path.substr(k + 2, end - k - 2);
+        k = end + 2;
+      } else {
+        return false;
+      }
+      if (step.empty())
+        return false;
+      if (const node* p = at->property(step))
+        at = p;
+      else if (at->additional)
+        at = at->additional.get();
+      else
+        return false;
+    }
+    return true;
+  }
+
   void read_rules(node& n, const json& list, const std::string& path) {
     static const std::vector<std::string> reasons
         = {"FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid",
@@ -578,6 +615,12 @@ struct reader {
       if (!out.field_path.empty() && trim(out.field_path).empty())
         fail(invalid(at + ".fieldPath", out.field_path,
                      "must be non-empty if specified"));
+      else if (out.field_path.find('\n') != std::string::npos)
+        fail(invalid(at + ".fieldPath", out.field_path,
+                     "must not contain line breaks"));
+      else if (!out.field_path.empty() && !valid_field_path(n, out.field_path))
+        fail(
+            invalid(at + ".fieldPath", out.field_path, "must be a valid path"));
       n.rules.push_back(std::move(out));
     }
   }
@@ -1141,8 +1184,17 @@ struct validator {
                    old_child(old, it.key()));
     }
     for (const auto& [pname, p] : s.properties) {
-      if (resource && meta_field(pname))
-        continue; // the store validates object metadata
+      if (resource && meta_field(pname)) {
+        // The store validates object metadata; a CRD may still restrict
+        // metadata.name and generateName.
+        auto meta = v.find("metadata");
+        if (pname == "metadata" && meta != v.end() && meta->is_object())
+          for (const char* f : {"name", "generateName"})
+            if (const node* m = p->property(f); m && meta->contains(f))
+              validate(meta->at(f), *m, child(child(name, "metadata"), f),
+                       nullptr);
+        continue;
+      }
       auto it = v.find(pname);
       if (it != v.end())
         validate(*it, *p, name.empty() ? pname : name + "." + pname,

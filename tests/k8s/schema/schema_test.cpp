@@ -527,3 +527,37 @@ TEST(schema_ratcheting, unchanged_invalid_values_pass_an_update) {
                      "than or equal to 5",
                      "spec: Invalid value: \"object\": n < 5"}));
 }
+
+TEST(schema_crd_checks, a_rule_field_path_must_name_a_declared_field) {
+  EXPECT_EQ(refusals_of(root_with_spec(R"j({"type": "object", "properties": {
+    "a": {"type": "string"}}, "x-kubernetes-validations": [
+      {"rule": "true", "fieldPath": ".b"}]})j")),
+            strings{"spec.validation.openAPIV3Schema.properties[spec].x-"
+                    "kubernetes-validations[0]"
+                    ".fieldPath: Invalid value: \".b\": must be a valid path"});
+  compile_ok(root_with_spec(R"j({"type": "object", "properties": {
+    "a": {"type": "string"}, "m": {"type": "object", "additionalProperties": {"type": "string"}}},
+    "x-kubernetes-validations": [{"rule": "true", "fieldPath": ".a"},
+                                 {"rule": "true", "fieldPath": ".m['k']"}]})j"));
+}
+
+TEST(schema_validation, a_crd_may_restrict_metadata_name) {
+  json schema = root_with_spec(R"j({"type": "object"})j");
+  schema["properties"]["metadata"] = json::parse(
+      R"j({"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}}})j");
+  auto s = compile_ok(schema);
+  ASSERT_TRUE(s);
+  json object = cr(json::object());
+  object["metadata"]["name"] = "widget";
+  EXPECT_EQ(causes(sim::admit(*s, object, nullptr)),
+            strings{"metadata.name: Too long: may not be more than 3 bytes"});
+  EXPECT_EQ(
+      refusals_of(
+          json::parse(R"j({"type": "object", "properties": {"metadata": {
+    "type": "object", "properties": {"labels": {"type": "object"}}}}})j")),
+      strings{
+          "spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: "
+          "must not "
+          "specify anything other than name and generateName, but metadata is "
+          "implicitly specified"});
+}
