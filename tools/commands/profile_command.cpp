@@ -7,6 +7,7 @@
 #include "tools/commands/local_pods.hpp"
 
 #include "actors/benchmark/system_controller/system_controller.hpp"
+#include "config/benchmark/mapping.hpp"
 #include "config/profile/profile_cli.hpp"
 #include "config/profile/profile_json.hpp"
 #include "runtime/http/client.hpp"
@@ -285,11 +286,31 @@ void print_result(const sc::run_result& result) {
 void add_subcommand(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
     "profile", "Benchmark an OpenAI-compatible server (AIPerf's flags); "
-               "without --url, benchmarks the built-in mock server");
+               "without --url, benchmarks the built-in mock server. With "
+               "-f FILE, the benchmark comes from an AIPerf Config-v2 file "
+               "and flags given on the command line override its values");
   auto cfg = std::make_shared<config::profile_config>();
   config::add_profile_options(*cmd, *cfg);
-  cmd->callback([cfg, &exit_code] {
+  auto file = std::make_shared<std::string>();
+  auto* file_opt = cmd->add_option(
+                          "-f,--config", *file,
+                          "AIPerf Config-v2 file (YAML or JSON, AIPerf's camelCase or snake_case "
+                          "keys); flags given on the command line override the file's values")
+                     ->type_name("FILE")
+                     ->group("Config File");
+  cmd->callback([cmd, cfg, file, file_opt, &exit_code] {
     try {
+      if (!file->empty()) {
+        // The file first, then every flag the user typed again on top.
+        auto warnings = config::benchmark::apply_file_then_flags(*file, *cmd, *cfg, file_opt);
+        if (!warnings) {
+          std::fprintf(stderr, "error: %s\n", error_message(warnings.error()).c_str());
+          exit_code = sc::exit_config;
+          return;
+        }
+        for (auto& w : *warnings)
+          std::fprintf(stderr, "warning: %s\n", w.c_str());
+      }
       exit_code = run(*cfg);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: internal: %s\n", e.what());
