@@ -9,7 +9,7 @@ class App;
 
 namespace aiperf::commands {
 
-/// Adds profile, mock-server and service to `app`; the one that runs stores
+/// Adds profile, mock-server, service and sim-cluster to `app`; the one that runs stores
 /// its exit code in `exit_code`.
 void add_all(CLI::App& app, int& exit_code, const test_seams& seams = {});
 
