@@ -9,7 +9,7 @@
 //   fixed_schedule.yaml src/aiperf/config/templates/fixed_schedule.yaml
 // Each has a golden `<name>.json`: the normalized document as write_json()
 // writes it.
-#include "config/benchmark/validate.hpp"
+#include "config/benchmark/mapping.hpp"
 
 #include <gtest/gtest.h>
 
@@ -194,4 +194,48 @@ TEST(documents, a_value_given_twice_is_refused) {
   auto m = normalize(*snake, document_kind::config_file);
   ASSERT_FALSE(m);
   EXPECT_EQ(config::error_flag(m.error()), "benchmark.endpoint.apiKey");
+}
+
+TEST(upstream_documents, templates_map_onto_profile_flags) {
+  auto minimal
+      = load_normalized({"minimal.yaml", document_kind::config_file, {}});
+  auto cfg = to_profile_config(minimal);
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  EXPECT_EQ(cfg->model_names,
+            std::vector<std::string>{"meta-llama/Llama-3.1-8B-Instruct"});
+  EXPECT_EQ(cfg->urls, std::vector<std::string>{"http://localhost:8000"});
+  EXPECT_EQ(cfg->concurrency, 8);
+  EXPECT_EQ(cfg->request_count, 100);
+  EXPECT_EQ(cfg->num_dataset_entries, 100);
+  EXPECT_EQ(cfg->isl_mean, 512);
+  EXPECT_EQ(cfg->osl_mean, 128);
+
+  auto job = load_normalized(
+      {"aiperfjob_getting_started.yaml", document_kind::job_spec, {}});
+  auto job_cfg = to_profile_config(job);
+  ASSERT_TRUE(job_cfg) << error_message(job_cfg.error());
+  EXPECT_TRUE(job_cfg->streaming);
+  EXPECT_EQ(job_cfg->warmup_request_count, 20);
+  EXPECT_EQ(job_cfg->concurrency, 50);
+  EXPECT_EQ(job_cfg->request_count, 500);
+  EXPECT_EQ(job_cfg->num_dataset_entries, 1000);
+}
+
+// The example of docs/profile.md ("Config files (-f)") is valid as printed.
+TEST(upstream_documents, the_profile_docs_example_is_valid) {
+  auto doc = load_normalized(
+      {"profile_doc_example.yaml", document_kind::config_file, {}});
+  std::string all;
+  for (const auto& p : check(doc, document_kind::config_file))
+    all += to_string(p) + "\n";
+  EXPECT_EQ(all, "");
+  auto cfg = to_profile_config(doc);
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  EXPECT_EQ(cfg->arrival_pattern, config::arrival_pattern::poisson);
+  EXPECT_EQ(cfg->request_rate, 20.0);
+  EXPECT_EQ(cfg->benchmark_duration, 120.0);
+  EXPECT_EQ(cfg->benchmark_grace_period, 30.0);
+  EXPECT_EQ(cfg->warmup_request_count, 20);
+  ASSERT_EQ(cfg->goodput.size(), 2u);
+  EXPECT_TRUE(finalize(*cfg, 4)) << "the flags it gives are valid too";
 }
