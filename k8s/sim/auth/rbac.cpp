@@ -614,6 +614,19 @@ bool rbac_index::is_rbac_kind(std::string_view kind) noexcept {
          || kind == "ClusterRoleBinding";
 }
 
+std::string_view
+rbac_index::kind_of_resource(std::string_view resource) noexcept {
+  if (resource == "roles")
+    return "Role";
+  if (resource == "clusterroles")
+    return "ClusterRole";
+  if (resource == "rolebindings")
+    return "RoleBinding";
+  if (resource == "clusterrolebindings")
+    return "ClusterRoleBinding";
+  return {};
+}
+
 void rbac_index::upsert(std::string_view kind, const json& object) {
   const auto& meta = object_at(object, "metadata");
   auto ns = string_at(meta, "namespace");
@@ -1040,6 +1053,11 @@ rbac_index::self_subject_access_review(const user_info& user,
 
 caf::expected<json>
 rbac_index::subject_access_review(const json& review) const {
+  return access_review(review, "SubjectAccessReview");
+}
+
+caf::expected<json> rbac_index::access_review(const json& review,
+                                              const std::string& kind) const {
   const auto& spec = object_at(review, "spec");
   user_info subject_user;
   subject_user.username = string_at(spec, "user");
@@ -1057,7 +1075,7 @@ rbac_index::subject_access_review(const json& review) const {
         invalid_cause("spec.user", detail::go_quote(subject_user.username),
                       "at least one of user or group must be specified"));
   if (!causes.empty())
-    return invalid("SubjectAccessReview", std::move(causes));
+    return invalid(kind, std::move(causes));
   auto attrs = review_attributes(spec, subject_user);
   json out_spec = json::object();
   if (attrs.resource_request)
@@ -1074,7 +1092,7 @@ rbac_index::subject_access_review(const json& review) const {
     out_spec["extra"] = spec["extra"];
   if (!subject_user.uid.empty())
     out_spec["uid"] = subject_user.uid;
-  return json{{"kind", "SubjectAccessReview"},
+  return json{{"kind", kind},
               {"apiVersion", "authorization.k8s.io/v1"},
               {"metadata", review_metadata(review)},
               {"spec", std::move(out_spec)},
@@ -1122,6 +1140,53 @@ rbac_index::self_subject_rules_review(const user_info& user,
               {"metadata", {{"creationTimestamp", nullptr}}},
               {"spec", json::object()},
               {"status", std::move(st)}};
+}
+
+caf::expected<void> rbac_index::check(const attributes& attrs) const {
+  auto d = authorize(attrs);
+  if (d.allowed)
+    return {};
+  return forbidden_error(attrs, d.reason);
+}
+
+caf::expected<void> rbac_index::check_write(const user_info& requester,
+                                            std::string_view resource,
+                                            const json& object,
+                                            std::string_view namespace_name,
+                                            const json* old) const {
+  auto kind = kind_of_resource(resource);
+  if (kind == "Role" || kind == "ClusterRole")
+    return check_role_write(requester, kind, object, namespace_name, old);
+  if (kind == "RoleBinding" || kind == "ClusterRoleBinding")
+    return check_binding_write(requester, kind, object, namespace_name, old);
+  return {};
+}
+
+caf::expected<json>
+rbac_index::local_subject_access_review(const json& review,
+                                        std::string_view namespace_name) const {
+  // pkg/registry/authorization/localsubjectaccessreview/rest.go and
+  // ValidateLocalSubjectAccessReview.
+  const auto& spec = object_at(review, "spec");
+  if (spec.contains("nonResourceAttributes")
+      && spec["nonResourceAttributes"].is_object()) {
+    const auto& n = spec["nonResourceAttributes"];
+    return invalid(
+        "LocalSubjectAccessReview",
+        {invalid_cause("spec.nonResourceAttributes",
+                       "authorization.NonResourceAttributes{Path:"
+                           + detail::go_quote(string_at(n, "path")) + ", Verb:"
+                           + detail::go_quote(string_at(n, "verb")) + "}",
+                       "disallowed on this kind of request")});
+  }
+  if (spec.contains("resourceAttributes")) {
+    auto ns = string_at(object_at(spec, "resourceAttributes"), "namespace");
+    if (ns != namespace_name)
+      return bad_request(
+          "spec.resourceAttributes.namespace must match namespace: "
+          + std::string{namespace_name});
+  }
+  return access_review(review, "LocalSubjectAccessReview");
 }
 
 } // namespace aiperf::k8s::sim::auth

@@ -130,6 +130,11 @@ public:
   /// "ClusterRoleBinding").
   [[nodiscard]] static bool is_rbac_kind(std::string_view kind) noexcept;
 
+  /// The kind of an rbac.authorization.k8s.io resource: "Role" for
+  /// "roles", ..., "" for any other.
+  [[nodiscard]] static std::string_view
+  kind_of_resource(std::string_view resource) noexcept;
+
   /// Adds or replaces an object (after a create, update or patch). `kind`
   /// is one of the four; other kinds are ignored. Namespace and name come
   /// from the object's metadata.
@@ -147,6 +152,10 @@ public:
   [[nodiscard]] bool allowed(const attributes& attrs) const {
     return authorize(attrs).allowed;
   }
+
+  /// The request filter's answer: nothing when allowed, else
+  /// forbidden_error(attrs, reason) — the 403 to send.
+  [[nodiscard]] caf::expected<void> check(const attributes& attrs) const;
 
   /// Every rule that applies to `user` in `namespace_name` ("" = cluster
   /// bindings only), in upstream's visiting order; resolution errors (a
@@ -208,6 +217,24 @@ public:
   [[nodiscard]] caf::expected<json>
   subject_access_review(const json& review) const;
 
+  /// The LocalSubjectAccessReview answer for a review posted in
+  /// `namespace_name`: as subject_access_review, but
+  /// spec.resourceAttributes.namespace must be that namespace (400) and
+  /// nonResourceAttributes are refused (422).
+  [[nodiscard]] caf::expected<json>
+  local_subject_access_review(const json& review,
+                              std::string_view namespace_name) const;
+
+  /// The escalation check of a create/update/patch of an RBAC object, by
+  /// its resource ("roles", "clusterroles", "rolebindings",
+  /// "clusterrolebindings"; anything else passes): check_role_write or
+  /// check_binding_write with `object` the object to store and `old` the
+  /// stored one (null on create).
+  [[nodiscard]] caf::expected<void>
+  check_write(const user_info& requester, std::string_view resource,
+              const json& object, std::string_view namespace_name,
+              const json* old = nullptr) const;
+
   /// The SelfSubjectRulesReview answer for spec.namespace: status
   /// {resourceRules [{verbs, apiGroups, resources, resourceNames}],
   /// nonResourceRules [{verbs, nonResourceURLs}], incomplete: false,
@@ -232,6 +259,9 @@ private:
   struct role {
     std::vector<policy_rule> rules;
   };
+
+  [[nodiscard]] caf::expected<json>
+  access_review(const json& review, const std::string& kind) const;
 
   template <class Visitor>
   void visit_rules(const user_info& user, std::string_view namespace_name,

@@ -625,4 +625,84 @@ json token_review_response(const json& review,
   return out;
 }
 
+caf::expected<token_claims>
+authenticate_token(const token_authority& authority, std::string_view token,
+                   std::int64_t now_unix, const object_lookup& lookup,
+                   const std::vector<std::string>& audiences) {
+  auto claims = authority.verify(token, now_unix, audiences);
+  if (!claims)
+    return claims;
+  const json* sa = lookup("serviceaccounts", claims->namespace_name,
+                          claims->service_account);
+  const json* pod
+      = claims->pod_name.empty()
+            ? nullptr
+            : lookup("pods", claims->namespace_name, claims->pod_name);
+  if (auto ok = check_bound_objects(*claims, sa, pod, now_unix); !ok)
+    return std::move(ok.error());
+  return claims;
+}
+
+json token_review(const token_authority& authority, const json& review,
+                  std::int64_t now_unix, const object_lookup& lookup) {
+  const auto& spec = object_or_empty(review, "spec");
+  std::vector<std::string> audiences;
+  if (auto a = spec.find("audiences"); a != spec.end() && a->is_array())
+    for (const auto& x : *a)
+      if (x.is_string())
+        audiences.push_back(x.get<std::string>());
+  auto outcome = authenticate_token(authority, string_at(spec, "token"),
+                                    now_unix, lookup, audiences);
+  return token_review_response(review, outcome, authority.api_audiences());
+}
+
+caf::expected<json> token_request(const token_authority& authority,
+                                  const json& body, const json& service_account,
+                                  std::int64_t now_unix,
+                                  const object_lookup& lookup,
+                                  std::string token_id) {
+  const auto& meta = object_or_empty(service_account, "metadata");
+  token_request_context ctx;
+  ctx.namespace_name = string_at(meta, "namespace");
+  ctx.service_account = string_at(meta, "name");
+  ctx.service_account_uid = string_at(meta, "uid");
+  ctx.now_unix = now_unix;
+  ctx.token_id = std::move(token_id);
+  const auto& ref
+      = object_or_empty(object_or_empty(body, "spec"), "boundObjectRef");
+  if (string_at(ref, "kind") == "Pod") {
+    ctx.bound_pod = lookup("pods", ctx.namespace_name, string_at(ref, "name"));
+    if (ctx.bound_pod != nullptr) {
+      auto node
+          = string_at(object_or_empty(*ctx.bound_pod, "spec"), "nodeName");
+      if (!node.empty())
+        ctx.bound_pod_node = lookup("nodes", "", node);
+    }
+  }
+  auto claims = authority.token_request_claims(body, ctx);
+  if (!claims)
+    return std::move(claims.error());
+  return token_request_response(body, authority.issue(*claims), *claims);
+}
+
+json self_subject_review(const user_info& user, std::int64_t now_unix) {
+  json info = json::object();
+  info["username"] = user.username;
+  if (!user.uid.empty())
+    info["uid"] = user.uid;
+  if (!user.groups.empty())
+    info["groups"] = user.groups;
+  if (!user.extra.empty()) {
+    json extra = json::object();
+    for (const auto& [k, v] : user.extra)
+      extra[k] = v;
+    info["extra"] = std::move(extra);
+  }
+  return json{
+      {"kind", "SelfSubjectReview"},
+      {"apiVersion", "authentication.k8s.io/v1"},
+      {"metadata", {{"creationTimestamp", detail::format_time(now_unix)}}},
+      {"status", {{"userInfo", std::move(info)}}}};
+}
+
 } // namespace aiperf::k8s::sim::auth

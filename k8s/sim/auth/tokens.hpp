@@ -22,6 +22,7 @@
 #include <caf/expected.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -208,5 +209,42 @@ check_bound_objects(const token_claims& claims, const json* service_account,
 token_review_response(const json& review,
                       const caf::expected<token_claims>& outcome,
                       const std::vector<std::string>& api_audiences);
+
+/// How the store hands its objects to the checks below: the stored object
+/// of a core-group resource ("serviceaccounts", "pods", "nodes") by
+/// namespace ("" for nodes) and name, or null when there is none.
+using object_lookup = std::function<const json*(std::string_view resource,
+                                                std::string_view namespace_name,
+                                                std::string_view name)>;
+
+/// The whole check of a bearer token that is not the admin's: verify
+/// against `audiences` (empty = the API audiences), then
+/// check_bound_objects with the service account and pod from `lookup`.
+[[nodiscard]] caf::expected<token_claims>
+authenticate_token(const token_authority& authority, std::string_view token,
+                   std::int64_t now_unix, const object_lookup& lookup,
+                   const std::vector<std::string>& audiences = {});
+
+/// A TokenReview (`POST /apis/authentication.k8s.io/v1/tokenreviews`)
+/// answered: authenticate_token against spec.audiences, then
+/// token_review_response.
+[[nodiscard]] json token_review(const token_authority& authority,
+                                const json& review, std::int64_t now_unix,
+                                const object_lookup& lookup);
+
+/// A TokenRequest (`POST .../serviceaccounts/<name>/token`) answered:
+/// the claims (the pod and its node from `lookup`), the signed token and
+/// the response body; errors as token_request_claims.
+[[nodiscard]] caf::expected<json>
+token_request(const token_authority& authority, const json& token_request,
+              const json& service_account, std::int64_t now_unix,
+              const object_lookup& lookup, std::string token_id);
+
+/// A SelfSubjectReview (`kubectl auth whoami`,
+/// `POST /apis/authentication.k8s.io/v1/selfsubjectreviews`): a new object
+/// with metadata.creationTimestamp `now` and status.userInfo {username,
+/// uid, groups, extra} of `user`.
+[[nodiscard]] json self_subject_review(const user_info& user,
+                                       std::int64_t now_unix);
 
 } // namespace aiperf::k8s::sim::auth

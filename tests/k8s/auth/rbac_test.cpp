@@ -784,6 +784,66 @@ TEST_F(k8s_sim_auth_rbac, the_admin_sees_every_rule_through_cluster_admin) {
   EXPECT_EQ((*none)["status"]["resourceRules"], json::array());
 }
 
+TEST_F(k8s_sim_auth_rbac, check_answers_the_403_to_send) {
+  EXPECT_TRUE(index.check(ask(bench, "get", "", "pods", "bench", "p")));
+  auto r = index.check(
+      ask(bench, "delete", "jobset.x-k8s.io", "jobsets", "bench", "aiperf-j1"));
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), k8s::errc::forbidden));
+  EXPECT_EQ(status_of(r.error())->message,
+            "jobsets.jobset.x-k8s.io \"aiperf-j1\" is forbidden: User "
+            "\"system:serviceaccount:bench:default\" cannot delete resource "
+            "\"jobsets\" in API "
+            "group \"jobset.x-k8s.io\" in the namespace \"bench\"");
+}
+
+TEST_F(k8s_sim_auth_rbac, check_write_dispatches_on_the_resource) {
+  EXPECT_EQ(rbac_index::kind_of_resource("clusterrolebindings"),
+            "ClusterRoleBinding");
+  EXPECT_EQ(rbac_index::kind_of_resource("pods"), "");
+  auto greedy = role("bench", "greedy",
+                     json::array({rule({""}, {"secrets"}, {"get"})}));
+  EXPECT_FALSE(index.check_write(op, "roles", greedy, "bench"));
+  EXPECT_TRUE(index.check_write(op, "configmaps", greedy, "bench"));
+  index.upsert("Role", greedy);
+  auto b = binding("RoleBinding", "bench", "g", "Role", "greedy",
+                   json::array({sa_subject("default")}));
+  auto refused = index.check_write(op, "rolebindings", b, "bench");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(status_of(refused.error())->details.kind, "rolebindings");
+}
+
+TEST_F(k8s_sim_auth_rbac,
+       a_local_subject_access_review_stays_in_its_namespace) {
+  json review
+      = {{"metadata", {{"namespace", "bench"}}},
+         {"spec",
+          {{"resourceAttributes",
+            {{"namespace", "bench"}, {"verb", "get"}, {"resource", "pods"}}},
+           {"user", bench_sa}}}};
+  auto r = index.local_subject_access_review(review, "bench");
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["kind"], "LocalSubjectAccessReview");
+  EXPECT_EQ((*r)["status"]["allowed"], true);
+  auto other = index.local_subject_access_review(review, "other");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(status_of(other.error())->message,
+            "spec.resourceAttributes.namespace must match namespace: other");
+  json non_resource
+      = {{"spec",
+          {{"nonResourceAttributes", {{"path", "/api"}, {"verb", "get"}}},
+           {"user", bench_sa}}}};
+  auto nr = index.local_subject_access_review(non_resource, "bench");
+  ASSERT_FALSE(nr);
+  EXPECT_EQ(status_of(nr.error())->code, 422);
+  EXPECT_EQ(status_of(nr.error())->message,
+            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: "
+            "spec.nonResourceAttributes: Invalid value: "
+            "authorization.NonResourceAttributes{Path:\"/api\", Verb:\"get\"}: "
+            "disallowed on "
+            "this kind of request");
+}
+
 TEST(k8s_sim_auth_rbac_rules, compact_strings_are_gos_quoted_lists) {
   EXPECT_EQ(
       compact_string(policy_rule{{"get", "list"}, {""}, {"pods"}, {}, {}}),

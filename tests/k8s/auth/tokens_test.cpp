@@ -543,5 +543,99 @@ TEST(k8s_sim_auth_tokens,
             now + 3607);
 }
 
+// The store's objects, for the lookups of authenticate_token and
+// token_request.
+struct objects {
+  std::map<std::string, json> by_key;
+  object_lookup lookup() const {
+    return [this](std::string_view resource, std::string_view ns,
+                  std::string_view name) -> const json* {
+      auto it = by_key.find(std::string{resource} + "/" + std::string{ns} + "/"
+                            + std::string{name});
+      return it == by_key.end() ? nullptr : &it->second;
+    };
+  }
+};
+
+TEST(k8s_sim_auth_tokens,
+     a_token_request_then_a_review_then_the_pods_deletion) {
+  token_authority authority{"k1"};
+  objects store;
+  auto sa = service_account("sa-uid-1");
+  store.by_key["serviceaccounts/bench/default"] = sa;
+  auto p = pod("pod-uid-1");
+  p["spec"]["nodeName"] = "n1";
+  store.by_key["pods/bench/aiperf-j1-controller-0"] = p;
+  store.by_key["nodes//n1"]
+      = json{{"metadata", {{"name", "n1"}, {"uid", "node-uid"}}}};
+  json req = {{"spec",
+               {{"audiences", {"aiperf-results"}},
+                {"boundObjectRef",
+                 {{"kind", "Pod"},
+                  {"apiVersion", "v1"},
+                  {"name", "aiperf-j1-controller-0"}}}}}};
+  auto answered
+      = token_request(authority, req, sa, now, store.lookup(), "jti-5");
+  ASSERT_TRUE(answered) << error_message(answered.error());
+  auto token = (*answered)["status"]["token"].get<std::string>();
+
+  json review
+      = {{"spec", {{"token", token}, {"audiences", {"aiperf-results"}}}}};
+  auto ok = token_review(authority, review, now + 60, store.lookup());
+  EXPECT_EQ(ok["status"]["authenticated"], true);
+  EXPECT_EQ(
+      ok["status"]["user"]["extra"]["authentication.kubernetes.io/pod-uid"],
+      json::array({"pod-uid-1"}));
+  EXPECT_EQ(
+      ok["status"]["user"]["extra"]["authentication.kubernetes.io/node-uid"],
+      json::array({"node-uid"}));
+  EXPECT_EQ(ok["status"]["audiences"], json::array({"aiperf-results"}));
+
+  // Not a token for the API server itself.
+  auto as_api = authenticate_token(authority, token, now, store.lookup());
+  ASSERT_FALSE(as_api);
+  EXPECT_TRUE(is_error(as_api.error(), errc::wrong_audience));
+
+  json wrong_audience
+      = {{"spec", {{"token", token}, {"audiences", {"other"}}}}};
+  EXPECT_EQ(token_review(authority, wrong_audience, now,
+                         store.lookup())["status"]["error"],
+            "[invalid bearer token, token audiences [\"aiperf-results\"] is "
+            "invalid for the "
+            "target audiences [\"other\"]]");
+
+  store.by_key.erase("pods/bench/aiperf-j1-controller-0");
+  auto gone = token_review(authority, review, now + 120, store.lookup());
+  EXPECT_FALSE(gone["status"].contains("authenticated"));
+  EXPECT_EQ(
+      gone["status"]["error"],
+      "[invalid bearer token, service account token has been invalidated]");
+}
+
+TEST(k8s_sim_auth_tokens, a_token_request_for_a_missing_pod_is_404) {
+  token_authority authority{"k1"};
+  objects store;
+  auto sa = service_account("sa-uid-1");
+  json req
+      = {{"spec", {{"boundObjectRef", {{"kind", "Pod"}, {"name", "nope"}}}}}};
+  auto r = token_request(authority, req, sa, now, store.lookup(), "j");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(status_of(r.error())->code, 404);
+}
+
+TEST(k8s_sim_auth_tokens, kubectl_auth_whoami) {
+  auto u = user_of(pod_bound_claims());
+  EXPECT_EQ(
+      self_subject_review(u, now).dump(),
+      R"({"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1",)"
+      R"("metadata":{"creationTimestamp":"2026-12-02T04:00:00Z"},"status":{"userInfo":{)"
+      R"("username":"system:serviceaccount:bench:default","uid":"sa-uid-1",)"
+      R"("groups":["system:serviceaccounts","system:serviceaccounts:bench",)"
+      R"("system:authenticated"],"extra":{)"
+      R"("authentication.kubernetes.io/credential-id":["JTI=jti-1"],)"
+      R"("authentication.kubernetes.io/pod-name":["aiperf-j1-controller-0"],)"
+      R"("authentication.kubernetes.io/pod-uid":["pod-uid-1"]}}}})");
+}
+
 } // namespace
 } // namespace aiperf::k8s::sim::auth
