@@ -1350,8 +1350,10 @@ private:
 
 } // namespace
 
-caf::expected<json> evaluate(const compiled_expression& expr,
-                             const activation& vars) {
+namespace {
+
+caf::expected<json> evaluate_unguarded(const compiled_expression& expr,
+                                       const activation& vars) {
   if (!expr.code || !expr.code->root)
     return aiperf::make_error(errc::invalid, "the expression was not compiled");
   const decl_type* type
@@ -1372,6 +1374,17 @@ caf::expected<json> evaluate(const compiled_expression& expr,
   if (result.kind == vk::error)
     return aiperf::make_error(errc::invalid, result.s);
   return to_json(result);
+}
+
+} // namespace
+
+caf::expected<json> evaluate(const compiled_expression& expr,
+                             const activation& vars) {
+  try {
+    return evaluate_unguarded(expr, vars);
+  } catch (const std::exception& e) {
+    return aiperf::make_error(errc::invalid, e.what());
+  }
 }
 
 } // namespace aiperf::k8s::cel

@@ -420,6 +420,18 @@ private:
   }
 
   node_ptr expr() {
+    // cel-go's parser refuses deeper nesting (its default recursion limit).
+    if (++depth_ > 250) {
+      error_here("expression recursion limit exceeded: 250");
+      --depth_;
+      return make(node_kind::literal, cur_.pos);
+    }
+    auto e = ternary();
+    --depth_;
+    return e;
+  }
+
+  node_ptr ternary() {
     auto cond = conditional_or();
     if (is("?")) {
       std::size_t pos = cur_.pos;
@@ -503,6 +515,17 @@ private:
   }
 
   node_ptr unary() {
+    if (depth_ > 250) {
+      error_here("expression recursion limit exceeded: 250");
+      return make(node_kind::literal, cur_.pos);
+    }
+    ++depth_;
+    auto e = unary_inner();
+    --depth_;
+    return e;
+  }
+
+  node_ptr unary_inner() {
     if (is("!")) {
       std::size_t pos = cur_.pos;
       advance();
@@ -738,6 +761,7 @@ private:
   lexer lex_;
   std::vector<issue>& issues_;
   token cur_;
+  int depth_ = 0;
 };
 
 } // namespace

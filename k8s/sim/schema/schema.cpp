@@ -730,11 +730,17 @@ std::string rule_struct(const rule& r) {
 void compile_rules(node& n, const std::string& path,
                    const std::string& uncorrelatable,
                    std::vector<field_error>& errors) {
-  for (std::size_t i = 0; i < n.rules.size(); ++i) {
+  if (!n.rules.empty() && !n.decl) {
+    // Rules on a node CEL cannot type (preserve-unknown without `type`).
+    errors.push_back({"InternalError", path + ".x-kubernetes-validations",
+                      "Internal error: failed to convert to declType for CEL "
+                      "validation rules"});
+  }
+  for (std::size_t i = 0; n.decl && i < n.rules.size(); ++i) {
     rule& r = n.rules[i];
     std::string at
         = path + ".x-kubernetes-validations[" + std::to_string(i) + "]";
-    cel::decl_ptr self = n.decl ? n.decl : cel::dyn_type();
+    const cel::decl_ptr& self = n.decl;
     cel::compile_options options;
     options.optional_old_self = r.optional_old_self.value_or(false);
     auto compiled = cel::compile(r.source, self, options);
@@ -1405,9 +1411,12 @@ status_cause to_cause(const field_error& e) {
 
 } // namespace
 
+namespace {
+
 caf::expected<std::shared_ptr<const compiled_schema>>
-compile_schema(const json& openapi_v3, std::vector<status_cause>* refusals,
-               std::string_view path_prefix) {
+compile_schema_unguarded(const json& openapi_v3,
+                         std::vector<status_cause>* refusals,
+                         std::string_view path_prefix) {
   std::vector<field_error> errors;
   reader r{errors};
   auto out = std::make_shared<compiled_schema>();
@@ -1468,8 +1477,8 @@ compile_schema(const json& openapi_v3, std::vector<status_cause>* refusals,
   return std::shared_ptr<const compiled_schema>{std::move(out)};
 }
 
-admission admit(const compiled_schema& schema, json& object,
-                const json* old_object) {
+admission admit_unguarded(const compiled_schema& schema, json& object,
+                          const json* old_object) {
   admission out;
   const node& root = *schema.root;
   prune(object, &root, "", true, out.unknown_fields);
@@ -1509,6 +1518,31 @@ admission admit(const compiled_schema& schema, json& object,
   for (const auto& e : errors)
     out.causes.push_back(to_cause(e));
   return out;
+}
+
+} // namespace
+
+caf::expected<std::shared_ptr<const compiled_schema>>
+compile_schema(const json& openapi_v3, std::vector<status_cause>* refusals,
+               std::string_view path_prefix) {
+  try {
+    return compile_schema_unguarded(openapi_v3, refusals, path_prefix);
+  } catch (const std::exception& e) {
+    return aiperf::make_error(
+        errc::invalid, std::string{"the schema cannot be read: "} + e.what());
+  }
+}
+
+admission admit(const compiled_schema& schema, json& object,
+                const json* old_object) {
+  try {
+    return admit_unguarded(schema, object, old_object);
+  } catch (const std::exception& e) {
+    admission out;
+    out.causes.push_back(
+        {"InternalError", std::string{"Internal error: "} + e.what(), "<nil>"});
+    return out;
+  }
 }
 
 void apply_defaults(const compiled_schema& schema, json& object) {

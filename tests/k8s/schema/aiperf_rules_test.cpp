@@ -227,3 +227,78 @@ TEST(aiperf_crd_rules, transition_rules_do_not_run_on_create) {
   EXPECT_EQ(object["spec"]["resourceMode"], "burstable"); // defaults applied
   EXPECT_EQ(object["spec"]["benchmark"]["endpoint"]["timeout"], 21600);
 }
+
+namespace {
+
+/// A deterministic generator of arbitrary JSON shaped loosely like a spec.
+struct shapes {
+  std::uint64_t state;
+
+  std::uint64_t next() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  }
+
+  json any(int depth) {
+    static const char* const keys[]
+        = {"benchmark", "endpoint", "urls",        "type",       "template",
+           "path",      "runtime",  "workers",     "workersMin", "apiHost",
+           "multiRun",  "numRuns",  "convergence", "minRuns",    "sweep",
+           "image",     "x-y",      "__a",         "",           "metadata"};
+    switch (next() % (depth > 4 ? 6 : 8)) {
+    case 0:
+      return nullptr;
+    case 1:
+      return next() % 2 == 0;
+    case 2:
+      return static_cast<std::int64_t>(next() % 21) - 10;
+    case 3:
+      return static_cast<double>(next() % 1000) / 7.0;
+    case 4:
+      return std::string{keys[next() % 20]};
+    case 5:
+      return "template";
+    case 6: {
+      json a = json::array();
+      for (std::uint64_t k = next() % 4; k > 0; --k)
+        a.push_back(any(depth + 1));
+      return a;
+    }
+    default: {
+      json o = json::object();
+      for (std::uint64_t k = next() % 5; k > 0; --k)
+        o[keys[next() % 20]] = any(depth + 1);
+      return o;
+    }
+    }
+  }
+};
+
+} // namespace
+
+TEST(aiperf_crd_rules, arbitrary_objects_get_causes_never_a_crash) {
+  json rules = read_rules_file();
+  auto schema = sim::compile_schema(crd_schema(rules, "AIPerfJob"), nullptr);
+  ASSERT_TRUE(schema);
+  shapes gen{0x9E3779B97F4A7C15ull};
+  std::size_t refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    json old = resource("AIPerfJob", gen.any(0));
+    json now = resource("AIPerfJob", gen.any(0));
+    if (i % 3 == 0)
+      now["spec"]
+          = json::parse(R"j({"benchmark": {"endpoint": {"urls": []}}})j");
+    auto created = sim::admit(**schema, old, nullptr);
+    auto updated = sim::admit(**schema, now, &old);
+    for (const auto* a : {&created, &updated})
+      for (const auto& c : a->causes) {
+        EXPECT_FALSE(c.reason.empty());
+        EXPECT_FALSE(c.message.empty());
+        EXPECT_NE(c.reason, "InternalError") << c.message;
+      }
+    refused += created.causes.empty() ? 0 : 1;
+  }
+  EXPECT_GT(refused, 100u); // the generator does reach the checks
+}

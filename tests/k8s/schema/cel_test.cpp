@@ -227,3 +227,15 @@ TEST(cel, property_names_escape_as_upstream) {
   EXPECT_EQ(unescape_property_name("x__dash__y"), "x-y");
   EXPECT_EQ(unescape_property_name("__namespace__"), "namespace");
 }
+
+TEST(cel, deep_nesting_is_refused_not_a_crash) {
+  std::string deep(5000, '(');
+  deep += "true";
+  deep += std::string(5000, ')');
+  EXPECT_NE(
+      compile_error(deep).find("expression recursion limit exceeded: 250"),
+      std::string::npos);
+  EXPECT_NE(
+      compile_error(std::string(5000, '!') + "true").find("recursion limit"),
+      std::string::npos);
+}
