@@ -6,6 +6,100 @@ namespace aiperf::config::benchmark {
 
 namespace {
 
+cel_case admits(const char* self) {
+  return {json::parse(self), nullptr, true};
+}
+
+cel_case refuses(const char* self) {
+  return {json::parse(self), nullptr, false};
+}
+
+/// Two different values of a field's type, for the immutability cases.
+std::pair<json, json> two_values(const field& f) {
+  switch (f.type) {
+  case value_type::integer:
+    return {1, 2};
+  case value_type::number:
+    return {1.5, 2.5};
+  case value_type::boolean:
+    return {false, true};
+  case value_type::string:
+    if (f.enum_values.size() >= 2)
+      return {f.enum_values[0], f.enum_values[1]};
+    return {"a", "b"};
+  case value_type::array:
+    return {json::array(), json::array({"a"})};
+  default:
+    return {json::object(), json{{"a", "b"}}};
+  }
+}
+
+void add_cases(std::vector<cel_rule>& rules) {
+  auto at = [&](std::string_view id) -> std::vector<cel_case>& {
+    for (auto& r : rules)
+      if (r.id == id)
+        return r.cases;
+    static std::vector<cel_case> none;
+    return none;
+  };
+  at("endpoint.template-required") = {
+      refuses(R"({"urls": ["http://h:1"], "type": "template"})"),
+      admits(
+          R"({"urls": ["http://h:1"], "type": "template", "template": {"body": "{}"}})"),
+      admits(R"({"urls": ["http://h:1"], "type": "chat"})")};
+  at("endpoint.template-only-for-template") = {
+      refuses(
+          R"({"urls": ["http://h:1"], "type": "chat", "template": {"body": "{}"}})"),
+      admits(R"({"urls": ["http://h:1"], "template": {"body": "{}"}})"),
+      admits(
+          R"({"urls": ["http://h:1"], "type": "template", "template": {"body": "{}"}})")};
+  at("endpoint.multipart-types") = {
+      refuses(R"({"urls": ["http://h:1"], "type": "chat",
+                  "requestContentType": "multipart/form-data"})"),
+      admits(R"({"urls": ["http://h:1"], "type": "image_edit",
+                 "requestContentType": "multipart/form-data"})"),
+      admits(
+          R"({"urls": ["http://h:1"], "requestContentType": "multipart/form-data"})"),
+      admits(R"({"urls": ["http://h:1"], "type": "chat",
+                 "requestContentType": "application/json"})")};
+  at("endpoint.path-absolute")
+      = {refuses(R"({"urls": ["http://h:1"], "path": "v1/chat"})"),
+         admits(R"({"urls": ["http://h:1"], "path": "/v1/chat"})"),
+         admits(R"({"urls": ["http://h:1"]})")};
+  at("runtime.api-host-needs-port")
+      = {refuses(R"({"apiHost": "0.0.0.0"})"),
+         admits(R"({"apiHost": "0.0.0.0", "apiPort": 9090})"),
+         admits(R"({"apiPort": 9090})")};
+  at("runtime.workers-min") = {refuses(R"({"workersMin": 4, "workers": 2})"),
+                               admits(R"({"workersMin": 2, "workers": 4})"),
+                               admits(R"({"workersMin": "2", "workers": "4"})"),
+                               admits(R"({"workersMin": 4})")};
+  at("multiRun.min-runs") = {
+      refuses(
+          R"({"numRuns": 2, "convergence": {"metric": "ttft", "minRuns": 3}})"),
+      admits(
+          R"({"numRuns": 3, "convergence": {"metric": "ttft", "minRuns": 3}})"),
+      admits(R"({"numRuns": 2, "convergence": {"metric": "ttft"}})")};
+  at("job.no-sweep")
+      = {refuses(R"({"benchmark": {}, "sweep": {"type": "grid"}})"),
+         admits(R"({"benchmark": {}})")};
+  at("job.one-run") = {
+      refuses(R"({"benchmark": {}, "multiRun": {"numRuns": 2}})"),
+      refuses(
+          R"({"benchmark": {}, "multiRun": {"convergence": {"metric": "x"}}})"),
+      admits(R"({"benchmark": {}, "multiRun": {"numRuns": 1}})"),
+      admits(R"({"benchmark": {}})")};
+  for (const auto& p : job_spec_schema().properties) {
+    auto& cases = at("job.immutable." + p.name);
+    auto [a, b] = two_values(p);
+    cases = {{json{{p.name, a}}, json{{p.name, a}}, true},
+             {json{{p.name, b}}, json{{p.name, a}}, false},
+             {json{{p.name, a}}, json::object(), false},
+             {json::object(), json{{p.name, a}}, false},
+             {json::object(), json::object(), true}};
+  }
+}
+
 std::vector<cel_rule> build() {
   std::vector<cel_rule> out{
       {shape::endpoint, "endpoint.template-required",
@@ -68,10 +162,16 @@ std::vector<cel_rule> build() {
                          "to change it",
                    true});
   }
+  add_cases(out);
   out.push_back(
-      {shape::sweep_spec, "sweep.requires-sweep", "has(self.sweep)",
+      {shape::sweep_spec,
+       "sweep.requires-sweep",
+       "has(self.sweep)",
        "AIPerfSweep.spec.sweep is required. Use kind: AIPerfJob for a single "
-       "benchmark."});
+       "benchmark.",
+       false,
+       {{json::parse(R"({"sweep": {"type": "grid"}})"), nullptr, true},
+        {json::parse(R"({"benchmark": {}})"), nullptr, false}}});
   return out;
 }
 

@@ -18,6 +18,15 @@
 
 namespace aiperf::config::benchmark {
 
+/// One evaluation of a rule: `self` (and, for a transition rule, `old_self`)
+/// and whether the rule admits it. The corpus a CEL evaluator is tested
+/// with, and what validate()/validate_update() must agree with.
+struct cel_case {
+  json self;
+  json old_self; ///< null for rules without oldSelf
+  bool admitted = true;
+};
+
 /// One x-kubernetes-validations entry and the node it belongs to.
 struct cel_rule {
   shape target = shape::none;
@@ -28,6 +37,8 @@ struct cel_rule {
   std::string message;
   /// A transition rule: uses oldSelf, so it runs on updates only.
   bool transition = false;
+  /// Objects the rule admits and refuses (see cel_case).
+  std::vector<cel_case> cases;
 };
 
 /// Every rule, in the order they are attached: endpoint, runtime, multiRun,
