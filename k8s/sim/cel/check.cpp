@@ -389,6 +389,11 @@ struct checker {
         || fn == "matches") {
       if (!want_target({sk::string}))
         return {sk::error, nullptr};
+      if (args.size() != 2
+          || (args[1].kind != sk::string && args[1].kind != sk::dyn)) {
+        no_overload_member(n, args);
+        return {sk::error, nullptr};
+      }
       return {sk::boolean, nullptr};
     }
     if (fn == "lowerAscii" || fn == "upperAscii" || fn == "trim"

@@ -781,7 +781,7 @@ value regex_match(const value& target, const value& pattern) {
   if (target.kind != vk::string || pattern.kind != vk::string)
     return no_overload();
   try {
-    std::regex re{pattern.s, std::regex::ECMAScript};
+    std::regex re = go_regex(pattern.s);
     return make_bool(std::regex_search(target.s, re));
   } catch (const std::regex_error&) {
     return make_error("error parsing regexp: invalid pattern: `" + pattern.s

@@ -148,4 +148,22 @@ std::string go_format_g(double v) {
   return out;
 }
 
+std::regex go_regex(std::string_view pattern) {
+  auto flags = std::regex::ECMAScript;
+  if (pattern.size() >= 4 && pattern.substr(0, 2) == "(?") {
+    auto close = pattern.find(')');
+    auto inline_flags
+        = pattern.substr(2, close == std::string_view::npos ? 0 : close - 2);
+    if (close != std::string_view::npos && !inline_flags.empty()
+        && inline_flags.find_first_not_of("ims") == std::string_view::npos) {
+      if (inline_flags.find('i') != std::string_view::npos)
+        flags |= std::regex::icase;
+      if (inline_flags.find('m') != std::string_view::npos)
+        flags |= std::regex::multiline;
+      pattern.remove_prefix(close + 1);
+    }
+  }
+  return std::regex{std::string{pattern}, flags};
+}
+
 } // namespace aiperf::k8s::cel

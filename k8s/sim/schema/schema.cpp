@@ -413,7 +413,7 @@ struct reader {
           "x-kubernetes-preserve-unknown-fields"));
     if (!n->pattern.empty()) {
       try {
-        n->pattern_re.emplace(n->pattern, std::regex::ECMAScript);
+        n->pattern_re = cel::go_regex(n->pattern);
       } catch (const std::regex_error& e) {
         fail(invalid(
             path + ".pattern", n->pattern,

@@ -239,3 +239,18 @@ TEST(cel, deep_nesting_is_refused_not_a_crash) {
       compile_error(std::string(5000, '!') + "true").find("recursion limit"),
       std::string::npos);
 }
+
+TEST(cel, string_functions_check_their_arguments) {
+  EXPECT_EQ(
+      compile_error("self.name.startsWith(1)"),
+      "ERROR: <input>:1:21: found no matching overload for 'startsWith' "
+      "applied to "
+      "'string.(int)'\n | self.name.startsWith(1)\n | ....................^");
+  EXPECT_EQ(compile_error("self.replicas.contains('a')"),
+            "ERROR: <input>:1:23: found no matching overload for 'contains' "
+            "applied to "
+            "'int.(string)'\n | self.replicas.contains('a')\n | "
+            "......................^");
+  json self = spec;
+  EXPECT_EQ(run("self.name.matches('(?i)^BENCH')", self), "true");
+}
