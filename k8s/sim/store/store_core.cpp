@@ -2,6 +2,8 @@
 
 #include "k8s/object/status_json.hpp"
 #include "k8s/object/time.hpp"
+#include "k8s/sim/builtins/defaults.hpp"
+#include "k8s/sim/builtins/known_fields.hpp"
 #include "k8s/sim/schema/schema.hpp"
 #include "k8s/sim/store/patch.hpp"
 
@@ -284,56 +286,6 @@ status expired_status(std::uint64_t asked, std::uint64_t oldest) {
                 {}};
 }
 
-// --- the built-in types (until the registry serves them) ---------------------
-
-/// SetDefaults_PodSpec / SetDefaults_Container (kubernetes pkg/apis/core/v1
-/// defaults.go) for the fields validation requires.
-void default_pod_spec(json& spec) {
-  if (!spec.is_object())
-    return;
-  auto set = [](json& obj, const char* key, json value) {
-    if (!obj.contains(key) || obj[key].is_null())
-      obj[key] = std::move(value);
-  };
-  set(spec, "restartPolicy", "Always");
-  set(spec, "terminationGracePeriodSeconds", 30);
-  set(spec, "dnsPolicy", "ClusterFirst");
-  set(spec, "securityContext", json::object());
-  set(spec, "schedulerName", "default-scheduler");
-  for (const char* list : {"initContainers", "containers"}) {
-    if (!spec.contains(list) || !spec[list].is_array())
-      continue;
-    for (auto& c : spec[list]) {
-      if (!c.is_object())
-        continue;
-      set(c, "resources", json::object());
-      set(c, "terminationMessagePath", "/dev/termination-log");
-      set(c, "terminationMessagePolicy", "File");
-      std::string image = c.value("image", "");
-      auto slash = image.rfind('/');
-      auto colon = image.rfind(':');
-      bool tagged = colon != std::string::npos
-                    && (slash == std::string::npos || colon > slash);
-      bool latest = !tagged || image.substr(colon + 1) == "latest";
-      if (image.find('@') != std::string::npos)
-        latest = false;
-      set(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
-    }
-  }
-}
-
-type_view builtin(std::string group, std::string version, std::string resource,
-                  std::string kind, bool namespaced) {
-  type_view t;
-  t.group = std::move(group);
-  t.version = std::move(version);
-  t.resource = std::move(resource);
-  t.kind = std::move(kind);
-  t.list_kind = t.kind + "List";
-  t.namespaced = namespaced;
-  return t;
-}
-
 } // namespace
 
 // --- construction
@@ -341,189 +293,79 @@ type_view builtin(std::string group, std::string version, std::string resource,
 
 store_core::store_core(store_config cfg, clock_fn now_unix)
     : cfg_(std::move(cfg)), now_unix_(std::move(now_unix)),
-      random_(std::random_device{}()) {
-  install_builtin_types();
-}
+      random_(std::random_device{}()) {}
 
-void store_core::install_builtin_types() {
-  auto add = [this](type_view t) {
-    types_[t.group + "/" + t.version + "/" + t.resource] = std::move(t);
-  };
-  {
-    auto t = builtin("", "v1", "namespaces", "Namespace", false);
-    t.status_subresource = true;
-    t.names = name_rule::dns1123_label;
-    t.field_selectors = {"status.phase"};
-    t.selector_style = field_label_style::registered;
-    add(t);
+type_view store_core::view_of(const resource_type& rt) const {
+  type_view t;
+  t.group = rt.group;
+  t.version = rt.version;
+  t.resource = rt.resource;
+  t.kind = rt.kind;
+  t.list_kind = rt.list_kind;
+  t.namespaced = rt.namespaced;
+  t.status_subresource = rt.has_status();
+  t.has_generation = rt.has_generation;
+  t.custom = rt.custom;
+  // The strategies that AllowCreateOnUpdate (pkg/registry/core/event,
+  // core/endpoint, coordination/lease).
+  t.create_on_update
+      = !rt.custom
+        && ((rt.group.empty()
+             && (rt.resource == "events" || rt.resource == "endpoints"))
+            || (rt.group == "events.k8s.io" && rt.resource == "events")
+            || (rt.group == "coordination.k8s.io" && rt.resource == "leases"));
+  t.create_only = rt.virtual_only;
+  t.names = rt.name_rule;
+  t.field_selectors = rt.selectable_fields;
+  t.selector_style = rt.field_style;
+  if (rt.custom) {
+    auto it = schemas_.find(rt.crd_name + "/" + rt.version);
+    if (it != schemas_.end())
+      t.schema = it->second;
   }
-  add(builtin("", "v1", "configmaps", "ConfigMap", true));
-  {
-    auto t = builtin("", "v1", "secrets", "Secret", true);
-    t.field_selectors = {"type"};
-    t.selector_style = field_label_style::registered;
-    add(t);
-  }
-  add(builtin("", "v1", "serviceaccounts", "ServiceAccount", true));
-  {
-    auto t = builtin("", "v1", "pods", "Pod", true);
-    t.status_subresource = true;
-    t.field_selectors = {"spec.nodeName",      "spec.restartPolicy",
-                         "spec.schedulerName", "spec.serviceAccountName",
-                         "spec.hostNetwork",   "status.phase",
-                         "status.podIP",       "status.nominatedNodeName"};
-    t.selector_style = field_label_style::registered;
-    add(t);
-  }
-  {
-    auto t = builtin("", "v1", "events", "Event", true);
-    t.create_on_update = true;
-    t.field_selectors = {"involvedObject.kind",
-                         "involvedObject.namespace",
-                         "involvedObject.name",
-                         "involvedObject.uid",
-                         "involvedObject.apiVersion",
-                         "involvedObject.resourceVersion",
-                         "involvedObject.fieldPath",
-                         "reason",
-                         "reportingComponent",
-                         "source",
-                         "type"};
-    t.selector_style = field_label_style::registered;
-    add(t);
-  }
-  {
-    auto t = builtin("", "v1", "services", "Service", true);
-    t.status_subresource = true;
-    t.names = name_rule::dns1035_label;
-    add(t);
-  }
-  {
-    auto t = builtin("", "v1", "endpoints", "Endpoints", true);
-    t.create_on_update = true;
-    add(t);
-  }
-  {
-    auto t = builtin("", "v1", "nodes", "Node", false);
-    t.status_subresource = true;
-    add(t);
-  }
-  for (auto [g, r, k] : {std::tuple{"batch", "jobs", "Job"},
-                         std::tuple{"apps", "deployments", "Deployment"},
-                         std::tuple{"apps", "replicasets", "ReplicaSet"},
-                         std::tuple{"apps", "statefulsets", "StatefulSet"}}) {
-    auto t = builtin(g, "v1", r, k, true);
-    t.status_subresource = true;
-    t.has_generation = true;
-    add(t);
-  }
-  {
-    auto t = builtin("coordination.k8s.io", "v1", "leases", "Lease", true);
-    t.create_on_update = true;
-    add(t);
-  }
-  {
-    auto t = builtin("events.k8s.io", "v1", "events", "Event", true);
-    t.create_on_update = true;
-    add(t);
-  }
-  for (auto [r, k, ns] :
-       {std::tuple{"roles", "Role", true},
-        std::tuple{"rolebindings", "RoleBinding", true},
-        std::tuple{"clusterroles", "ClusterRole", false},
-        std::tuple{"clusterrolebindings", "ClusterRoleBinding", false}}) {
-    auto t = builtin("rbac.authorization.k8s.io", "v1", r, k, ns);
-    t.names = name_rule::path_segment;
-    add(t);
-  }
-  {
-    auto t = builtin("authentication.k8s.io", "v1", "tokenreviews",
-                     "TokenReview", false);
-    t.create_only = true;
-    add(t);
-  }
-  for (auto [r, k] :
-       {std::tuple{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
-        std::tuple{"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
-        std::tuple{"subjectaccessreviews", "SubjectAccessReview"}}) {
-    auto t = builtin("authorization.k8s.io", "v1", r, k, false);
-    t.create_only = true;
-    add(t);
-  }
-  {
-    auto t = builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                     "CustomResourceDefinition", false);
-    t.status_subresource = true;
-    add(t);
-  }
-}
-
-caf::expected<type_view> store_core::find_type(const resource_ref& ref) const {
-  auto it = types_.find(ref.group + "/" + ref.version + "/" + ref.resource);
-  if (it == types_.end())
-    return unserved();
-  const auto& t = it->second;
-  // A namespaced object needs its namespace in the path; a cluster-scoped
-  // type has none.
-  if (!t.namespaced && !ref.namespace_name.empty())
-    return unserved();
-  if (t.namespaced && ref.namespace_name.empty() && !ref.name.empty())
-    return unserved();
-  if (!ref.subresource.empty()) {
-    bool known
-        = (ref.subresource == "status" && t.status_subresource)
-          || (ref.subresource == "token" && t.resource == "serviceaccounts")
-          || (ref.subresource == "finalize" && t.resource == "namespaces");
-    if (!known || ref.name.empty())
-      return unserved();
-  }
+  t.rt = &rt;
   return t;
 }
 
+caf::expected<type_view> store_core::find_type(const resource_ref& ref) const {
+  const auto* rt = registry_.find(ref.group, ref.version, ref.resource);
+  if (rt == nullptr)
+    return unserved();
+  // A namespaced object needs its namespace in the path; a cluster-scoped
+  // type has none.
+  if (!rt->namespaced && !ref.namespace_name.empty())
+    return unserved();
+  if (rt->namespaced && ref.namespace_name.empty() && !ref.name.empty())
+    return unserved();
+  if (!ref.subresource.empty()
+      && (ref.name.empty() || rt->find_subresource(ref.subresource) == nullptr))
+    return unserved();
+  return view_of(*rt);
+}
+
 void store_core::register_crd(const json& crd) {
-  auto spec = crd.value("spec", json::object());
-  auto names = spec.value("names", json::object());
-  std::string group = spec.value("group", "");
-  std::string plural = names.value("plural", "");
-  std::string kind = names.value("kind", "");
-  std::string list_kind = names.value("listKind", kind + "List");
-  bool namespaced = spec.value("scope", "Namespaced") == "Namespaced";
-  for (const auto& v : spec.value("versions", json::array())) {
-    if (!v.value("served", true))
-      continue;
-    type_view t;
-    t.group = group;
-    t.version = v.value("name", "");
-    t.resource = plural;
-    t.kind = kind;
-    t.list_kind = list_kind;
-    t.namespaced = namespaced;
-    t.custom = true;
-    t.has_generation = true;
-    t.status_subresource
-        = v.contains("subresources") && v["subresources"].contains("status");
-    if (v.contains("schema") && v["schema"].contains("openAPIV3Schema")) {
-      auto compiled = compile_schema(v["schema"]["openAPIV3Schema"], nullptr,
-                                     "spec.versions[0].schema.openAPIV3Schema");
-      if (compiled)
-        t.schema = *compiled;
-    }
-    t.selector_style = field_label_style::registered;
-    types_[t.group + "/" + t.version + "/" + t.resource] = std::move(t);
-  }
+  if (!registry_.add_crd(crd))
+    return;
+  std::string name = crd.value("metadata", json::object()).value("name", "");
+  for (auto it = schemas_.begin(); it != schemas_.end();)
+    if (it->first.compare(0, name.size() + 1, name + "/") == 0)
+      it = schemas_.erase(it);
+    else
+      ++it;
+  for (const auto* rt : registry_.types())
+    if (rt->custom && rt->crd_name == name && rt->schema.is_object())
+      if (auto compiled = compile_schema(rt->schema, nullptr))
+        schemas_[name + "/" + rt->version] = *compiled;
 }
 
 void store_core::unregister_crd(const json& crd) {
-  auto spec = crd.value("spec", json::object());
-  std::string group = spec.value("group", "");
-  std::string plural = spec.value("names", json::object()).value("plural", "");
-  for (auto it = types_.begin(); it != types_.end();) {
-    if (it->second.custom && it->second.group == group
-        && it->second.resource == plural)
-      it = types_.erase(it);
+  std::string name = crd.value("metadata", json::object()).value("name", "");
+  registry_.remove_crd(name);
+  for (auto it = schemas_.begin(); it != schemas_.end();)
+    if (it->first.compare(0, name.size() + 1, name + "/") == 0)
+      it = schemas_.erase(it);
     else
       ++it;
-  }
 }
 
 // --- seeding
@@ -581,8 +423,8 @@ void store_core::seed() {
 
 void store_core::wipe() {
   objects_.clear();
-  types_.clear();
-  install_builtin_types();
+  registry_ = type_registry{};
+  schemas_.clear();
   seed();
 }
 
@@ -697,10 +539,10 @@ caf::expected<void> store_core::check_namespace(const type_view& t,
                                                 const std::string& name) {
   if (!t.namespaced)
     return caf::unit;
-  auto nt = types_.find("/v1/namespaces");
-  const json* nsobj = nt == types_.end() ? nullptr : find(nt->second, "", ns);
+  auto nt = view_of(*registry_.find("", "v1", "namespaces"));
+  const json* nsobj = find(nt, "", ns);
   if (nsobj == nullptr)
-    return make_status_error("create", not_found_status(nt->second, ns));
+    return make_status_error("create", not_found_status(nt, ns));
   if (being_deleted(*nsobj)) {
     status st{
         "Forbidden", 403,
@@ -723,6 +565,12 @@ caf::expected<response> store_core::handle(const request& req) {
   auto t = find_type(req.ref);
   if (!t)
     return t.error();
+  if (req.body.size() > max_request_bytes)
+    return fail(req, status{"RequestEntityTooLarge",
+                            413,
+                            "Request entity too large: limit is "
+                                + std::to_string(max_request_bytes),
+                            {}});
   if (t->create_only && req.verb != verb::create)
     return fail(req, method_not_allowed(*t, req));
   switch (req.verb) {
@@ -916,54 +764,48 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
                                       std::vector<std::string>& warnings) {
   std::vector<status_cause> causes;
   std::string name = meta_str(object, "name");
-  // 1. mutating admission: none installed.
-  // 2+3. defaulting, pruning, schema and CEL validation (custom resources).
+  // Strict decoding: what the decoder does not know is an error (Strict) or
+  // a warning (Warn, the default since fieldValidation went GA) and is
+  // dropped either way.
+  auto decoding
+      = [&](const std::vector<std::string>& unknown) -> caf::expected<void> {
+    if (unknown.empty() || req.field_validation == "Ignore")
+      return caf::unit;
+    if (req.field_validation == "Strict")
+      return fail(req, bad_request(strict_decoding_message(unknown)));
+    for (auto& w : strict_decoding_warnings(unknown))
+      warnings.push_back(std::move(w));
+    return caf::unit;
+  };
+  // 1. mutating admission: none installed (webhooks would go here).
+  // 2. defaulting and the schema: built-ins by their defaulting functions,
+  //    custom resources by their CRD's structural schema (defaults,
+  //    pruning, validation) ...
+  // 3. ... whose x-kubernetes-validations CEL rules run in the same pass.
   if (t.custom && t.schema) {
     auto result = sim::admit(*t.schema, object, old);
-    if (!result.unknown_fields.empty()) {
-      if (req.field_validation == "Strict") {
-        std::string msg = "strict decoding error: ";
-        for (std::size_t i = 0; i < result.unknown_fields.size(); ++i) {
-          if (i > 0)
-            msg += ", ";
-          msg += "unknown field \"" + result.unknown_fields[i] + "\"";
-        }
-        return fail(req, bad_request(msg));
-      }
-      if (req.field_validation == "Warn" || req.field_validation.empty())
-        for (const auto& f : result.unknown_fields)
-          warnings.push_back("unknown field \"" + f + "\"");
-    }
+    if (auto ok = decoding(result.unknown_fields); !ok)
+      return ok.error();
     for (auto& w : result.warnings)
       warnings.push_back(std::move(w));
     causes = std::move(result.causes);
+  } else if (!t.custom && t.rt != nullptr) {
+    if (auto ok = decoding(unknown_fields(*t.rt, object)); !ok)
+      return ok.error();
+    default_object(*t.rt, object, old == nullptr);
   }
   // 4. validating admission: object metadata and the built-ins' checks.
-  auto meta = object.value("metadata", json::object());
-  std::vector<status_cause> meta_causes
-      = old == nullptr ? validate_object_meta(meta, t.namespaced, t.names)
-                       : validate_object_meta_update(
-                           meta, old->value("metadata", json::object()));
-  causes.insert(causes.begin(), meta_causes.begin(), meta_causes.end());
-  if (!t.custom) {
-    std::vector<status_cause> type_causes;
-    if (t.resource == "configmaps" && t.group.empty())
-      type_causes = validate_config_map(object);
-    else if (t.resource == "secrets" && t.group.empty())
-      type_causes = validate_secret(object);
-    else if (t.resource == "pods" && t.group.empty() && old == nullptr)
-      type_causes = validate_pod_spec(object.value("spec", json::object()));
-    causes.insert(causes.end(), type_causes.begin(), type_causes.end());
+  if (t.rt != nullptr) {
+    auto more = validate_object(*t.rt, object, old);
+    causes.insert(causes.begin(), more.begin(), more.end());
   }
   if (!causes.empty())
     return fail(req, invalid_status(t.kind, t.group, name, std::move(causes)));
-  // The stored-object limit: etcd's request limit (--max-request-bytes,
-  // 1.5 MiB) refuses the write.
-  if (object.dump().size() > 1572864)
-    return fail(req, status{"RequestEntityTooLarge",
-                            413,
-                            "Request entity too large: limit is 3145728",
-                            {}});
+  // The stored-object limit: etcd refuses a value over its request limit
+  // (--max-request-bytes, 1.5 MiB), which kube-apiserver passes on as a 500
+  // with etcd's text and no reason (responsewriters ErrorToAPIStatus).
+  if (object.dump().size() > max_stored_bytes)
+    return fail(req, status{"", 500, "etcdserver: request is too large", {}});
   return object;
 }
 
@@ -1024,22 +866,11 @@ caf::expected<response> store_core::create(const type_view& t,
   meta.erase("resourceVersion");
   if (t.has_generation)
     meta["generation"] = 1;
-  if (t.status_subresource && t.custom)
+  // PrepareForCreate: status is the server's (Nodes excepted: a kubelet
+  // registers its node with its status).
+  if (t.status_subresource && !(t.group.empty() && t.resource == "nodes"))
     obj.erase("status");
-  if (t.resource == "namespaces" && t.group.empty()) {
-    obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-    obj["spec"] = {{"finalizers", json::array({"kubernetes"})}};
-    obj["status"] = {{"phase", "Active"}};
-  }
-  if (!t.custom && t.status_subresource && t.resource != "namespaces") {
-    obj.erase("status");
-    if (t.resource == "pods" && t.group.empty())
-      obj["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
-  }
   obj["apiVersion"] = t.api_version();
-  if (!t.custom && t.group.empty() && t.resource == "pods"
-      && obj.contains("spec"))
-    default_pod_spec(obj["spec"]);
   std::vector<std::string> warnings;
   auto admitted = admit(t, req, obj, nullptr, warnings);
   if (!admitted)
@@ -1408,9 +1239,9 @@ json store_core::delete_now(const type_view& t, const std::string& key,
         = spec.value("names", json::object()).value("plural", "");
     std::string cr_key = group + "/" + plural;
     std::optional<type_view> crt;
-    for (const auto& [_, tv] : types_)
-      if (tv.custom && tv.group == group && tv.resource == plural)
-        crt = tv;
+    for (const auto* rt : registry_.types())
+      if (rt->custom && rt->group == group && rt->resource == plural)
+        crt = view_of(*rt);
     auto c = objects_.find(cr_key);
     if (c != objects_.end() && crt) {
       auto items = std::move(c->second);
@@ -1590,6 +1421,7 @@ caf::expected<watch_plan> store_core::plan_watch(const request& req) {
     return t.error();
   watch_plan plan;
   plan.filter.type = *t;
+  plan.filter.type.rt = nullptr;
   plan.filter.namespace_name = t->namespaced ? req.ref.namespace_name : "";
   plan.filter.name = req.ref.name;
   plan.filter.bookmarks = req.allow_watch_bookmarks;
@@ -1699,6 +1531,8 @@ caf::expected<user_info> store_core::authenticate(const std::string& token) {
 caf::expected<response> store_core::discovery(const std::string& path) const {
   if (path == "/openapi/v2")
     return response{200, "", {}};
+  if (auto doc = registry_.discovery(path); !doc.is_null())
+    return response{200, text_of(doc), {}};
   if (path == "/version") {
     json v = {{"major", "1"},
               {"minor", "32"},

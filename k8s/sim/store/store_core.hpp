@@ -8,6 +8,7 @@
 #include "k8s/api/json.hpp"
 #include "k8s/object/selectors.hpp"
 #include "k8s/object/validation.hpp"
+#include "k8s/sim/builtins/registry.hpp"
 #include "k8s/sim/store/store.hpp"
 
 #include <caf/expected.hpp>
@@ -50,6 +51,9 @@ struct type_view {
   field_label_style selector_style = field_label_style::default_conversion;
   /// CRs: the schema of the served version, null = none.
   std::shared_ptr<const compiled_schema> schema;
+  /// The registry's entry; valid while one request is served (a CRD write
+  /// may replace it), so watch filters keep none.
+  const resource_type* rt = nullptr;
 
   [[nodiscard]] std::string storage_key() const {
     return group + "/" + resource;
@@ -93,6 +97,12 @@ struct watch_plan {
   bool ends_after_initial = false;
   std::uint64_t last_rv = 0;
 };
+
+/// kube-apiserver's limit on a request body (MaxRequestBodyBytes, 3 MiB).
+inline constexpr std::size_t max_request_bytes = 3 * 1024 * 1024;
+/// etcd's default request limit (--max-request-bytes): the largest object
+/// the store keeps.
+inline constexpr std::size_t max_stored_bytes = 1536 * 1024;
 
 class store_core {
 public:
@@ -138,7 +148,7 @@ private:
 
   // types
   caf::expected<type_view> find_type(const resource_ref& ref) const;
-  void install_builtin_types();
+  [[nodiscard]] type_view view_of(const resource_type& rt) const;
   void register_crd(const json& crd);
   void unregister_crd(const json& crd);
 
@@ -189,8 +199,9 @@ private:
   std::uint64_t revision_ = 0;
   std::map<std::string, collection> objects_; // by storage key
   std::deque<history_event> history_;
-  std::uint64_t compacted_rv_ = 0;         // events at or below it are gone
-  std::map<std::string, type_view> types_; // "group/version/resource"
+  std::uint64_t compacted_rv_ = 0; // events at or below it are gone
+  type_registry registry_;
+  /// Compiled schemas of served CRD versions, by "<crd name>/<version>".
   std::map<std::string, std::shared_ptr<const compiled_schema>> schemas_;
   std::mt19937_64 random_;
 };

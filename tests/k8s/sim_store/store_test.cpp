@@ -69,7 +69,7 @@ struct store_test : caf_gtest::fixture<> {
 
   status failure(const k8s::request& r) {
     auto res = call(r);
-    EXPECT_FALSE(res) << (res ? res->body : "");
+    EXPECT_FALSE(res) << (res ? res->body.substr(0, 300) : "");
     if (res)
       return {};
     const auto* st = status_of(res.error());
@@ -606,6 +606,70 @@ TEST_F(store_test, version_openapi_and_unknown_paths) {
                                 std::string{"/openapi/v3"});
   ASSERT_FALSE(none);
   EXPECT_TRUE(answers_plain_not_found(none.error()));
+}
+
+TEST_F(store_test, discovery_lists_builtins_and_installed_crds) {
+  auto api
+      = request<response>(store, discovery_atom::value, std::string{"/api/v1"});
+  ASSERT_TRUE(api);
+  auto doc = json::parse(api->body);
+  EXPECT_EQ(doc["kind"], "APIResourceList");
+  bool has_cm = false;
+  for (const auto& r : doc["resources"])
+    if (r["name"] == "configmaps")
+      has_cm = r["shortNames"] == json::array({"cm"});
+  EXPECT_TRUE(has_cm);
+  auto none = request<response>(store, discovery_atom::value,
+                                std::string{"/apis/example.com/v1"});
+  ASSERT_FALSE(none);
+  EXPECT_TRUE(answers_plain_not_found(none.error()));
+}
+
+TEST_F(store_test, field_validation_strict_warn_and_ignore_on_builtins) {
+  auto cm = config_map("default", "a");
+  cm["spec"] = {{"x", 1}};
+  cm["bogus"] = true;
+  auto r = make(verb::create, core("configmaps", "default"), cm);
+  r.field_validation = "Strict";
+  auto st = failure(r);
+  EXPECT_EQ(st.code, 400);
+  EXPECT_EQ(st.reason, "BadRequest");
+  EXPECT_EQ(st.message, "strict decoding error: unknown field \"spec\", "
+                        "unknown field \"bogus\"");
+  r.field_validation = "Warn";
+  auto res = call(r);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->warnings,
+            (std::vector<std::string>{"unknown field \"spec\"",
+                                      "unknown field \"bogus\""}));
+  r.field_validation = "Ignore";
+  cm["metadata"]["name"] = "b";
+  r.body = cm.dump();
+  res = call(r);
+  ASSERT_TRUE(res);
+  EXPECT_TRUE(res->warnings.empty());
+}
+
+TEST_F(store_test, size_limits_of_requests_and_stored_objects) {
+  auto big
+      = config_map("default", "big", {{"k", std::string(1600 * 1024, 'x')}});
+  auto st = failure(make(verb::create, core("configmaps", "default"), big));
+  // ConfigMap validation sees it first (1 MiB of data).
+  EXPECT_EQ(st.code, 422);
+  json secret = {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata",
+       {{"name", "s"}, {"annotations", {{"a", std::string(250 * 1024, 'y')}}}}},
+      {"data", {{"k", std::string(1'386'664, 'A')}}}};
+  auto r = make(verb::create, core("secrets", "default"), secret);
+  st = failure(r);
+  EXPECT_EQ(st.code, 500);
+  EXPECT_EQ(st.message, "etcdserver: request is too large");
+  r.body = std::string(3 * 1024 * 1024 + 1, ' ');
+  st = failure(r);
+  EXPECT_EQ(st.code, 413);
+  EXPECT_EQ(st.message, "Request entity too large: limit is 3145728");
 }
 
 TEST_F(store_test, the_admin_token_authenticates_and_others_are_401) {
