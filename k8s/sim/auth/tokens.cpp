@@ -282,6 +282,10 @@ user_info user_of(const token_claims& c) {
   return u;
 }
 
+user_info anonymous_user() {
+  return user_info{"system:anonymous", "", {"system:unauthenticated"}, {}};
+}
+
 std::string random_signing_key() {
   std::string key(32, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()),
@@ -450,7 +454,7 @@ token_authority::token_request_claims(const json& token_request,
                         std::move(st));
     }
     const auto& pod = *ctx.bound_pod;
-    auto pod_meta = pod.value("metadata", json::object());
+    auto pod_meta = object_or_empty(pod, "metadata");
     auto pod_uid = string_at(pod_meta, "uid");
     if (!uid.empty() && uid != pod_uid) {
       auto message = "Operation cannot be fulfilled on Pod \"" + name
@@ -461,8 +465,7 @@ token_authority::token_request_claims(const json& token_request,
       auto st = status_of_failure("Conflict", 409, message, name, "", "Pod");
       return make_error(k8s::errc::conflict, std::move(message), std::move(st));
     }
-    auto pod_sa
-        = string_at(pod.value("spec", json::object()), "serviceAccountName");
+    auto pod_sa = string_at(object_or_empty(pod, "spec"), "serviceAccountName");
     if (pod_sa.empty())
       pod_sa = "default";
     if (pod_sa != ctx.service_account)
@@ -471,12 +474,12 @@ token_authority::token_request_claims(const json& token_request,
           + "\" to pod running with different serviceaccount name.");
     c.pod_name = name;
     c.pod_uid = pod_uid;
-    if (auto node = string_at(pod.value("spec", json::object()), "nodeName");
+    if (auto node = string_at(object_or_empty(pod, "spec"), "nodeName");
         !node.empty()) {
       c.node_name = node;
       if (ctx.bound_pod_node != nullptr)
-        c.node_uid = string_at(
-            ctx.bound_pod_node->value("metadata", json::object()), "uid");
+        c.node_uid = string_at(object_or_empty(*ctx.bound_pod_node, "metadata"),
+                               "uid");
     }
     // The kubelet's projected tokens: valid for a year, stale after 3607 s.
     bool api_only = std::all_of(c.audiences.begin(), c.audiences.end(),
@@ -494,7 +497,7 @@ caf::expected<void> check_bound_objects(const token_claims& claims,
                                         const json* pod,
                                         std::int64_t now_unix) {
   auto deleted_long_ago = [&](const json& obj) {
-    auto meta = obj.value("metadata", json::object());
+    auto meta = object_or_empty(obj, "metadata");
     auto ts = string_at(meta, "deletionTimestamp");
     if (ts.empty())
       return false;
@@ -509,8 +512,7 @@ caf::expected<void> check_bound_objects(const token_claims& claims,
     return make_error(errc::invalidated,
                       "service account " + claims.namespace_name + "/"
                           + claims.service_account + " has been deleted");
-  auto sa_uid
-      = string_at(service_account->value("metadata", json::object()), "uid");
+  auto sa_uid = string_at(object_or_empty(*service_account, "metadata"), "uid");
   if (sa_uid != claims.service_account_uid)
     return make_error(errc::invalidated, "service account UID (" + sa_uid
                                              + ") does not match claim ("
@@ -521,7 +523,7 @@ caf::expected<void> check_bound_objects(const token_claims& claims,
   if (pod == nullptr || deleted_long_ago(*pod))
     return make_error(errc::invalidated,
                       "service account token has been invalidated");
-  auto pod_uid = string_at(pod->value("metadata", json::object()), "uid");
+  auto pod_uid = string_at(object_or_empty(*pod, "metadata"), "uid");
   if (pod_uid != claims.pod_uid)
     return make_error(errc::invalidated,
                       "pod UID (" + pod_uid

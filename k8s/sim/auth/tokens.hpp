@@ -100,6 +100,11 @@ struct token_claims {
 /// node-uid, and credential-id "JTI=<jti>".
 [[nodiscard]] user_info user_of(const token_claims& claims);
 
+/// A request without credentials, where anonymous access is on:
+/// system:anonymous in group system:unauthenticated (RBAC then grants only
+/// system:public-info-viewer's paths).
+[[nodiscard]] user_info anonymous_user();
+
 /// A 32-byte key from OpenSSL's RAND_bytes, for a store without a
 /// configured signing key.
 [[nodiscard]] std::string random_signing_key();

@@ -256,7 +256,7 @@ TEST_F(k8s_sim_auth_rbac, discovery_is_open_to_every_authenticated_user) {
   EXPECT_EQ(st.details, status_details{});
   EXPECT_FALSE(index.allowed(non_resource_attributes(bench, "post", "/api")));
   // Unauthenticated callers only see the public endpoints.
-  user_info anon{"system:anonymous", "", {"system:unauthenticated"}, {}};
+  auto anon = anonymous_user();
   EXPECT_TRUE(index.allowed(non_resource_attributes(anon, "get", "/version")));
   EXPECT_FALSE(index.allowed(non_resource_attributes(anon, "get", "/apis")));
 }
@@ -842,6 +842,46 @@ TEST_F(k8s_sim_auth_rbac,
             "authorization.NonResourceAttributes{Path:\"/api\", Verb:\"get\"}: "
             "disallowed on "
             "this kind of request");
+}
+
+TEST(k8s_sim_auth_rbac_rules,
+     objects_of_the_wrong_shape_neither_throw_nor_grant) {
+  rbac_index index;
+  std::vector<json> junk = {
+      json(),
+      json(7),
+      json("x"),
+      json::array({1, 2}),
+      json{{"metadata", "x"}, {"rules", "y"}, {"subjects", 3}},
+      json{{"metadata", {{"name", "r"}, {"namespace", "bench"}}},
+           {"rules", json::array({"get", json::array(), json{{"verbs", 5}}})},
+           {"roleRef", "Role"},
+           {"subjects", json::array({"User", json{{"kind", 1}}})}}};
+  auto bench = sa_user("bench", "default");
+  for (const auto& j : junk) {
+    for (const char* kind :
+         {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}) {
+      EXPECT_NO_THROW(index.upsert(kind, j));
+      EXPECT_NO_THROW((void)index.check_write(
+          bench, kind == std::string{"Role"} ? "roles" : "rolebindings", j,
+          "bench", &j));
+    }
+    EXPECT_NO_THROW((void)index.self_subject_access_review(bench, j));
+    EXPECT_NO_THROW((void)index.subject_access_review(j));
+    EXPECT_NO_THROW((void)index.local_subject_access_review(j, "bench"));
+    EXPECT_NO_THROW((void)index.self_subject_rules_review(bench, j));
+    token_authority authority{"k"};
+    EXPECT_NO_THROW(
+        (void)authority.token_request_claims(j, token_request_context{}));
+    EXPECT_NO_THROW((void)token_review(
+        authority, j, 0,
+        [](auto, auto, auto) -> const json* { return nullptr; }));
+    EXPECT_NO_THROW((void)token_request_response(j, "t", token_claims{}));
+    EXPECT_NO_THROW((void)check_bound_objects(
+        token_claims{"", "bench", "default", "u", "p"}, &j, &j, 0));
+  }
+  EXPECT_FALSE(
+      index.allowed(attributes{bench, "get", "", "pods", "", "bench", "p"}));
 }
 
 TEST(k8s_sim_auth_rbac_rules, compact_strings_are_gos_quoted_lists) {
