@@ -28,6 +28,15 @@ const decl_type* decl_type::field(std::string_view name) const {
   for (const auto& [n, t] : fields)
     if (n == name)
       return t.get();
+  // Since Kubernetes 1.31 a property named like a CEL keyword is selected
+  // by its own name too: self.namespace is self.__namespace__
+  // (apiserver pkg/cel/types.go, recognizeKeywordAsFieldName).
+  if (reserved.count(name)) {
+    std::string escaped = "__" + std::string{name} + "__";
+    for (const auto& [n, t] : fields)
+      if (n == escaped)
+        return t.get();
+  }
   return nullptr;
 }
 

@@ -254,3 +254,17 @@ TEST(cel, string_functions_check_their_arguments) {
   json self = spec;
   EXPECT_EQ(run("self.name.matches('(?i)^BENCH')", self), "true");
 }
+
+TEST(cel, a_keyword_property_is_selected_by_its_name) {
+  auto meta = std::make_shared<decl_type>();
+  meta->k = decl_type::kind::object;
+  meta->fields = {{"__namespace__", scalar(decl_type::kind::string)}};
+  auto c
+      = compile("self.namespace == 'bench' && self.__namespace__ == 'bench' && "
+                "has(self.namespace)",
+                meta);
+  ASSERT_TRUE(c) << error_message(c.error());
+  json self = json::parse(R"({"namespace": "bench"})");
+  activation a{&self, meta, nullptr, false};
+  EXPECT_EQ(evaluate(*c, a)->dump(), "true");
+}
