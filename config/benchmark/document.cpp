@@ -272,6 +272,8 @@ caf::expected<void> rename(json& obj, const std::string& path,
 
 /// A phase with its name and kind first.
 json named_phase(const std::string& name, const std::string& kind, json body) {
+  if (!body.is_object())
+    return body; // validation names the entry that is not a mapping
   json out = json::object();
   out["name"] = body.contains("name") ? body["name"] : json(name);
   if (body.contains("kind"))
@@ -371,7 +373,9 @@ caf::expected<void> normalize_benchmark(json& b, const std::string& path) {
 
 } // namespace
 
-caf::expected<json> normalize(json doc, document_kind kind) {
+namespace {
+
+caf::expected<json> normalize_document(json doc, document_kind kind) {
   if (!doc.is_object())
     return doc;
   const auto& root = schema_of(kind);
@@ -418,6 +422,18 @@ caf::expected<json> normalize(json doc, document_kind kind) {
   if (auto ok = camelize(doc, root, ""); !ok)
     return ok.error();
   return doc;
+}
+
+} // namespace
+
+caf::expected<json> normalize(json doc, document_kind kind) {
+  try {
+    return normalize_document(std::move(doc), kind);
+  } catch (const std::exception& e) {
+    return flag_error(errc::invalid, "",
+                      std::string{"cannot normalize the document: "}
+                          + e.what());
+  }
 }
 
 } // namespace aiperf::config::benchmark

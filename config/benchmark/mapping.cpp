@@ -317,7 +317,9 @@ caf::expected<json> from_profile_config(const profile_config& raw) {
   return out;
 }
 
-caf::expected<profile_config> to_profile_config(const json& doc) {
+namespace {
+
+caf::expected<profile_config> map_document(const json& doc) {
   profile_config cfg;
   if (doc.contains("randomSeed"))
     cfg.random_seed = doc["randomSeed"].get<std::uint64_t>();
@@ -541,6 +543,19 @@ caf::expected<profile_config> to_profile_config(const json& doc) {
   if (b.contains("logging") && b["logging"].contains("level"))
     cfg.log_level = lower(b["logging"]["level"].get<std::string>());
   return cfg;
+}
+
+} // namespace
+
+caf::expected<profile_config> to_profile_config(const json& doc) {
+  try {
+    return map_document(doc);
+  } catch (const std::exception& e) {
+    // Only a document validate() refused gets here.
+    return flag_error(errc::invalid, "",
+                      std::string{"the document does not fit the model ("}
+                          + e.what() + "); validate it first");
+  }
 }
 
 caf::expected<std::vector<std::string>>

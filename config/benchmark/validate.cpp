@@ -663,7 +663,9 @@ private:
 
 } // namespace
 
-std::vector<problem> check(const json& doc, document_kind kind) {
+namespace {
+
+std::vector<problem> check_document(const json& doc, document_kind kind) {
   checker c{kind};
   if (!doc.is_object()) {
     c.add("", "the document must be a mapping of AIPerf config keys "
@@ -690,6 +692,17 @@ std::vector<problem> check(const json& doc, document_kind kind) {
     if (std::find(unique.begin(), unique.end(), p) == unique.end())
       unique.push_back(std::move(p));
   return unique;
+}
+
+} // namespace
+
+std::vector<problem> check(const json& doc, document_kind kind) {
+  try {
+    return check_document(doc, kind);
+  } catch (const std::exception& e) {
+    return {{errc::invalid, "",
+             std::string{"cannot check the document: "} + e.what(), false}};
+  }
 }
 
 caf::expected<void> validate(const json& doc, document_kind kind) {

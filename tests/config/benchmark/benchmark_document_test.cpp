@@ -239,3 +239,20 @@ TEST(upstream_documents, the_profile_docs_example_is_valid) {
   ASSERT_EQ(cfg->goodput.size(), 2u);
   EXPECT_TRUE(finalize(*cfg, 4)) << "the flags it gives are valid too";
 }
+
+TEST(documents, malformed_documents_give_errors_not_exceptions) {
+  auto doc
+      = parse_yaml("benchmark:\n  models: 5\n  warmup: 5\n  profiling: [1]\n"
+                   "  datasets: oops\n  endpoint: {urls: 7}\n",
+                   "t.yaml");
+  ASSERT_TRUE(doc);
+  auto n = normalize(*doc, document_kind::config_file);
+  ASSERT_TRUE(n) << error_message(n.error());
+  auto found = check(*n, document_kind::config_file);
+  EXPECT_FALSE(found.empty());
+  EXPECT_FALSE(validate(*n, document_kind::config_file));
+  auto cfg = to_profile_config(*n);
+  EXPECT_FALSE(cfg) << "a document validation refused does not map";
+  auto huge = parse_yaml("x: 1e999\n", "t.yaml");
+  EXPECT_FALSE(huge);
+}

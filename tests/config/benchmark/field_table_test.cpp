@@ -606,26 +606,30 @@ TEST(field_table, the_kubernetes_docs_list_every_field) {
   auto docs = buf.str();
   ASSERT_NE(docs.find("## Supported AIPerfJob spec fields"), std::string::npos);
   std::vector<std::string> parents;
-  for_each_field(job_spec_schema(), "", [&](const std::string& path, const field& f) {
-    if (path.empty() || path.ends_with("[]") || path.ends_with(".*"))
-      return;
-    for (const auto& p : parents)
-      if (path.starts_with(p + ".") || path.starts_with(p + "["))
-        return;
-    if (f.status == support::unsupported)
-      parents.push_back(path);
-    auto at = docs.find("| `" + path + "` |");
-    ASSERT_NE(at, std::string::npos) << path << " is missing from docs/kubernetes.md";
-    auto line = docs.substr(at, docs.find('\n', at) - at);
-    switch (f.status) {
-      case support::unsupported:
-        EXPECT_NE(line.find("not supported by aiperf-node"), std::string::npos) << line;
-        break;
-      case support::operator_managed:
-        EXPECT_NE(line.find("operator-managed"), std::string::npos) << line;
-        break;
-      default:
-        EXPECT_NE(line.find("| yes"), std::string::npos) << line;
-    }
-  });
+  for_each_field(
+      job_spec_schema(), "", [&](const std::string& path, const field& f) {
+        if (path.empty() || path.ends_with("[]") || path.ends_with(".*"))
+          return;
+        for (const auto& p : parents)
+          if (path.starts_with(p + ".") || path.starts_with(p + "["))
+            return;
+        if (f.status == support::unsupported)
+          parents.push_back(path);
+        auto at = docs.find("| `" + path + "` |");
+        ASSERT_NE(at, std::string::npos)
+            << path << " is missing from docs/kubernetes.md";
+        auto line = docs.substr(at, docs.find('\n', at) - at);
+        switch (f.status) {
+        case support::unsupported:
+          EXPECT_NE(line.find("not supported by aiperf-node"),
+                    std::string::npos)
+              << line;
+          break;
+        case support::operator_managed:
+          EXPECT_NE(line.find("operator-managed"), std::string::npos) << line;
+          break;
+        default:
+          EXPECT_NE(line.find("| yes"), std::string::npos) << line;
+        }
+      });
 }
