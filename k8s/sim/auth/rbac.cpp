@@ -569,6 +569,17 @@ std::vector<json> bootstrap_cluster_roles() {
   return {
       cluster_role("cluster-admin", {policy_rule{{"*"}, {"*"}, {"*"}, {}, {}},
                                      policy_rule{{"*"}, {}, {}, {}, {"*"}}}),
+      // Unbound: what a component that checks others' tokens binds (the
+      // results server's TokenReviews).
+      cluster_role(
+          "system:auth-delegator",
+          {policy_rule{
+               {"create"}, {"authentication.k8s.io"}, {"tokenreviews"}, {}, {}},
+           policy_rule{{"create"},
+                       {"authorization.k8s.io"},
+                       {"subjectaccessreviews"},
+                       {},
+                       {}}}),
       cluster_role(
           "system:basic-user",
           {policy_rule{{"create"},

@@ -116,9 +116,12 @@ struct decision {
 /// rbac-defaults, annotation rbac.authorization.kubernetes.io/autoupdate):
 /// cluster-admin (bound to system:masters), system:discovery and
 /// system:basic-user (bound to system:authenticated), and
-/// system:public-info-viewer (system:authenticated, system:unauthenticated).
-/// So an authenticated service account reads /api, /apis, /version and
-/// creates SelfSubjectAccessReviews and SelfSubjectRulesReviews.
+/// system:public-info-viewer (system:authenticated, system:unauthenticated),
+/// and system:auth-delegator (TokenReviews and SubjectAccessReviews; bound
+/// by nobody until a binding names it). So an authenticated service account
+/// reads /api, /apis, /version and creates SelfSubjectAccessReviews,
+/// SelfSubjectRulesReviews and SelfSubjectReviews, as on a real cluster.
+/// The admin/edit/view roles are aggregated ClusterRoles and not among them.
 [[nodiscard]] std::vector<json> bootstrap_cluster_roles();
 [[nodiscard]] std::vector<json> bootstrap_cluster_role_bindings();
 

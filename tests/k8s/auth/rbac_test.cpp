@@ -784,6 +784,18 @@ TEST_F(k8s_sim_auth_rbac, the_admin_sees_every_rule_through_cluster_admin) {
   EXPECT_EQ((*none)["status"]["resourceRules"], json::array());
 }
 
+TEST_F(k8s_sim_auth_rbac,
+       the_results_server_may_review_tokens_once_bound_to_auth_delegator) {
+  auto review = ask(op, "create", "authentication.k8s.io", "tokenreviews", "");
+  EXPECT_FALSE(index.allowed(review));
+  index.upsert(
+      "ClusterRoleBinding",
+      binding("ClusterRoleBinding", "", "aiperf-operator-auth", "ClusterRole",
+              "system:auth-delegator",
+              json::array({sa_subject("aiperf-operator", "aiperf-system")})));
+  EXPECT_TRUE(index.allowed(review));
+}
+
 TEST_F(k8s_sim_auth_rbac, check_answers_the_403_to_send) {
   EXPECT_TRUE(index.check(ask(bench, "get", "", "pods", "bench", "p")));
   auto r = index.check(
@@ -941,9 +953,10 @@ TEST(k8s_sim_auth_rbac_rules, the_bootstrap_policy_objects) {
   std::vector<std::string> names;
   for (const auto& r : roles)
     names.push_back(r["metadata"]["name"]);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "cluster-admin", "system:basic-user", "system:discovery",
-                       "system:public-info-viewer"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"cluster-admin", "system:auth-delegator",
+                                      "system:basic-user", "system:discovery",
+                                      "system:public-info-viewer"}));
   ASSERT_EQ(bindings.size(), 4u);
   EXPECT_EQ(bindings[0]["subjects"][0]["name"], "system:masters");
   EXPECT_EQ(bindings[3]["subjects"][1]["name"], "system:unauthenticated");
