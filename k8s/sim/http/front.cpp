@@ -7,6 +7,7 @@
 #include "k8s/object/status_json.hpp"
 #include "k8s/object/wire.hpp"
 #include "k8s/sim/http/audit.hpp"
+#include "k8s/sim/http/protobuf.hpp"
 #include "runtime/http_server/http_server.hpp"
 #include "runtime/log/log.hpp"
 
@@ -706,8 +707,18 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
     std::string content_type;
     if (auto ct = req.find(bhttp::field::content_type); ct != req.end())
       content_type = std::string{ct->value()};
-    auto parsed
-        = request_of(method, target, content_type, std::move(req.body()));
+    std::string body = std::move(req.body());
+    if (content_type.starts_with(protobuf_content_type)
+        && (method == "POST" || method == "PUT")) {
+      auto decoded = decode_protobuf_object(body);
+      if (!decoded) {
+        ae.verb = method == "POST" ? "create" : "update";
+        co_return co_await send_status(status_of_error(decoded.error()));
+      }
+      body = decoded->dump();
+      content_type = "application/json";
+    }
+    auto parsed = request_of(method, target, content_type, std::move(body));
     if (!parsed) {
       ae.verb = lower(method);
       const auto* st = status_of(parsed.error());
