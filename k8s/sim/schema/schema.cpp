@@ -983,9 +983,9 @@ const json* old_child(const json* old, const std::string& k) {
   return it == old->end() ? nullptr : &*it;
 }
 
-const json* old_item(const json* old, const json& item, std::size_t i,
-                     const node& s) {
-  (void)i;
+/// The old element an element of a list ratchets against: by key in a
+/// map-list, by value in a set; atomic lists do not correlate elements.
+const json* old_item(const json* old, const json& item, const node& s) {
   if (s.list_type == "map")
     return map_list_match(old, item, s);
   if (s.list_type == "set" && old && old->is_array()) {
@@ -996,10 +996,29 @@ const json* old_item(const json* old, const json& item, std::size_t i,
   return nullptr;
 }
 
-bool valid_date_time(const std::string& s) {
-  static const std::regex re{
+/// Whether `v` is valid in string format `format` (kube-openapi strfmt), for
+/// the formats the API server keeps (formats.go); others are not checked.
+bool valid_format(const std::string& format, const std::string& v) {
+  static const std::regex date_time{
       R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$)"};
-  return std::regex_match(s, re);
+  static const std::regex date{R"(^\d{4}-\d{2}-\d{2}$)"};
+  static const std::regex uuid{
+      R"(^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$)"};
+  static const std::regex ipv4{
+      R"(^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$)"};
+  static const std::regex base64{
+      R"(^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$)"};
+  if (format == "date-time" || format == "datetime")
+    return std::regex_match(v, date_time);
+  if (format == "date")
+    return std::regex_match(v, date);
+  if (format == "uuid")
+    return std::regex_match(v, uuid);
+  if (format == "ipv4")
+    return std::regex_match(v, ipv4);
+  if (format == "byte")
+    return std::regex_match(v, base64);
+  return true;
 }
 
 struct validator {
@@ -1065,10 +1084,10 @@ struct validator {
                   "FieldValueTypeInvalid"));
       return false;
     }
-    if (v.is_string() && (s.format == "date-time" || s.format == "datetime")
-        && !valid_date_time(v.get<std::string>())) {
+    if (v.is_string() && !s.format.empty()
+        && !valid_format(s.format, v.get<std::string>())) {
       add(invalid(field, v,
-                  subject + " in body must be of type date-time: "
+                  subject + " in body must be of type " + s.format + ": "
                       + go_quote(v.get<std::string>())));
     }
     return true;
@@ -1147,7 +1166,7 @@ struct validator {
     if (s.items)
       for (std::size_t i = 0; i < v.size(); ++i)
         validate(v[i], *s.items, name + "[" + std::to_string(i) + "]",
-                 old_item(old, v[i], i, s));
+                 old_item(old, v[i], s));
     const std::string field = name.empty() ? "<nil>" : name;
     auto size = static_cast<std::int64_t>(v.size());
     if (s.min_items && size < *s.min_items)

@@ -561,3 +561,21 @@ TEST(schema_validation, a_crd_may_restrict_metadata_name) {
           "specify anything other than name and generateName, but metadata is "
           "implicitly specified"});
 }
+
+TEST(schema_validation, string_formats_the_api_server_keeps_are_checked) {
+  json schema = root_with_spec(R"j({"type": "object", "properties": {
+    "at": {"type": "string", "format": "date-time"},
+    "day": {"type": "string", "format": "date"},
+    "id": {"type": "string", "format": "uuid"},
+    "n": {"type": "integer", "format": "int32"}}})j");
+  EXPECT_EQ(admit_create(schema, json::parse(R"j({"at": "2026-12-02T10:00:00Z",
+    "day": "2026-12-02", "id": "0f8fad5b-d9cb-469f-a165-70867728950e", "n": 9999999999})j")),
+            strings{}); // int32 is not a format the API server checks
+  EXPECT_EQ(admit_create(schema, json::parse(R"j({"at": "yesterday"})j")),
+            strings{"spec.at: Invalid value: \"yesterday\": spec.at in body "
+                    "must be of type "
+                    "date-time: \"yesterday\""});
+  EXPECT_EQ(admit_create(schema, json::parse(R"j({"id": "x"})j")),
+            strings{"spec.id: Invalid value: \"x\": spec.id in body must be of "
+                    "type uuid: \"x\""});
+}
