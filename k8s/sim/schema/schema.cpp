@@ -1300,8 +1300,6 @@ struct rule_runner {
   std::vector<field_error>& errors;
   std::vector<std::string>& warnings;
 
-  static std::string type_of_node(const node& s) { return s.type; }
-
   void run(const json& v, const node& s, const std::string& path,
            const json* old, bool correlated) {
     if (v.is_null())
@@ -1319,7 +1317,8 @@ struct rule_runner {
       a.old_self = old;
       a.optional_old_self = optional_old;
       auto result = cel::evaluate(*r.compiled, a);
-      std::string sts = type_of_node(s);
+      // The bad value of a failed rule is the node's schema type ("object").
+      const std::string& sts = s.type;
       std::string shown = r.message.empty() ? trim(r.source) : trim(r.message);
       if (!result) {
         std::string text = error_message(result.error());
