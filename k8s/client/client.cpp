@@ -8,9 +8,11 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace aiperf::k8s::client {
@@ -22,7 +24,8 @@ using watch_open_atom = caf::atom_constant<caf::atom("k8sc_wopen")>;
 using watch_data_atom = caf::atom_constant<caf::atom("k8sc_wdata")>;
 using watch_closed_atom = caf::atom_constant<caf::atom("k8sc_wend")>;
 using retry_atom = caf::atom_constant<caf::atom("k8sc_retry")>;
-using run_atom = caf::atom_constant<caf::atom("k8sc_run")>;
+using exec_done_atom = caf::atom_constant<caf::atom("k8sc_exec")>;
+using exec_failed_atom = caf::atom_constant<caf::atom("k8sc_exerr")>;
 
 // The public interface plus what the I/O thread and the timers send.
 using client_impl = api_actor::extend<
@@ -30,7 +33,9 @@ using client_impl = api_actor::extend<
     caf::reacts_to<watch_open_atom, std::uint64_t>,
     caf::reacts_to<watch_data_atom, std::uint64_t, std::vector<watch_event>>,
     caf::reacts_to<watch_closed_atom, std::uint64_t, std::string>,
-    caf::reacts_to<retry_atom, std::uint64_t>>;
+    caf::reacts_to<retry_atom, std::uint64_t>,
+    caf::reacts_to<exec_done_atom, exec_credential>,
+    caf::reacts_to<exec_failed_atom, caf::error>>;
 
 /// Sends to the actor from the I/O thread without keeping it alive: the
 /// actor owns the transport, so a strong handle there would be a cycle.
@@ -164,10 +169,28 @@ struct client_state {
   std::vector<std::shared_ptr<transport>> retired;
   std::optional<token_file_source> token_file;
   std::optional<exec_credential> exec_cred;
+  /// When exec_cred was fetched: a credential the plugin has just given is
+  /// used once even if already expired, so a broken clock or plugin fails
+  /// at the server instead of looping here.
+  std::int64_t exec_fetched_ns = 0;
   bool exec_running = false;
   std::vector<std::uint64_t> waiting_for_exec;
   std::map<std::uint64_t, operation> ops;
   std::uint64_t next_id = 0;
+
+  ~client_state() {
+    // The actor may die on a transport's I/O thread (the last handle was
+    // the one a completion was sent with): that thread cannot join itself,
+    // so the transports are then closed from a thread of their own.
+    retired.push_back(std::move(tx));
+    bool own_thread
+        = std::any_of(retired.begin(), retired.end(),
+                      [](const auto& t) { return t && t->on_io_thread(); });
+    if (own_thread)
+      std::thread{[doomed = std::move(retired)]() mutable {
+        doomed.clear();
+      }}.detach();
+  }
 };
 
 using client_ptr = client_impl::stateful_pointer<client_state>;
@@ -223,68 +246,65 @@ void run_exec(client_ptr self) {
   if (st.exec_running)
     return;
   st.exec_running = true;
-  auto worker = self->spawn<caf::detached>(
-      [](caf::event_based_actor*, exec_config exec,
-         client_config cfg) -> caf::behavior {
-        return {
-            [exec, cfg](run_atom) -> caf::result<exec_credential> {
-              auto cred = run_exec_plugin(exec, cfg);
-              if (!cred)
-                return std::move(cred.error());
-              return std::move(*cred);
-            },
-        };
+  // The plugin blocks (it may take seconds, gcloud does): a detached actor
+  // runs it once, sends the outcome and ends. No request timeout: the
+  // callers waiting for a credential have their own.
+  auto me = caf::actor_cast<client_impl>(self);
+  self->spawn<caf::detached>(
+      [](caf::event_based_actor* worker, client_impl client, exec_config exec,
+         client_config cfg) {
+        auto cred = run_exec_plugin(exec, cfg);
+        if (cred)
+          worker->send(client, exec_done_atom::value, std::move(*cred));
+        else
+          worker->send(client, exec_failed_atom::value,
+                       std::move(cred.error()));
       },
-      *st.cfg.exec, st.cfg);
-  auto finish = [self, worker] {
-    self->send_exit(worker, caf::exit_reason::user_shutdown);
-    self->state.exec_running = false;
-    auto waiting = std::move(self->state.waiting_for_exec);
-    self->state.waiting_for_exec.clear();
-    return waiting;
-  };
-  self->request(worker, std::chrono::minutes{5}, run_atom::value)
-      .then(
-          [self, finish](exec_credential& cred) {
-            auto& st = self->state;
-            bool new_cert
-                = !cred.client_cert_pem.empty()
+      me, *st.cfg.exec, st.cfg);
+}
+
+std::vector<std::uint64_t> exec_finished(client_ptr self) {
+  self->state.exec_running = false;
+  auto waiting = std::move(self->state.waiting_for_exec);
+  self->state.waiting_for_exec.clear();
+  return waiting;
+}
+
+void on_exec_done(client_ptr self, exec_credential& cred) {
+  auto& st = self->state;
+  bool new_cert = !cred.client_cert_pem.empty()
                   && (!st.exec_cred
                       || st.exec_cred->client_cert_pem != cred.client_cert_pem
                       || st.exec_cred->client_key_pem != cred.client_key_pem);
-            st.exec_cred = std::move(cred);
-            auto waiting = finish();
-            if (new_cert) {
-              auto tx = transport::make(
-                  transport_options_of(st.cfg, &*st.exec_cred));
-              if (!tx) {
-                status s;
-                s.message
-                    = "exec plugin credential: " + error_message(tx.error());
-                for (auto id : waiting)
-                  if (auto i = st.ops.find(id); i != st.ops.end())
-                    fail(self, id,
-                         make_status_error(describe(i->second.req), s));
-                return;
-              }
-              st.retired.push_back(std::move(st.tx));
-              st.tx = std::move(*tx);
-            }
-            for (auto id : waiting)
-              start(self, id);
-          },
-          [self, finish](caf::error& err) {
-            auto waiting = finish();
-            for (auto id : waiting) {
-              auto i = self->state.ops.find(id);
-              if (i == self->state.ops.end())
-                continue;
-              status st;
-              st.message = error_message(err);
-              fail(self, id,
-                   make_status_error(describe(i->second.req), std::move(st)));
-            }
-          });
+  st.exec_cred = std::move(cred);
+  st.exec_fetched_ns = wall_now(self);
+  auto waiting = exec_finished(self);
+  if (new_cert) {
+    auto tx = transport::make(transport_options_of(st.cfg, &*st.exec_cred));
+    if (!tx) {
+      status s;
+      s.message = "exec plugin credential: " + error_message(tx.error());
+      for (auto id : waiting)
+        if (auto i = st.ops.find(id); i != st.ops.end())
+          fail(self, id, make_status_error(describe(i->second.req), s));
+      return;
+    }
+    st.retired.push_back(std::move(st.tx));
+    st.tx = std::move(*tx);
+  }
+  for (auto id : waiting)
+    start(self, id);
+}
+
+void on_exec_failed(client_ptr self, const caf::error& err) {
+  for (auto id : exec_finished(self)) {
+    auto i = self->state.ops.find(id);
+    if (i == self->state.ops.end())
+      continue;
+    status st;
+    st.message = error_message(err);
+    fail(self, id, make_status_error(describe(i->second.req), std::move(st)));
+  }
 }
 
 /// The Authorization header: "" for none; nullopt when an exec plugin must
@@ -292,7 +312,10 @@ void run_exec(client_ptr self) {
 caf::expected<std::optional<std::string>> authorization(client_ptr self) {
   auto& st = self->state;
   if (st.cfg.exec) {
-    if (!st.exec_cred || !usable(*st.exec_cred, wall_now(self)))
+    auto now = wall_now(self);
+    if (!st.exec_cred
+        || (!usable(*st.exec_cred, now)
+            && now - st.exec_fetched_ns > 10'000'000'000))
       return std::optional<std::string>{};
     if (!st.exec_cred->token.empty())
       return std::optional<std::string>{"Bearer " + st.exec_cred->token};
@@ -568,6 +591,12 @@ client_impl::behavior_type client_behavior(client_ptr self, client_config cfg,
         self->state.ops.erase(i);
       },
       [self](retry_atom, std::uint64_t id) { start(self, id); },
+      [self](exec_done_atom, exec_credential& cred) {
+        on_exec_done(self, cred);
+      },
+      [self](exec_failed_atom, const caf::error& err) {
+        on_exec_failed(self, err);
+      },
   };
 }
 

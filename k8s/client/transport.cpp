@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -125,6 +126,9 @@ public:
   }
   ~io_runner() { stop(); }
   asio::io_context& context() { return ioc_; }
+  bool on_this_thread() const noexcept {
+    return thread_.get_id() == std::this_thread::get_id();
+  }
 
 private:
   asio::io_context ioc_;
@@ -443,7 +447,8 @@ private:
     auto req = make_request(ex);
     co_await bhttp::async_write(s, req, on_error(ec));
     bhttp::response_parser<bhttp::buffer_body> p;
-    p.body_limit(boost::none);
+    p.body_limit(
+        std::numeric_limits<std::uint64_t>::max()); // a watch is unbounded
     if (!ec)
       co_await bhttp::async_read_header(s, c.buffer, p, on_error(ec));
     if (ec) {
@@ -567,6 +572,10 @@ std::uint64_t transport::open_stream(http_exchange ex,
 
 void transport::close_stream(std::uint64_t id) {
   impl_->close_stream(id);
+}
+
+bool transport::on_io_thread() const noexcept {
+  return runner_->on_this_thread();
 }
 
 std::uint64_t transport::connections_opened() const noexcept {

@@ -112,6 +112,10 @@ public:
   /// unknown or finished id is ignored.
   void close_stream(std::uint64_t id);
 
+  /// True when called from the transport's I/O thread, which must not
+  /// destroy it (the destructor joins that thread).
+  [[nodiscard]] bool on_io_thread() const noexcept;
+
   /// Connections opened so far (tests: keep-alive reuse).
   [[nodiscard]] std::uint64_t connections_opened() const noexcept;
 
