@@ -63,16 +63,17 @@ struct program {
 };
 
 /// One problem found while parsing or checking.
-struct issue {
+struct problem {
   std::size_t pos = 0;
   std::string message;
 };
 
-/// Parses `source`; problems go to `issues` (the tree is null when any).
-node_ptr parse(std::string_view source, std::vector<issue>& issues);
+/// Parses `source`; problems go to `problems` (the tree is null when any).
+node_ptr parse(std::string_view source, std::vector<problem>& problems);
 
-/// cel-go's rendering of `issues` (sorted by position):
+/// cel-go's rendering of `problems` (sorted by position):
 /// "ERROR: <input>:1:5: message\n | source line\n | ....^".
-std::string display_issues(std::string_view source, std::vector<issue> issues);
+std::string display_problems(std::string_view source,
+                             std::vector<problem> problems);
 
 } // namespace aiperf::k8s::cel

@@ -103,16 +103,16 @@ std::string unescape_property_name(std::string_view name) {
 caf::expected<compiled_expression> compile(std::string_view source,
                                            const decl_ptr& self_type,
                                            compile_options options) {
-  std::vector<issue> issues;
-  auto root = parse(source, issues);
-  if (!issues.empty() || !root)
+  std::vector<problem> problems;
+  auto root = parse(source, problems);
+  if (!problems.empty() || !root)
     return aiperf::make_error(errc::invalid,
-                              display_issues(source, std::move(issues)));
+                              display_problems(source, std::move(problems)));
   auto checked
-      = check(*root, self_type ? self_type : dyn_type(), options, issues);
-  if (!issues.empty())
+      = check(*root, self_type ? self_type : dyn_type(), options, problems);
+  if (!problems.empty())
     return aiperf::make_error(errc::invalid,
-                              display_issues(source, std::move(issues)));
+                              display_problems(source, std::move(problems)));
   auto code = std::make_shared<program>();
   code->source = std::string{source};
   code->root = std::move(root);

@@ -65,14 +65,14 @@ const std::set<std::string, std::less<>> type_names
        "bytes", "list", "map",    "null_type", "type"};
 
 struct checker {
-  std::vector<issue>& issues;
+  std::vector<problem>& problems;
   const compile_options& options;
   static_type self;
   std::vector<std::pair<std::string, static_type>> vars;
   bool uses_old_self = false;
 
   void fail(std::size_t pos, std::string message) {
-    issues.push_back({pos, std::move(message)});
+    problems.push_back({pos, std::move(message)});
   }
 
   void no_overload(const node& n, const std::vector<static_type>& args) {
@@ -489,8 +489,9 @@ std::string type_name(const static_type& t) {
 }
 
 check_result check(const node& root, const decl_ptr& self_type,
-                   const compile_options& options, std::vector<issue>& issues) {
-  checker c{issues, options, of_decl(self_type.get()), {}, false};
+                   const compile_options& options,
+                   std::vector<problem>& problems) {
+  checker c{problems, options, of_decl(self_type.get()), {}, false};
   auto t = c.check(root);
   return {t, c.uses_old_self};
 }

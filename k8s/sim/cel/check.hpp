@@ -41,8 +41,9 @@ struct check_result {
   bool uses_old_self = false;
 };
 
-/// Type-checks `root` with `self` of `self_type`; problems go to `issues`.
+/// Type-checks `root` with `self` of `self_type`; problems go to `problems`.
 check_result check(const node& root, const decl_ptr& self_type,
-                   const compile_options& options, std::vector<issue>& issues);
+                   const compile_options& options,
+                   std::vector<problem>& problems);
 
 } // namespace aiperf::k8s::cel

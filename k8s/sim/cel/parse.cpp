@@ -70,8 +70,8 @@ void append_utf8(std::string& out, std::uint32_t cp) {
 
 class lexer {
 public:
-  lexer(std::string_view src, std::vector<issue>& issues)
-      : src_(src), issues_(issues) {}
+  lexer(std::string_view src, std::vector<problem>& problems)
+      : src_(src), problems_(problems) {}
 
   token next() {
     skip_space();
@@ -116,7 +116,7 @@ public:
       t.text = std::string(1, c);
       return t;
     }
-    issues_.push_back(
+    problems_.push_back(
         {i_,
          std::string{"Syntax error: token recognition error at: '"} + c + "'"});
     ++i_;
@@ -168,8 +168,9 @@ private:
     std::string out;
     for (;;) {
       if (i_ >= src_.size()) {
-        issues_.push_back({t.pos, "Syntax error: token recognition error at: '"
-                                      + std::string{src_.substr(t.pos)} + "'"});
+        problems_.push_back(
+            {t.pos, "Syntax error: token recognition error at: '"
+                        + std::string{src_.substr(t.pos)} + "'"});
         t.kind = tok::error;
         return t;
       }
@@ -179,7 +180,7 @@ private:
         break;
       }
       if (!triple && (c == '\n' || c == '\r')) {
-        issues_.push_back(
+        problems_.push_back(
             {t.pos, "Syntax error: token recognition error at: '"
                         + std::string{src_.substr(t.pos, i_ - t.pos)} + "'"});
         t.kind = tok::error;
@@ -187,7 +188,7 @@ private:
       }
       if (c == '\\' && !raw) {
         if (!escape(out, bytes)) {
-          issues_.push_back({t.pos, "Syntax error: invalid escape sequence"});
+          problems_.push_back({t.pos, "Syntax error: invalid escape sequence"});
           t.kind = tok::error;
           return t;
         }
@@ -330,7 +331,7 @@ private:
       ++i_;
     t.text = std::string{src_.substr(start, i_ - start)};
     if (overflow) {
-      issues_.push_back(
+      problems_.push_back(
           {t.pos,
            "invalid " + std::string{is_uint ? "uint" : "int"} + " literal"});
       t.kind = tok::error;
@@ -342,23 +343,23 @@ private:
   }
 
   std::string_view src_;
-  std::vector<issue>& issues_;
+  std::vector<problem>& problems_;
   std::size_t i_ = 0;
 };
 
 class parser {
 public:
-  parser(std::string_view src, std::vector<issue>& issues)
-      : lex_(src, issues), issues_(issues) {
+  parser(std::string_view src, std::vector<problem>& problems)
+      : lex_(src, problems), problems_(problems) {
     advance();
   }
 
   node_ptr parse_all() {
     auto e = expr();
-    if (cur_.kind != tok::end && issues_.empty())
+    if (cur_.kind != tok::end && problems_.empty())
       error_here("Syntax error: mismatched input '" + spelling()
                  + "' expecting <EOF>");
-    if (!issues_.empty())
+    if (!problems_.empty())
       return nullptr;
     return e;
   }
@@ -386,8 +387,8 @@ private:
   }
 
   void error_here(std::string message) {
-    if (issues_.empty() || issues_.back().pos != cur_.pos)
-      issues_.push_back({cur_.pos, std::move(message)});
+    if (problems_.empty() || problems_.back().pos != cur_.pos)
+      problems_.push_back({cur_.pos, std::move(message)});
   }
 
   bool expect(std::string_view p) {
@@ -622,7 +623,7 @@ private:
                                   : args.size() == 2;
       if (arity_ok) {
         if (args[0]->kind != node_kind::ident) {
-          issues_.push_back({args[0]->pos, "argument must be a simple name"});
+          problems_.push_back({args[0]->pos, "argument must be a simple name"});
           return target;
         }
         auto c = make(node_kind::comprehension, pos, fn);
@@ -653,7 +654,7 @@ private:
         lit->uint_value = t.uint_value;
       } else {
         if (t.uint_value > static_cast<std::uint64_t>(INT64_MAX)) {
-          issues_.push_back({t.pos, "invalid int literal"});
+          problems_.push_back({t.pos, "invalid int literal"});
           return lit;
         }
         lit->lit = literal_kind::integer;
@@ -690,7 +691,7 @@ private:
         return make(node_kind::literal, t.pos);
       }
       if (t.text == "in" || reserved_words.count(t.text)) {
-        issues_.push_back({t.pos, "reserved identifier: " + t.text});
+        problems_.push_back({t.pos, "reserved identifier: " + t.text});
         advance();
         return make(node_kind::ident, t.pos, t.text);
       }
@@ -702,8 +703,8 @@ private:
         expect(")");
         if (t.text == "has") {
           if (args.size() != 1 || args[0]->kind != node_kind::select) {
-            issues_.push_back({args.empty() ? open : args[0]->pos,
-                               "invalid argument to has() macro"});
+            problems_.push_back({args.empty() ? open : args[0]->pos,
+                                 "invalid argument to has() macro"});
             return make(node_kind::literal, t.pos);
           }
           auto sel = std::move(args[0]);
@@ -759,24 +760,25 @@ private:
   }
 
   lexer lex_;
-  std::vector<issue>& issues_;
+  std::vector<problem>& problems_;
   token cur_;
   int depth_ = 0;
 };
 
 } // namespace
 
-node_ptr parse(std::string_view source, std::vector<issue>& issues) {
-  parser p{source, issues};
+node_ptr parse(std::string_view source, std::vector<problem>& problems) {
+  parser p{source, problems};
   return p.parse_all();
 }
 
-std::string display_issues(std::string_view source, std::vector<issue> issues) {
+std::string display_problems(std::string_view source,
+                             std::vector<problem> problems) {
   std::stable_sort(
-      issues.begin(), issues.end(),
-      [](const issue& a, const issue& b) { return a.pos < b.pos; });
+      problems.begin(), problems.end(),
+      [](const problem& a, const problem& b) { return a.pos < b.pos; });
   std::string out;
-  for (const auto& is : issues) {
+  for (const auto& is : problems) {
     // Line (1-based) and column (code points, 0-based) of the offset.
     std::size_t line = 1;
     std::size_t line_start = 0;
