@@ -703,6 +703,20 @@ validate_object_meta_update(const json& new_metadata,
   return out;
 }
 
+// --- size limits
+// --------------------------------------------------------------
+
+status request_entity_too_large_status(std::int64_t limit) {
+  return status{"RequestEntityTooLarge",
+                413,
+                "Request entity too large: limit is " + std::to_string(limit),
+                {}};
+}
+
+status object_too_large_status() {
+  return status{"", 500, "etcdserver: request is too large", {}};
+}
+
 // --- built-in types ---------------------------------------------------------
 
 namespace {

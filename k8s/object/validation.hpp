@@ -125,6 +125,28 @@ validate_object_meta(const json& metadata, bool namespaced, name_rule rule);
 [[nodiscard]] std::vector<status_cause>
 validate_object_meta_update(const json& new_metadata, const json& old_metadata);
 
+// --- size limits
+// --------------------------------------------------------------
+
+/// kube-apiserver's --max-request-body-bytes default (apiserver
+/// pkg/server/config.go): a larger body is refused before decoding.
+inline constexpr std::int64_t max_request_body_bytes = 3 * 1024 * 1024;
+
+/// The 413 of a body over `limit` (handlers/rest.go limitedReadBody):
+/// reason RequestEntityTooLarge, "Request entity too large: limit is N".
+[[nodiscard]] status request_entity_too_large_status(std::int64_t limit
+                                                     = max_request_body_bytes);
+
+/// etcd's default --max-request-bytes: an object whose encoding is larger
+/// cannot be stored.
+inline constexpr std::int64_t max_stored_object_bytes = 1572864;
+
+/// What kube-apiserver answers when etcd refuses such a write: the etcd
+/// error passed through as a Status of code 500, reason "" (Unknown),
+/// message "etcdserver: request is too large" — kubectl prints `Error from
+/// server: etcdserver: request is too large`.
+[[nodiscard]] status object_too_large_status();
+
 // --- built-in types ---------------------------------------------------------
 
 /// The size limit of a ConfigMap's data + binaryData (and of a Secret's data).

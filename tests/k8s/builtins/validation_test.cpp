@@ -294,5 +294,17 @@ TEST(validation, a_pod_spec_needs_containers_with_name_and_image) {
   EXPECT_EQ(causes[2].reason, "FieldValueNotSupported");
 }
 
+TEST(validation, size_limits_answer_like_kube_apiserver) {
+  auto body = request_entity_too_large_status();
+  EXPECT_EQ(body.code, 413);
+  EXPECT_EQ(body.reason, "RequestEntityTooLarge");
+  EXPECT_EQ(body.message, "Request entity too large: limit is 3145728");
+  auto stored = object_too_large_status();
+  EXPECT_EQ(stored.code, 500);
+  EXPECT_EQ(stored.reason, "");
+  EXPECT_EQ(stored.message, "etcdserver: request is too large");
+  EXPECT_EQ(max_stored_object_bytes, 1536 * 1024);
+}
+
 } // namespace
 } // namespace aiperf::k8s
