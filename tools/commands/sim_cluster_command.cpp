@@ -7,6 +7,7 @@
 #include "k8s/api/api.hpp"
 #include "k8s/api/json.hpp"
 #include "k8s/errors/errors.hpp"
+#include "k8s/sim/controllers/controllers.hpp"
 #include "k8s/sim/http/front.hpp"
 #include "k8s/sim/http/tls.hpp"
 #include "k8s/sim/store/store.hpp"
@@ -182,6 +183,17 @@ int run(const options& opts) {
     return 1;
   }
 
+  // kube-controller-manager's part of the API's semantics: owner
+  // references and namespace deletion.
+  k8s::api_actor api = *store;
+  auto gc = k8s::sim::spawn_garbage_collector(sys, api);
+  auto ns_controller = k8s::sim::spawn_namespace_controller(sys, api);
+  auto stop_actors = [&] {
+    caf::anon_send_exit(gc, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(ns_controller, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(*store, caf::exit_reason::user_shutdown);
+  };
+
   k8s::sim::http::front_options fopts;
   fopts.port = opts.port;
   fopts.tls = identity;
@@ -192,7 +204,7 @@ int run(const options& opts) {
   if (!port) {
     std::fprintf(stderr, "sim-cluster: %s\n",
                  error_message(port.error()).c_str());
-    caf::anon_send_exit(*store, caf::exit_reason::user_shutdown);
+    stop_actors();
     return 1;
   }
   const std::string server = std::string{opts.tls ? "https" : "http"}
@@ -204,7 +216,7 @@ int run(const options& opts) {
       std::fprintf(stderr, "sim-cluster: %s\n",
                    error_message(written.error()).c_str());
       front.stop();
-      caf::anon_send_exit(*store, caf::exit_reason::user_shutdown);
+      stop_actors();
       return 1;
     }
   } else if (opts.tls) {
@@ -225,7 +237,7 @@ int run(const options& opts) {
     std::fflush(nullptr);
     std::_Exit(0);
   }).detach();
-  caf::anon_send_exit(*store, caf::exit_reason::user_shutdown);
+  stop_actors();
   return 0;
 }
 
