@@ -579,3 +579,49 @@ TEST(schema_validation, string_formats_the_api_server_keeps_are_checked) {
             strings{"spec.id: Invalid value: \"x\": spec.id in body must be of "
                     "type uuid: \"x\""});
 }
+
+TEST(schema_pruning,
+     a_preserving_status_keeps_undeclared_fields_and_checks_declared_ones) {
+  json schema = root_with_spec(R"j({"type": "object"})j");
+  schema["properties"]["status"] = json::parse(R"j({"type": "object",
+    "x-kubernetes-preserve-unknown-fields": true, "properties": {
+      "phase": {"type": "string", "enum": ["Pending", "Running"]},
+      "workers": {"type": "object", "properties": {"ready": {"type": "integer", "format": "int32"}}}}})j");
+  auto s = compile_ok(schema);
+  ASSERT_TRUE(s);
+  json object = cr(json::object());
+  object["status"] = json::parse(
+      R"j({"phase": "Running", "controllerFailure": "timing-manager: worker floor breached",
+         "resultsExported": true, "workers": {"ready": 3, "extra": 1}})j");
+  auto a = sim::admit(*s, object, nullptr);
+  EXPECT_TRUE(a.causes.empty());
+  EXPECT_EQ(a.unknown_fields,
+            strings{"status.workers.extra"}); // declared nodes still prune
+  EXPECT_EQ(object["status"]["controllerFailure"],
+            "timing-manager: worker floor breached");
+  object["status"]["phase"] = "Lost";
+  EXPECT_EQ(causes(sim::admit(*s, object, nullptr)),
+            strings{"status.phase: Unsupported value: \"Lost\": supported "
+                    "values: \"Pending\", "
+                    "\"Running\""});
+}
+
+TEST(schema_validation, int_or_string_quantities_with_a_pattern) {
+  json schema = root_with_spec(
+      R"j({"type": "object", "properties": {"limits": {"type": "object",
+    "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "string"}],
+      "pattern": "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+      "x-kubernetes-int-or-string": true}}}})j");
+  EXPECT_EQ(admit_create(
+                schema,
+                json::parse(R"j({"limits": {"cpu": 2, "memory": "512Mi"}})j")),
+            strings{});
+  auto bad = admit_create(schema,
+                          json::parse(R"j({"limits": {"memory": "lots"}})j"));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rfind("spec.limits.memory: Invalid value: \"lots\": "
+                         "spec.limits.memory in body "
+                         "should match '^(\\+|-)?",
+                         0),
+            0u);
+}
