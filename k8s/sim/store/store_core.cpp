@@ -293,6 +293,8 @@ status expired_status(std::uint64_t asked, std::uint64_t oldest) {
 
 store_core::store_core(store_config cfg, clock_fn now_unix)
     : cfg_(std::move(cfg)), now_unix_(std::move(now_unix)),
+      tokens_(cfg_.signing_key.empty() ? auth::random_signing_key()
+                                       : cfg_.signing_key),
       random_(std::random_device{}()) {}
 
 type_view store_core::view_of(const resource_type& rt) const {
@@ -378,6 +380,17 @@ void store_core::seed() {
     auto r = handle(req);
     (void)r;
   };
+  for (const auto& [resource, objects] :
+       {std::pair{"clusterroles", auth::bootstrap_cluster_roles()},
+        std::pair{"clusterrolebindings",
+                  auth::bootstrap_cluster_role_bindings()}})
+    for (const auto& obj : objects) {
+      request req;
+      req.verb = verb::create;
+      req.ref = {"rbac.authorization.k8s.io", "v1", resource, "", "", ""};
+      req.body = obj.dump();
+      run(req);
+    }
   for (const char* ns : {"default", "kube-system", "kube-public"}) {
     request req;
     req.verb = verb::create;
@@ -423,6 +436,7 @@ void store_core::seed() {
 
 void store_core::wipe() {
   objects_.clear();
+  rbac_.clear();
   registry_ = type_registry{};
   schemas_.clear();
   seed();
@@ -439,6 +453,9 @@ void store_core::replay(const history_event& ev) {
   if (coll.empty())
     objects_.erase(ev.storage_key);
   revision_ = std::max(revision_, ev.rv);
+  // Watches cannot start before what the log restored.
+  compacted_rv_ = revision_;
+  index_rbac(ev.storage_key, ev.type, ev.object);
   if (ev.storage_key == "apiextensions.k8s.io/customresourcedefinitions") {
     if (ev.type == "DELETED")
       unregister_crd(ev.object);
@@ -506,6 +523,7 @@ void store_core::commit(const type_view& t, const std::string& type,
   ev.name = meta_str(object, "name");
   ev.object = std::move(object);
   ev.old_object = std::move(old_object);
+  index_rbac(ev.storage_key, ev.type, ev.object);
   history_.push_back(ev);
   while (history_.size() > std::max<std::size_t>(cfg_.watch_history, 1)) {
     compacted_rv_ = history_.front().rv;
@@ -561,7 +579,11 @@ caf::expected<void> store_core::check_namespace(const type_view& t,
 // --- dispatch
 // -------------------------------------------------------------------
 
-caf::expected<response> store_core::handle(const request& req) {
+caf::expected<response> store_core::handle(const request& original) {
+  auto authorized = authorize(original);
+  if (!authorized)
+    return authorized.error();
+  const request& req = *authorized;
   auto t = find_type(req.ref);
   if (!t)
     return t.error();
@@ -794,7 +816,10 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
       return ok.error();
     default_object(*t.rt, object, old == nullptr);
   }
-  // 4. validating admission: object metadata and the built-ins' checks.
+  // 4. validating admission: RBAC's escalation prevention, then object
+  //    metadata and the built-ins' checks.
+  if (auto ok = check_rbac_write(t, req, object, old); !ok)
+    return ok.error();
   if (t.rt != nullptr) {
     auto more = validate_object(*t.rt, object, old);
     causes.insert(causes.begin(), more.begin(), more.end());
@@ -957,13 +982,115 @@ caf::expected<response> store_core::create(const type_view& t,
 
 caf::expected<response> store_core::review(const type_view& t,
                                            const request& req, json body) {
-  // Reviews are answered, never stored (authentication.k8s.io,
-  // authorization.k8s.io); TokenRequest issues a token.
-  (void)body;
-  return fail(req, status{"MethodNotAllowed",
-                          405,
-                          t.kind + " is not served by this store yet",
-                          {}});
+  // Reviews are answered, never stored.
+  if (req.ref.subresource == "token")
+    return token_request(t, req, std::move(body));
+  caf::expected<json> answer = json();
+  if (t.resource == "tokenreviews") {
+    auto spec = body.value("spec", json::object());
+    std::string token = spec.value("token", "");
+    std::vector<std::string> audiences;
+    for (const auto& a : spec.value("audiences", json::array()))
+      if (a.is_string())
+        audiences.push_back(a.get<std::string>());
+    caf::expected<auth::token_claims> outcome
+        = tokens_.verify(token, now(), audiences);
+    if (outcome) {
+      auto sa_type = view_of(*registry_.find("", "v1", "serviceaccounts"));
+      auto pod_type = view_of(*registry_.find("", "v1", "pods"));
+      const json* sa
+          = find(sa_type, outcome->namespace_name, outcome->service_account);
+      const json* pod
+          = outcome->pod_name.empty()
+                ? nullptr
+                : find(pod_type, outcome->namespace_name, outcome->pod_name);
+      if (auto ok = auth::check_bound_objects(*outcome, sa, pod, now()); !ok)
+        outcome = ok.error();
+    }
+    answer
+        = auth::token_review_response(body, outcome, tokens_.api_audiences());
+  } else if (t.resource == "selfsubjectaccessreviews") {
+    answer = rbac_.self_subject_access_review(req.user, body);
+  } else if (t.resource == "selfsubjectrulesreviews") {
+    answer = rbac_.self_subject_rules_review(req.user, body);
+  } else if (t.resource == "subjectaccessreviews") {
+    answer = rbac_.subject_access_review(body);
+  } else {
+    return fail(req, method_not_allowed(t, req));
+  }
+  if (!answer)
+    return answer.error();
+  return response{201, text_of(*answer), {}};
+}
+
+caf::expected<response>
+store_core::token_request(const type_view& t, const request& req, json body) {
+  const json* sa = find(t, req.ref.namespace_name, req.ref.name);
+  if (sa == nullptr)
+    return fail(req, not_found_status(t, req.ref.name));
+  auth::token_request_context ctx;
+  ctx.namespace_name = req.ref.namespace_name;
+  ctx.service_account = req.ref.name;
+  ctx.service_account_uid = meta_str(*sa, "uid");
+  ctx.now_unix = now();
+  ctx.token_id = new_uid();
+  auto bound = body.value("spec", json::object())
+                   .value("boundObjectRef", json::object());
+  if (bound.value("kind", "") == "Pod") {
+    auto pod_type = view_of(*registry_.find("", "v1", "pods"));
+    ctx.bound_pod
+        = find(pod_type, req.ref.namespace_name, bound.value("name", ""));
+  }
+  auto claims = tokens_.token_request_claims(body, ctx);
+  if (!claims)
+    return claims.error();
+  auto token = tokens_.issue(*claims);
+  return response{
+      201, text_of(auth::token_request_response(body, token, *claims)), {}};
+}
+
+caf::expected<request> store_core::authorize(const request& original) {
+  request req = original;
+  if (!req.impersonate_user.empty() || !req.impersonate_groups.empty()) {
+    auto as = rbac_.impersonate(req.user, req.impersonate_user,
+                                req.impersonate_groups);
+    if (!as)
+      return as.error();
+    req.user = std::move(*as);
+    req.impersonate_user.clear();
+    req.impersonate_groups.clear();
+  }
+  auto attrs = auth::attributes_of(req, req.user);
+  if (!rbac_.allowed(attrs))
+    return auth::forbidden_error(attrs);
+  return req;
+}
+
+caf::expected<void> store_core::check_rbac_write(const type_view& t,
+                                                 const request& req,
+                                                 const json& object,
+                                                 const json* old) {
+  if (t.group != "rbac.authorization.k8s.io" || t.custom)
+    return caf::unit;
+  if (t.kind == "Role" || t.kind == "ClusterRole")
+    return rbac_.check_role_write(req.user, t.kind, object,
+                                  req.ref.namespace_name);
+  return rbac_.check_binding_write(req.user, t.kind, object,
+                                   req.ref.namespace_name, old);
+}
+
+void store_core::index_rbac(const std::string& storage_key,
+                            const std::string& type, const json& object) {
+  static constexpr std::string_view prefix = "rbac.authorization.k8s.io/";
+  if (storage_key.compare(0, prefix.size(), prefix) != 0)
+    return;
+  std::string kind = object.value("kind", "");
+  if (!auth::rbac_index::is_rbac_kind(kind))
+    return;
+  if (type == "DELETED")
+    rbac_.erase(kind, meta_str(object, "namespace"), meta_str(object, "name"));
+  else
+    rbac_.upsert(kind, object);
 }
 
 // --- update
@@ -1415,7 +1542,11 @@ caf::expected<response> store_core::remove_collection(const type_view& t,
 // --- watch
 // ----------------------------------------------------------------------------------
 
-caf::expected<watch_plan> store_core::plan_watch(const request& req) {
+caf::expected<watch_plan> store_core::plan_watch(const request& original) {
+  auto authorized = authorize(original);
+  if (!authorized)
+    return authorized.error();
+  const request& req = *authorized;
   auto t = find_type(req.ref);
   if (!t)
     return t.error();
@@ -1522,10 +1653,27 @@ watch_event store_core::bookmark(const watch_filter& f) const {
 // -------------------------------------------------------
 
 caf::expected<user_info> store_core::authenticate(const std::string& token) {
-  if (!token.empty() && token == cfg_.admin_token)
+  auto refused = [] {
+    return make_status_error("authenticate", auth::unauthorized_status());
+  };
+  if (token.empty())
+    return refused();
+  if (token == cfg_.admin_token)
     return admin_user();
-  return make_status_error("authenticate",
-                           status{"Unauthorized", 401, "Unauthorized", {}});
+  auto claims = tokens_.verify(token, now());
+  if (!claims)
+    return refused();
+  auto sa_type = view_of(*registry_.find("", "v1", "serviceaccounts"));
+  auto pod_type = view_of(*registry_.find("", "v1", "pods"));
+  const json* sa
+      = find(sa_type, claims->namespace_name, claims->service_account);
+  const json* pod
+      = claims->pod_name.empty()
+            ? nullptr
+            : find(pod_type, claims->namespace_name, claims->pod_name);
+  if (!auth::check_bound_objects(*claims, sa, pod, now()))
+    return refused();
+  return auth::user_of(*claims);
 }
 
 caf::expected<response> store_core::discovery(const std::string& path) const {

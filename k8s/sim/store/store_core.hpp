@@ -8,6 +8,8 @@
 #include "k8s/api/json.hpp"
 #include "k8s/object/selectors.hpp"
 #include "k8s/object/validation.hpp"
+#include "k8s/sim/auth/rbac.hpp"
+#include "k8s/sim/auth/tokens.hpp"
 #include "k8s/sim/builtins/registry.hpp"
 #include "k8s/sim/store/store.hpp"
 
@@ -163,6 +165,16 @@ private:
                                             const request& req);
   caf::expected<response> review(const type_view& t, const request& req,
                                  json body);
+  caf::expected<response> token_request(const type_view& t, const request& req,
+                                        json body);
+  /// Impersonation, then RBAC: the request as its effective user, or the
+  /// 403 (401 for nobody) the real server answers.
+  caf::expected<request> authorize(const request& req);
+  /// RBAC's escalation checks for writes of roles and bindings.
+  caf::expected<void> check_rbac_write(const type_view& t, const request& req,
+                                       const json& object, const json* old);
+  void index_rbac(const std::string& storage_key, const std::string& type,
+                  const json& object);
 
   // the write path
   struct write_result {
@@ -201,6 +213,8 @@ private:
   std::deque<history_event> history_;
   std::uint64_t compacted_rv_ = 0; // events at or below it are gone
   type_registry registry_;
+  auth::token_authority tokens_;
+  auth::rbac_index rbac_;
   /// Compiled schemas of served CRD versions, by "<crd name>/<version>".
   std::map<std::string, std::shared_ptr<const compiled_schema>> schemas_;
   std::mt19937_64 random_;

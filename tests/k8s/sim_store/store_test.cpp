@@ -685,6 +685,102 @@ TEST_F(store_test, the_admin_token_authenticates_and_others_are_401) {
   EXPECT_EQ(status_of(bad.error())->reason, "Unauthorized");
 }
 
+std::string issue_token(store_test& t, const json& spec = json::object()) {
+  auto res = t.call(make(verb::create,
+                         core("serviceaccounts", "default", "default", "token"),
+                         json{{"apiVersion", "authentication.k8s.io/v1"},
+                              {"kind", "TokenRequest"},
+                              {"spec", spec}}));
+  EXPECT_TRUE(res) << (res ? "" : error_message(res.error()));
+  if (!res)
+    return {};
+  EXPECT_EQ(res->code, 201);
+  return json::parse(res->body)["status"]["token"].get<std::string>();
+}
+
+TEST_F(store_test, a_token_request_issues_a_token_rbac_then_decides) {
+  auto token = issue_token(*this);
+  auto user = request<user_info>(store, authenticate_atom::value, token);
+  ASSERT_TRUE(user) << error_message(user.error());
+  EXPECT_EQ(user->username, "system:serviceaccount:default:default");
+  auto list = make(verb::list, core("configmaps", "default"));
+  list.user = *user;
+  auto st = failure(list);
+  EXPECT_EQ(st.code, 403);
+  EXPECT_EQ(st.reason, "Forbidden");
+  EXPECT_EQ(st.message, "configmaps is forbidden: User "
+                        "\"system:serviceaccount:default:default\" cannot list "
+                        "resource \"configmaps\" in API group \"\" in the "
+                        "namespace \"default\"");
+  // A Role and its binding grant it.
+  ok_json(make(verb::create,
+               {"rbac.authorization.k8s.io", "v1", "roles", "default", "", ""},
+               json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
+                 "kind":"Role","metadata":{"name":"reader"},
+                 "rules":[{"apiGroups":[""],"resources":["configmaps"],
+                           "verbs":["get","list"]}]})")));
+  ok_json(make(
+      verb::create,
+      {"rbac.authorization.k8s.io", "v1", "rolebindings", "default", "", ""},
+      json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
+                 "kind":"RoleBinding","metadata":{"name":"reader"},
+                 "roleRef":{"apiGroup":"rbac.authorization.k8s.io",
+                            "kind":"Role","name":"reader"},
+                 "subjects":[{"kind":"ServiceAccount","name":"default",
+                              "namespace":"default"}]})")));
+  EXPECT_TRUE(call(list));
+  auto del
+      = make(verb::remove, core("configmaps", "default", "kube-root-ca.crt"));
+  del.user = *user;
+  EXPECT_EQ(failure(del).code, 403);
+  // kubectl auth can-i
+  auto ssar = make(
+      verb::create,
+      {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "", "", ""},
+      json::parse(R"({"apiVersion":"authorization.k8s.io/v1",
+                     "kind":"SelfSubjectAccessReview",
+                     "spec":{"resourceAttributes":{"namespace":"default",
+                       "verb":"list","resource":"configmaps"}}})"));
+  ssar.user = *user;
+  auto review = ok_json(ssar);
+  EXPECT_EQ(review["status"]["allowed"], true);
+  // The admin impersonating the account is held to its rights.
+  auto as
+      = make(verb::remove, core("configmaps", "default", "kube-root-ca.crt"));
+  as.impersonate_user = "system:serviceaccount:default:default";
+  EXPECT_EQ(failure(as).code, 403);
+}
+
+TEST_F(store_test, a_pod_bound_token_dies_with_its_pod) {
+  json pod
+      = {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", "p"}}},
+         {"spec",
+          {{"containers", json::array({{{"name", "a"}, {"image", "x:1"}}})}}}};
+  auto created = ok_json(make(verb::create, core("pods", "default"), pod));
+  auto token
+      = issue_token(*this, json{{"boundObjectRef",
+                                 {{"kind", "Pod"},
+                                  {"apiVersion", "v1"},
+                                  {"name", "p"},
+                                  {"uid", created["metadata"]["uid"]}}}});
+  auto user = request<user_info>(store, authenticate_atom::value, token);
+  ASSERT_TRUE(user) << error_message(user.error());
+  EXPECT_EQ(user->extra["authentication.kubernetes.io/pod-name"],
+            std::vector<std::string>{"p"});
+  auto review = ok_json(make(
+      verb::create, {"authentication.k8s.io", "v1", "tokenreviews", "", "", ""},
+      json{{"apiVersion", "authentication.k8s.io/v1"},
+           {"kind", "TokenReview"},
+           {"spec", {{"token", token}}}}));
+  EXPECT_EQ(review["status"]["authenticated"], true);
+  ok_json(make(verb::remove, core("pods", "default", "p")));
+  auto refused = request<user_info>(store, authenticate_atom::value, token);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(status_of(refused.error())->code, 401);
+}
+
 TEST_F(store_test, reset_without_state_ends_watches_and_forgets_objects) {
   auto a = ok_json(make(verb::create, core("configmaps", "default"),
                         config_map("default", "a")));
