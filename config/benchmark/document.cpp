@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -425,6 +426,101 @@ caf::expected<json> normalize_document(json doc, document_kind kind) {
 }
 
 } // namespace
+
+namespace {
+
+caf::expected<void> substitute(json& node, const field* schema,
+                               const std::string& path, const env_lookup& env) {
+  if (node.is_object()) {
+    for (auto& [k, v] : node.items()) {
+      const field* sub = nullptr;
+      if (schema
+          && (schema->type == value_type::map
+              || schema->type == value_type::any))
+        sub = schema->items ? schema->items.get() : nullptr;
+      else if (schema)
+        sub = schema->find(k);
+      if (schema && schema->type == value_type::any && !sub)
+        sub = schema->find(k);
+      if (auto ok = substitute(v, sub, join(path, k), env); !ok)
+        return ok;
+    }
+    return caf::unit;
+  }
+  if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      if (auto ok = substitute(
+              node[i], schema && schema->items ? schema->items.get() : nullptr,
+              path + "[" + std::to_string(i) + "]", env);
+          !ok)
+        return ok;
+    return caf::unit;
+  }
+  if (!node.is_string())
+    return caf::unit;
+  static const std::regex pattern{
+      "\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\\}"};
+  const auto& text = node.get_ref<const std::string&>();
+  std::string out;
+  bool whole = false;
+  auto begin = std::sregex_iterator(text.begin(), text.end(), pattern);
+  auto end = std::sregex_iterator();
+  if (begin == end)
+    return caf::unit;
+  size_t last = 0;
+  for (auto it = begin; it != end; ++it) {
+    const auto& m = *it;
+    whole
+        = m.position(0) == 0 && static_cast<size_t>(m.length(0)) == text.size();
+    out += text.substr(last, static_cast<size_t>(m.position(0)) - last);
+    auto value = env(m[1].str());
+    if (value)
+      out += *value;
+    else if (m[2].matched)
+      out += m[2].str();
+    else
+      return flag_error(errc::missing, path,
+                        "environment variable " + m[1].str()
+                            + " is not set; export it or write ${" + m[1].str()
+                            + ":default}");
+    last = static_cast<size_t>(m.position(0) + m.length(0));
+  }
+  out += text.substr(last);
+  json typed = out;
+  if (whole && schema) {
+    auto as = plain_scalar(out);
+    bool numeric = schema->type == value_type::number
+                   || schema->type == value_type::integer
+                   || schema->type == value_type::int_or_string;
+    if ((numeric && as.is_number())
+        || (schema->type == value_type::boolean && as.is_boolean()))
+      typed = as;
+  }
+  node = std::move(typed);
+  return caf::unit;
+}
+
+} // namespace
+
+env_lookup process_environment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    if (const char* v = std::getenv(name.c_str()))
+      return std::string{v};
+    return std::nullopt;
+  };
+}
+
+caf::expected<json> substitute_environment(json doc, document_kind kind,
+                                           const env_lookup& env) {
+  try {
+    if (auto ok = substitute(doc, &schema_of(kind), "", env); !ok)
+      return ok.error();
+    return doc;
+  } catch (const std::exception& e) {
+    return flag_error(errc::invalid, "",
+                      std::string{"cannot substitute: "} + e.what());
+  }
+}
 
 caf::expected<json> normalize(json doc, document_kind kind) {
   try {

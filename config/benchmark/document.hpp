@@ -18,6 +18,8 @@
 #include "config/profile/profile_config.hpp"
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -78,5 +80,22 @@ read_document(const std::filesystem::path& path);
 /// Idempotent. Errors (errc::conflict) name both spellings when a value is
 /// given twice (`model` and `models`, `api_key` and `apiKey`).
 [[nodiscard]] caf::expected<json> normalize(json doc, document_kind kind);
+
+/// Looks up an environment variable; std::nullopt when it is not set.
+using env_lookup
+    = std::function<std::optional<std::string>(const std::string&)>;
+
+/// The process environment (getenv).
+[[nodiscard]] env_lookup process_environment();
+
+/// AIPerf's `${VAR}` / `${VAR:default}` substitution in every string of a
+/// normalized config file (ai-dynamo/aiperf src/aiperf/config/loader/
+/// env_vars.py). A value that was wholly one substitution and lands on a
+/// number, integer or boolean field takes that type (`numRuns: ${N:3}` →
+/// 3), as AIPerf's models coerce it. Errors (errc::missing) name the field
+/// and the variable that is unset and has no default. The operator does not
+/// substitute: `kube profile` sends the CR after substitution.
+[[nodiscard]] caf::expected<json>
+substitute_environment(json doc, document_kind kind, const env_lookup& env);
 
 } // namespace aiperf::config::benchmark

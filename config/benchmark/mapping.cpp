@@ -566,6 +566,10 @@ load_profile_file(const std::filesystem::path& path, profile_config& cfg) {
   auto canonical = normalize(std::move(*doc), document_kind::config_file);
   if (!canonical)
     return prefixed(path, canonical.error());
+  canonical = substitute_environment(
+      std::move(*canonical), document_kind::config_file, process_environment());
+  if (!canonical)
+    return prefixed(path, canonical.error());
   std::vector<std::string> warnings;
   auto found = check(*canonical, document_kind::config_file);
   for (const auto& p : found)

@@ -256,3 +256,43 @@ TEST(documents, malformed_documents_give_errors_not_exceptions) {
   auto huge = parse_yaml("x: 1e999\n", "t.yaml");
   EXPECT_FALSE(huge);
 }
+
+TEST(documents, environment_variables_are_substituted_and_typed_by_the_field) {
+  auto doc
+      = parse_yaml("randomSeed: ${SEED:42}\n"
+                   "model: ${MODEL_NAME:meta-llama/Llama-3.1-8B-Instruct}\n"
+                   "benchmark:\n  endpoint:\n    url: http://${HOST}:8000\n"
+                   "    apiKey: ${KEY}\n    streaming: ${STREAM:true}\n"
+                   "  phases:\n    type: concurrency\n    requests: 5\n    "
+                   "concurrency: ${C:4}\n",
+                   "t.yaml");
+  ASSERT_TRUE(doc);
+  auto n = normalize(*doc, document_kind::config_file);
+  ASSERT_TRUE(n);
+  env_lookup env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "HOST")
+      return "gpu";
+    if (name == "KEY")
+      return "12345";
+    if (name == "C")
+      return "16";
+    return std::nullopt;
+  };
+  auto s = substitute_environment(*n, document_kind::config_file, env);
+  ASSERT_TRUE(s) << error_message(s.error());
+  EXPECT_EQ((*s)["randomSeed"], 42);
+  EXPECT_EQ((*s)["benchmark"]["models"][0], "meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ((*s)["benchmark"]["endpoint"]["urls"][0], "http://gpu:8000");
+  EXPECT_EQ((*s)["benchmark"]["endpoint"]["apiKey"], "12345")
+      << "a string field stays a string";
+  EXPECT_EQ((*s)["benchmark"]["endpoint"]["streaming"], true);
+  EXPECT_EQ((*s)["benchmark"]["phases"][0]["concurrency"], 16);
+  EXPECT_TRUE(validate(*s, document_kind::config_file));
+
+  env_lookup none
+      = [](const std::string&) { return std::optional<std::string>{}; };
+  auto missing = substitute_environment(*n, document_kind::config_file, none);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(config::error_flag(missing.error()), "benchmark.endpoint.urls[0]");
+  EXPECT_TRUE(is_error(missing.error(), config::errc::missing));
+}
