@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <unordered_map>
 
 namespace aiperf::dataset {
@@ -32,6 +32,8 @@ constexpr std::uint64_t mix(std::uint64_t x) noexcept {
 struct line_context {
   std::size_t line;
   std::vector<load_error>& errors;
+  /// file_options::stop (may be null).
+  const std::atomic<bool>* stop = nullptr;
   bool ok = true;
 
   void fail(std::string field, std::string message) {
@@ -130,10 +132,42 @@ void reject_unsupported(line_context& ctx, const json& obj,
   }
 }
 
-void finish_turn_tokens(turn& t) {
-  t.input_tokens = static_cast<std::uint32_t>(
-      std::min<std::size_t>(tokenizer::count_tokens(t.text),
-                            std::numeric_limits<std::uint32_t>::max()));
+bool stopped(const std::atomic<bool>* stop) noexcept {
+  return stop != nullptr && stop->load(std::memory_order_relaxed);
+}
+
+bool is_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+         || c == '\v';
+}
+
+// Bytes of a prompt tokenized between two looks at the stop flag (~1 ms).
+constexpr std::size_t tokenize_slice = std::size_t{1} << 20;
+
+// Tokenizes in slices cut where a word ends (a byte of a word, then a
+// space): the built-in count adds up across such a cut. A stopped count is
+// wrong, and is dropped with the whole load.
+std::size_t count_tokens(std::string_view text, const std::atomic<bool>* stop) {
+  std::size_t total = 0;
+  std::size_t pos = 0;
+  while (text.size() - pos > tokenize_slice) {
+    if (stopped(stop))
+      return total;
+    auto cut = pos + tokenize_slice;
+    while (cut < text.size()
+           && !(is_space(text[cut]) && !is_space(text[cut - 1])))
+      ++cut;
+    if (cut >= text.size())
+      break;
+    total += tokenizer::count_tokens(text.substr(pos, cut - pos));
+    pos = cut;
+  }
+  return total + tokenizer::count_tokens(text.substr(pos));
+}
+
+void finish_turn_tokens(turn& t, const std::atomic<bool>* stop) {
+  t.input_tokens = static_cast<std::uint32_t>(std::min<std::size_t>(
+      count_tokens(t.text, stop), std::numeric_limits<std::uint32_t>::max()));
 }
 
 // Parses one single_turn object (a line, or an element of `turns`).
@@ -189,7 +223,7 @@ std::optional<turn> parse_single_turn(line_context& ctx, const json& obj,
     else
       t.model.assign(model->GetString(), model->GetStringLength());
   }
-  finish_turn_tokens(t);
+  finish_turn_tokens(t, ctx.stop);
   return t;
 }
 
@@ -285,7 +319,7 @@ void parse_mooncake_line(line_context& ctx, const json& obj,
   }
   if (!ctx.ok)
     return;
-  finish_turn_tokens(t);
+  finish_turn_tokens(t, ctx.stop);
   convs.add(std::move(session), ctx.line, std::move(t));
 }
 
@@ -370,11 +404,20 @@ caf::error input_error(errc code, const std::string& source,
   return make_error(code, std::move(msg), std::move(errors));
 }
 
-// Parses `content`; the dataset, or nullopt with every problem in `errors`.
+// The error of a load that file_options::stop stopped.
+caf::error cancelled_error(const std::string& source) {
+  return make_error(errc::cancelled, "stopped while loading " + source
+                                         + "; nothing was exported");
+}
+
+// Parses `content`; the dataset, or nullopt with every problem in `errors`
+// (none when `cancelled` was set: stopped by file_options::stop).
 std::optional<dataset> parse_content(std::string_view content,
                                      input_file_type type,
                                      const file_options& opts,
-                                     std::vector<load_error>& errors) {
+                                     std::vector<load_error>& errors,
+                                     bool& cancelled) {
+  cancelled = false;
   if (opts.block_size == 0) {
     errors.push_back({0, "block_size", "must be >= 1; set --isl-block-size"});
     return std::nullopt;
@@ -401,8 +444,12 @@ std::optional<dataset> parse_content(std::string_view content,
         break;
       continue;
     }
+    if (stopped(opts.stop)) {
+      cancelled = true;
+      return std::nullopt;
+    }
     ++objects;
-    line_context ctx{line_no, errors};
+    line_context ctx{line_no, errors, opts.stop};
     rapidjson::Document doc;
     // The text is sent to servers and copied into inputs.json: it must be
     // UTF-8 (the parser would let other bytes through).
@@ -421,6 +468,10 @@ std::optional<dataset> parse_content(std::string_view content,
     }
     if (end == content.size())
       break;
+  }
+  if (stopped(opts.stop)) { // during the last line
+    cancelled = true;
+    return std::nullopt;
   }
   if (objects == 0)
     errors.push_back(
@@ -443,7 +494,10 @@ caf::expected<dataset> parse_input_file(std::string_view content,
                                         input_file_type type,
                                         const file_options& opts) {
   std::vector<load_error> errors;
-  auto data = parse_content(content, type, opts, errors);
+  bool cancelled = false;
+  auto data = parse_content(content, type, opts, errors, cancelled);
+  if (cancelled)
+    return cancelled_error("the input file");
   if (!data)
     return input_error(errc::bad_input, "input file", std::move(errors));
   return std::move(*data);
@@ -458,10 +512,32 @@ caf::expected<dataset> load_input_file(const std::string& path,
     return input_error(
         errc::io, source,
         {{0, "", "cannot open input file '" + path + "'; check --input-file"}});
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  // Read in slices, looking at the stop flag between them: a file of
+  // gigabytes takes seconds to read.
+  constexpr std::size_t read_slice = std::size_t{16} << 20;
+  std::string content;
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(path, ec); !ec)
+    content.reserve(size);
+  for (;;) {
+    if (stopped(opts.stop))
+      return cancelled_error(source);
+    const auto had = content.size();
+    content.resize(had + read_slice);
+    in.read(content.data() + had, static_cast<std::streamsize>(read_slice));
+    content.resize(had + static_cast<std::size_t>(in.gcount()));
+    if (!in)
+      break;
+  }
+  if (in.bad())
+    return input_error(
+        errc::io, source,
+        {{0, "", "cannot read input file '" + path + "'; check --input-file"}});
   std::vector<load_error> errors;
-  auto data = parse_content(buf.str(), type, opts, errors);
+  bool cancelled = false;
+  auto data = parse_content(content, type, opts, errors, cancelled);
+  if (cancelled)
+    return cancelled_error(source);
   if (!data)
     return input_error(errc::bad_input, source, std::move(errors));
   return std::move(*data);

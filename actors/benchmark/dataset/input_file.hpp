@@ -22,6 +22,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -42,6 +43,10 @@ parse_input_file_type(std::string_view name);
 struct file_options {
   /// Tokens per hash block (`--isl-block-size`, mooncake default 512).
   std::uint32_t block_size = 512;
+  /// Set (by a signal) to stop loading: the load then fails with
+  /// errc::cancelled, whatever it read. Checked between reads of the file,
+  /// per line and per MiB of a prompt being tokenized. Null = never stopped.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// One problem in an input file.
@@ -77,7 +82,8 @@ parse_input_file(std::string_view content, input_file_type type,
 
 /// Reads and parses the file at `path`: parse_input_file's errors, the
 /// message starting "--input-file <path>:". An unreadable file fails with
-/// errc::io and one load_error.
+/// errc::io and one load_error; a stop (file_options::stop) with
+/// errc::cancelled. parse_input_file stops the same way.
 [[nodiscard]] caf::expected<dataset>
 load_input_file(const std::string& path, input_file_type type,
                 const file_options& opts = {});

@@ -203,7 +203,8 @@ std::string build_payload(const payload_options& opts, const conversation& conv,
   return std::string{builder.build(conv, turn_index, assistant_replies)};
 }
 
-std::string inputs_json(const payload_options& opts, const dataset& data) {
+std::string inputs_json(const payload_options& opts, const dataset& data,
+                        const std::atomic<bool>* stop) {
   payload_builder builder{opts};
   const std::vector<std::string> no_replies;
   std::string out;
@@ -214,6 +215,8 @@ std::string inputs_json(const payload_options& opts, const dataset& data) {
   w.Key("data");
   w.StartArray();
   for (const auto& conv : data.conversations) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed))
+      break;
     w.StartObject();
     w.Key("session_id");
     w.String(conv.session_id.data(),
@@ -235,10 +238,16 @@ std::string inputs_json(const payload_options& opts, const dataset& data) {
 
 caf::expected<void> write_inputs_json(const std::string& path,
                                       const payload_options& opts,
-                                      const dataset& data) {
+                                      const dataset& data,
+                                      const std::atomic<bool>* stop) {
+  auto text = inputs_json(opts, data, stop);
+  if (stop != nullptr && stop->load())
+    return make_error(
+        errc::cancelled,
+        "stopped while writing inputs.json; nothing was exported");
   // Like every export: a temp file unique to this writer, fsync, rename,
   // directory fsync, so a reader never sees half a file under the name.
-  if (auto done = io::atomic_write_file(path, inputs_json(opts, data)); !done)
+  if (auto done = io::atomic_write_file(path, text); !done)
     return make_error(errc::io, "inputs.json: " + error_message(done.error())
                                   + "; check the artifact directory is writable and has space");
   return caf::unit;

@@ -9,6 +9,7 @@
 
 #include "actors/benchmark/dataset/dataset.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -90,15 +91,19 @@ build_payload(const payload_options& opts, const conversation& conv,
 /// Returns `inputs.json`: {"data":[{"session_id":..., "payloads":[body per
 /// turn]}]} with each body exactly as sent. Multi-turn payloads are built
 /// with NO assistant replies (they only exist at run time), so turn k's chat
-/// body holds user turns 0..k.
+/// body holds user turns 0..k. `stop`, once set (by a signal), ends the
+/// building after the conversation at hand: the result is then incomplete
+/// (the caller drops it). Null = never stopped.
 [[nodiscard]] std::string inputs_json(const payload_options& opts,
-                                      const dataset& data);
+                                      const dataset& data,
+                                      const std::atomic<bool>* stop = nullptr);
 
 /// Writes inputs_json() to `path` atomically (io::atomic_write_file, so
 /// readers never see half a file). Fails with errc::io naming the path and
-/// the fix.
+/// the fix, or with errc::cancelled when `stop` was set before the file was
+/// written (nothing is then written).
 [[nodiscard]] caf::expected<void>
 write_inputs_json(const std::string& path, const payload_options& opts,
-                  const dataset& data);
+                  const dataset& data, const std::atomic<bool>* stop = nullptr);
 
 } // namespace aiperf::dataset

@@ -27,9 +27,16 @@ std::vector<proto::session_plan> plans_of(const dataset::dataset& data) {
 
 caf::expected<dataset_ready> build(const dataset_config& cfg) {
   dataset::dataset data;
+  auto stopped = [&cfg] { return cfg.stop && cfg.stop->load(); };
+  auto cancelled = [] {
+    return make_error(
+        dataset::errc::cancelled,
+        "stopped while building the dataset; nothing was exported");
+  };
   if (!cfg.input_file.empty()) {
-    auto loaded
-      = dataset::load_input_file(cfg.input_file, cfg.file_type, cfg.file);
+    auto file = cfg.file;
+    file.stop = cfg.stop.get();
+    auto loaded = dataset::load_input_file(cfg.input_file, cfg.file_type, file);
     if (!loaded) {
       // Every bad line, not only the first few the loader's message lists.
       const auto* errors
@@ -49,18 +56,22 @@ caf::expected<dataset_ready> build(const dataset_config& cfg) {
     auto synthetic = cfg.synthetic;
     synthetic.stop = cfg.stop.get();
     data = dataset::generate_synthetic(synthetic);
-    if (cfg.stop && cfg.stop->load())
-      return make_error(dataset::errc::cancelled,
-                        "stopped while building the dataset; nothing was exported");
+    if (stopped())
+      return cancelled();
     // One seeded shuffled pass: sessions take conversations in this order.
+    // The first pass is a permutation: each conversation is moved once.
     dataset::dataset_sampler sampler{dataset::sampling_strategy::shuffle,
                                      data.conversations.size(),
                                      cfg.sampling_seed};
     dataset::dataset shuffled;
+    shuffled.conversations.reserve(data.conversations.size());
     for (std::size_t i = 0; i < data.conversations.size(); ++i)
-      shuffled.conversations.push_back(data.conversations[sampler.next()]);
+      shuffled.conversations.push_back(
+          std::move(data.conversations[sampler.next()]));
     data = std::move(shuffled);
   }
+  if (stopped())
+    return cancelled();
   if (data.conversations.empty())
     return make_error(dataset::errc::empty,
                       "the dataset is empty: give --input-file a file with "
@@ -75,8 +86,11 @@ caf::expected<dataset_ready> build(const dataset_config& cfg) {
     auto& fixed = *schedule;
     dataset::dataset ordered;
     ordered.has_timestamps = true;
+    // Each conversation is in the schedule at most once: moved, not copied.
+    ordered.conversations.reserve(fixed.first_turns.size());
     for (auto& first : fixed.first_turns)
-      ordered.conversations.push_back(data.conversations[first.conversation]);
+      ordered.conversations.push_back(
+          std::move(data.conversations[first.conversation]));
     sessions = plans_of(ordered);
     for (std::size_t i = 0; i < fixed.first_turns.size(); ++i)
       sessions[i].start_offset_ns = fixed.first_turns[i].due_ns;
@@ -88,8 +102,8 @@ caf::expected<dataset_ready> build(const dataset_config& cfg) {
     return std::move(valid.error());
   dataset::assign_models(data, cfg.models);
   if (!cfg.inputs_json_path.empty())
-    if (auto written = dataset::write_inputs_json(cfg.inputs_json_path,
-                                                  cfg.payload, data);
+    if (auto written = dataset::write_inputs_json(
+            cfg.inputs_json_path, cfg.payload, data, cfg.stop.get());
         !written)
       return std::move(written.error());
   return dataset_ready{

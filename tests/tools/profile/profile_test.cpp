@@ -996,6 +996,34 @@ TEST_F(profile_test, sigint_while_the_dataset_is_built_stops_it) {
   EXPECT_FALSE(fs::exists(dir() / "inputs.json"));
 }
 
+// The same while an --input-file is loaded and tokenized: 100 trace lines
+// of 1,000,000 tokens each (a small file, 1e8 tokens to build and count:
+// seconds and 600 MB); the run exits 143 having written nothing (without
+// the stop the whole file was loaded and inputs.json written first).
+TEST_F(profile_test, sigterm_while_an_input_file_is_loaded_stops_it) {
+  auto trace = tmp_.path() / "big_trace.jsonl";
+  {
+    std::ofstream out{trace};
+    for (int i = 0; i < 100; ++i)
+      out << "{\"timestamp\": " << i
+          << ", \"input_length\": 1000000, \"output_length\": 1}\n";
+  }
+  auto run = start_profile({"--streaming", "--input-file", trace.string(),
+                            "--custom-dataset-type", "mooncake_trace"});
+  auto line = run->first_line();
+  ASSERT_TRUE(line) << run->err();
+  EXPECT_THAT(*line, HasSubstr("built-in mock server"));
+  run->signal(SIGTERM);
+  auto code = run->wait();
+  ASSERT_TRUE(code) << "profile did not stop after SIGTERM";
+  EXPECT_EQ(*code, 143) << run->out() << run->err();
+  // The loader itself stopped (the signal came long before it could end).
+  EXPECT_THAT(run->err(),
+              HasSubstr("stopped while loading --input-file " + trace.string()
+                        + "; nothing was exported"));
+  EXPECT_FALSE(fs::exists(dir() / "inputs.json"));
+}
+
 TEST_F(profile_test, second_sigint_exits_130_at_once) {
   auto run = start_profile({"--streaming", "--request-count", "4"});
   auto line = run->first_line();

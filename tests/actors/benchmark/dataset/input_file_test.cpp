@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace aiperf;
@@ -448,4 +451,104 @@ TEST(mooncake_trace, missing_required_fields_are_errors) {
                        mooncake)
                 .field,
             "hash_ids[1]");
+}
+
+// ---- stop (SIGINT/SIGTERM while loading)
+// --------------------------------------
+
+namespace {
+
+// One small valid file of each type.
+const std::pair<input_file_type, const char*> every_type[] = {
+    {single, "{\"text\": \"one two\"}\n{\"text\": \"three\"}\n"},
+    {multi, "{\"session_id\": \"s\", \"turns\": [{\"text\": \"a\"}, {\"text\": "
+            "\"b\"}]}\n"},
+    {mooncake, "{\"timestamp\": 0, \"input_length\": 8}\n{\"timestamp\": 5, "
+               "\"input_length\": 3}\n"},
+};
+
+} // namespace
+
+TEST(input_file_stop, a_set_stop_cancels_every_type) {
+  std::atomic<bool> stop{true};
+  file_options opts;
+  opts.stop = &stop;
+  for (auto [type, content] : every_type) {
+    SCOPED_TRACE(content);
+    auto r = parse_input_file(content, type, opts);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(is_error(r.error(), errc::cancelled));
+    EXPECT_NE(error_message(r.error()).find("nothing was exported"),
+              std::string::npos);
+    // Not a bad input: no line is blamed.
+    EXPECT_EQ(error_payload<std::vector<load_error>>(r.error()), nullptr);
+  }
+}
+
+TEST(input_file_stop, an_unset_stop_loads_as_without_one) {
+  std::atomic<bool> stop{false};
+  file_options opts;
+  opts.stop = &stop;
+  for (auto [type, content] : every_type) {
+    SCOPED_TRACE(content);
+    auto with = parse_input_file(content, type, opts);
+    auto without = parse_input_file(content, type);
+    ASSERT_TRUE(with && without);
+    ASSERT_EQ(with->conversations.size(), without->conversations.size());
+    for (std::size_t c = 0; c < with->conversations.size(); ++c)
+      EXPECT_EQ(with->conversations[c].turns.size(),
+                without->conversations[c].turns.size());
+  }
+}
+
+TEST(input_file_stop, load_input_file_stops_before_reading) {
+  auto path = (std::filesystem::temp_directory_path()
+               / ("aiperf-input-stop-" + std::to_string(::getpid()) + ".jsonl"))
+                  .string();
+  {
+    std::ofstream out{path};
+    out << every_type[0].second;
+  }
+  std::atomic<bool> stop{true};
+  file_options opts;
+  opts.stop = &stop;
+  auto r = load_input_file(path, single, opts);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), errc::cancelled));
+  EXPECT_NE(error_message(r.error()).find("--input-file " + path),
+            std::string::npos);
+  stop = false;
+  auto loaded = load_input_file(path, single, opts);
+  ASSERT_TRUE(loaded) << error_message(loaded.error());
+  EXPECT_EQ(loaded->conversations.size(), 2u);
+  std::remove(path.c_str());
+}
+
+// Prompts are tokenized in slices of 1 MiB (so a stop lands between them);
+// the count must be the one of the whole text.
+TEST(input_file_stop, sliced_tokenization_counts_as_the_whole_text) {
+  std::string words;
+  for (std::size_t i = 0; words.size() < (std::size_t{5} << 20); ++i) {
+    words += std::string(1 + i % 3, i % 7 == 0 ? '\t' : ' ');
+    words += std::string(1 + (i * 7) % 19,
+                         static_cast<char>('a' + i % 26)); // some > 8 bytes
+  }
+  const std::string one_word(std::size_t{3} << 20, 'x');
+  const std::string spaces
+      = "lead" + std::string(std::size_t{3} << 20, ' ') + "tail  ";
+  std::atomic<bool> stop{false};
+  file_options opts;
+  opts.stop = &stop;
+  const std::vector<const std::string*> texts{&words, &one_word, &spaces};
+  for (const auto* text : texts) {
+    auto line = "{\"text\": \"" + *text + "\"}\n";
+    // JSON needs the tab escaped.
+    for (std::size_t at = line.find('\t'); at != std::string::npos;
+         at = line.find('\t', at))
+      line.replace(at, 1, "\\t");
+    auto r = parse_input_file(line, single, opts);
+    ASSERT_TRUE(r) << error_message(r.error());
+    EXPECT_EQ(r->conversations[0].turns[0].input_tokens,
+              tokenizer::count_tokens(*text));
+  }
 }

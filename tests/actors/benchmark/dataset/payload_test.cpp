@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -174,4 +175,26 @@ TEST(inputs_json, writes_the_file_atomically) {
   ASSERT_FALSE(written);
   EXPECT_NE(error_message(written.error()).find("/nonexistent/dir"),
             std::string::npos);
+}
+
+// A signal while inputs.json is built: nothing is written (not even a
+// partial file under another name), the error says why.
+TEST(inputs_json, a_set_stop_writes_nothing) {
+  dataset data;
+  data.conversations.push_back(two_turns());
+  data.conversations.push_back(two_turns());
+  std::string path = testing::TempDir();
+  path += "dataset_inputs_stop_test.json";
+  std::remove(path.c_str());
+  std::atomic<bool> stop{true};
+  auto written = write_inputs_json(path, chat_options(), data, &stop);
+  ASSERT_FALSE(written);
+  EXPECT_TRUE(aiperf::is_error(written.error(), errc::cancelled));
+  EXPECT_FALSE(std::ifstream{path}.good());
+  // The builder stops before the conversation at hand: an empty list.
+  EXPECT_EQ(inputs_json(chat_options(), data, &stop).find("s-1"),
+            std::string::npos);
+  stop = false;
+  EXPECT_EQ(inputs_json(chat_options(), data, &stop),
+            inputs_json(chat_options(), data));
 }
