@@ -110,6 +110,6 @@ TEST_P(differential, ids_match_the_oracle_on_the_corpus) {
 
 INSTANTIATE_TEST_SUITE_P(npm, differential,
                          ::testing::Values("qwen3", "llama3", "deepseek_v3",
-                                           "gpt4o"));
+                                           "gpt4o", "llama2"));
 
 } // namespace
