@@ -195,6 +195,9 @@ struct node {
   std::vector<std::string> list_map_keys;
   std::string map_type;
   std::vector<rule> rules;
+  /// Value validations under junctors: nodes with no type of their own.
+  std::vector<std::unique_ptr<node>> all_of, any_of, one_of;
+  std::unique_ptr<node> not_of;
   cel::decl_ptr decl; // null: not visible to CEL
 
   [[nodiscard]] const node* property(std::string_view name) const {
@@ -422,9 +425,121 @@ struct reader {
       }
     }
     check_list_and_map_types(*n, path);
+    read_junctors(*n, j, path, n->int_or_string);
     if (auto it = j.find("x-kubernetes-validations");
         it != j.end() && it->is_array())
       read_rules(*n, *it, path + ".x-kubernetes-validations");
+    return n;
+  }
+
+  /// anyOf: [{type: integer}, {type: string}], the one junctor content an
+  /// int-or-string node may type (structural validation.go).
+  static bool int_or_string_pattern(const json& any_of) {
+    return any_of.is_array() && any_of.size() == 2
+           && any_of[0] == json{{"type", "integer"}}
+           && any_of[1] == json{{"type", "string"}};
+  }
+
+  void read_junctors(node& n, const json& j, const std::string& path,
+                     bool int_or_string) {
+    for (const char* junctor : {"allOf", "anyOf", "oneOf"}) {
+      auto it = j.find(junctor);
+      if (it == j.end() || !it->is_array())
+        continue;
+      bool skip_types = int_or_string && std::string_view{junctor} == "anyOf"
+                        && int_or_string_pattern(*it);
+      std::string_view which{junctor};
+      auto& out = which == "allOf"   ? n.all_of
+                  : which == "anyOf" ? n.any_of
+                                     : n.one_of;
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        bool first_all_of
+            = int_or_string && std::string_view{junctor} == "allOf" && i == 0
+              && (*it)[0].is_object()
+              && int_or_string_pattern((*it)[0].value("anyOf", json()));
+        out.push_back(read_nested(
+            (*it)[i], path + "." + junctor + "[" + std::to_string(i) + "]",
+            skip_types, first_all_of));
+      }
+    }
+    if (auto it = j.find("not"); it != j.end())
+      n.not_of = read_nested(*it, path + ".not", false, false);
+  }
+
+  /// A value validation under a junctor: it may restrict, never declare.
+  std::unique_ptr<node> read_nested(const json& j, const std::string& path,
+                                    bool type_allowed,
+                                    bool nested_int_or_string) {
+    auto n = std::make_unique<node>();
+    if (!j.is_object()) {
+      fail(invalid(path, j, "must be an object"));
+      return n;
+    }
+    auto forbid = [&](const char* key, const char* detail) {
+      if (j.contains(key))
+        fail(forbidden(path + "." + key, detail));
+    };
+    if (!type_allowed)
+      forbid("type", "must be empty to be structural");
+    forbid("default", "must be undefined to be structural");
+    forbid("title", "must be empty to be structural");
+    forbid("description", "must be empty to be structural");
+    if (bool_of(j, "nullable"))
+      fail(forbidden(path + ".nullable", "must be false to be structural"));
+    if (bool_of(j, "x-kubernetes-preserve-unknown-fields"))
+      fail(forbidden(path + ".x-kubernetes-preserve-unknown-fields",
+                     "must be false to be structural"));
+    if (bool_of(j, "x-kubernetes-embedded-resource"))
+      fail(forbidden(path + ".x-kubernetes-embedded-resource",
+                     "must be false to be structural"));
+    if (bool_of(j, "x-kubernetes-int-or-string"))
+      fail(forbidden(path + ".x-kubernetes-int-or-string",
+                     "must be false to be structural"));
+    forbid("x-kubernetes-list-map-keys", "must be empty to be structural");
+    forbid("x-kubernetes-list-type", "must be undefined to be structural");
+    forbid("x-kubernetes-map-type", "must be undefined to be structural");
+    forbid("x-kubernetes-validations", "must be empty to be structural");
+    forbid("additionalProperties", "must be undefined to be structural");
+    n->type = type_allowed ? string_of(j, "type") : std::string{};
+    if (auto it = j.find("enum"); it != j.end() && it->is_array())
+      n->enum_values = *it;
+    n->minimum = double_of(j, "minimum");
+    n->maximum = double_of(j, "maximum");
+    n->multiple_of = double_of(j, "multipleOf");
+    n->exclusive_minimum = bool_of(j, "exclusiveMinimum");
+    n->exclusive_maximum = bool_of(j, "exclusiveMaximum");
+    n->min_length = int_of(j, "minLength");
+    n->max_length = int_of(j, "maxLength");
+    n->min_items = int_of(j, "minItems");
+    n->max_items = int_of(j, "maxItems");
+    n->min_properties = int_of(j, "minProperties");
+    n->max_properties = int_of(j, "maxProperties");
+    n->pattern = string_of(j, "pattern");
+    if (!n->pattern.empty()) {
+      try {
+        n->pattern_re = cel::go_regex(n->pattern);
+      } catch (const std::regex_error& e) {
+        fail(invalid(
+            path + ".pattern", n->pattern,
+            std::string{"must be a valid regular expression, but isn't: "}
+                + e.what()));
+      }
+    }
+    if (auto it = j.find("required"); it != j.end() && it->is_array())
+      for (const auto& r : *it)
+        if (r.is_string())
+          n->required_fields.push_back(r.get<std::string>());
+    if (auto it = j.find("properties"); it != j.end() && it->is_object())
+      for (auto p = it->begin(); p != it->end(); ++p) {
+        std::string sub = path + ".properties[" + p.key() + "]";
+        if (p.key() == "metadata")
+          fail(forbidden(sub, "must not be specified in a nested context"));
+        n->properties.emplace_back(p.key(),
+                                   read_nested(p.value(), sub, false, false));
+      }
+    if (auto it = j.find("items"); it != j.end())
+      n->items = read_nested(*it, path + ".items", false, false);
+    read_junctors(*n, j, path, nested_int_or_string);
     return n;
   }
 
@@ -1043,6 +1158,7 @@ struct validator {
     const std::string subject = name; // "<name> in body ..."
     if (!type_ok(v, s, field, subject))
       return;
+    validate_junctors(v, s, name);
     if (v.is_string())
       validate_string(v.get<std::string>(), s, field, subject);
     if (v.is_number())
@@ -1053,6 +1169,76 @@ struct validator {
       validate_enum(v, s, field);
     if (v.is_object())
       validate_object(v, s, name, old);
+  }
+
+  /// allOf, anyOf, oneOf and not, as kube-openapi's schemaPropsValidator:
+  /// the composite message names the path, the best failure's errors follow.
+  void validate_junctors(const json& v, const node& s,
+                         const std::string& name) {
+    auto composite = [&](const std::string& message) {
+      add(invalid("<nil>", "", message));
+    };
+    auto try_node = [&](const node& n) {
+      std::vector<field_error> found;
+      validator nested{found};
+      nested.validate_node(v, n, name, nullptr);
+      return found;
+    };
+    if (!s.any_of.empty()) {
+      std::optional<std::vector<field_error>> best;
+      bool ok = false;
+      for (const auto& n : s.any_of) {
+        auto found = try_node(*n);
+        if (found.empty()) {
+          ok = true;
+          break;
+        }
+        if (!best || found.size() < best->size())
+          best = std::move(found);
+      }
+      if (!ok) {
+        composite(go_quote(name)
+                  + " must validate at least one schema (anyOf)");
+        for (auto& e : *best)
+          add(std::move(e));
+      }
+    }
+    if (!s.one_of.empty()) {
+      std::optional<std::vector<field_error>> best;
+      int valid = 0;
+      for (const auto& n : s.one_of) {
+        auto found = try_node(*n);
+        if (found.empty())
+          ++valid;
+        else if (valid == 0 && (!best || found.size() < best->size()))
+          best = std::move(found);
+      }
+      if (valid != 1) {
+        composite(
+            go_quote(name) + " must validate one and only one schema (oneOf). "
+            + (valid == 0
+                   ? std::string{"Found none valid"}
+                   : "Found " + std::to_string(valid) + " valid alternatives"));
+        if (valid == 0 && best)
+          for (auto& e : *best)
+            add(std::move(e));
+      }
+    }
+    if (!s.all_of.empty()) {
+      std::size_t valid = 0;
+      for (const auto& n : s.all_of) {
+        auto found = try_node(*n);
+        if (found.empty())
+          ++valid;
+        for (auto& e : found)
+          add(std::move(e));
+      }
+      if (valid != s.all_of.size())
+        composite(go_quote(name) + " must validate all the schemas (allOf)"
+                  + (valid == 0 ? ". None validated" : ""));
+    }
+    if (s.not_of && try_node(*s.not_of).empty())
+      composite(go_quote(name) + " must not validate the schema (not)");
   }
 
   bool type_ok(const json& v, const node& s, const std::string& field,

@@ -625,3 +625,36 @@ TEST(schema_validation, int_or_string_quantities_with_a_pattern) {
                          0),
             0u);
 }
+
+TEST(schema_validation, junctors_restrict_values_as_kube_openapi_does) {
+  json schema = root_with_spec(R"j({"type": "object", "properties": {
+    "mode": {"type": "string", "anyOf": [{"enum": ["a", "b"]}, {"pattern": "^x-"}]},
+    "pick": {"type": "object", "properties": {"p": {"type": "string"}, "q": {"type": "string"}},
+             "oneOf": [{"required": ["p"]}, {"required": ["q"]}]},
+    "size": {"x-kubernetes-int-or-string": true,
+             "allOf": [{"anyOf": [{"type": "integer"}, {"type": "string"}]}]},
+    "name": {"type": "string", "not": {"enum": ["admin"]}}}})j");
+  EXPECT_EQ(
+      admit_create(schema, json::parse(R"j({"mode": "x-1", "pick": {"p": "1"},
+    "size": "1Gi", "name": "bob"})j")),
+      strings{});
+  EXPECT_EQ(admit_create(schema, json::parse(R"j({"mode": "c"})j")),
+            (strings{"<nil>: Invalid value: \"\": \"spec.mode\" must validate "
+                     "at least one schema "
+                     "(anyOf)",
+                     "spec.mode: Unsupported value: \"c\": supported values: "
+                     "\"a\", \"b\""}));
+  EXPECT_EQ(
+      admit_create(schema, json::parse(R"j({"pick": {"p": "1", "q": "2"}})j")),
+      strings{"<nil>: Invalid value: \"\": \"spec.pick\" must validate one and "
+              "only one "
+              "schema (oneOf). Found 2 valid alternatives"});
+  EXPECT_EQ(admit_create(schema, json::parse(R"j({"name": "admin"})j")),
+            strings{"<nil>: Invalid value: \"\": \"spec.name\" must not "
+                    "validate the schema (not)"});
+  EXPECT_EQ(refusals_of(root_with_spec(
+                R"j({"type": "object", "anyOf": [{"type": "object"}]})j")),
+            strings{"spec.validation.openAPIV3Schema.properties[spec].anyOf[0]."
+                    "type: Forbidden: "
+                    "must be empty to be structural"});
+}
