@@ -966,6 +966,21 @@ caf::expected<response> store_core::create(const type_view& t,
       st.details.retry_after_seconds = 1;
     return fail(req, std::move(st));
   }
+  if (t.resource == "customresourcedefinitions"
+      && t.group == "apiextensions.k8s.io") {
+    // Another CRD serving the same group and plural, or names the registry
+    // cannot serve, refuse the create.
+    type_registry trial = registry_;
+    if (auto ok = trial.add_crd(obj); !ok) {
+      const auto* st = status_of(ok.error());
+      return fail(req, st != nullptr
+                           ? *st
+                           : invalid_status(
+                               t.kind, t.group, name,
+                               {field_invalid("spec.names", name,
+                                              error_message(ok.error()))}));
+    }
+  }
   if (req.dry_run) {
     obj["metadata"].erase("resourceVersion");
     return response{201, text_of(served(t, obj)), std::move(warnings)};

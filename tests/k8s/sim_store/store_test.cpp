@@ -362,6 +362,131 @@ TEST_F(store_test, strategic_patch_on_a_custom_resource_is_415) {
             "application/merge-patch+json, application/apply-patch+yaml");
 }
 
+json widget_crd() {
+  return json::parse(R"({
+    "apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+    "metadata":{"name":"widgets.example.com"},
+    "spec":{"group":"example.com","scope":"Namespaced",
+      "names":{"plural":"widgets","singular":"widget","kind":"Widget",
+               "shortNames":["wd"]},
+      "versions":[{"name":"v1","served":true,"storage":true,
+        "subresources":{"status":{}},
+        "schema":{"openAPIV3Schema":{"type":"object","properties":{
+          "spec":{"type":"object",
+            "x-kubernetes-validations":[{"rule":"self.image == oldSelf.image",
+              "message":"spec.image is immutable"}],
+            "properties":{
+              "image":{"type":"string"},
+              "replicas":{"type":"integer","minimum":1,"default":1}}},
+          "status":{"type":"object","properties":{
+            "phase":{"type":"string"}}}}}}}]}})");
+}
+
+json widget(const std::string& name, const std::string& image) {
+  return json{{"apiVersion", "example.com/v1"},
+              {"kind", "Widget"},
+              {"metadata", {{"name", name}}},
+              {"spec", {{"image", image}}},
+              {"status", {{"phase", "Set"}}}};
+}
+
+resource_ref widgets(std::string name = {}, std::string sub = {}) {
+  return {"example.com",   "v1",          "widgets", "default",
+          std::move(name), std::move(sub)};
+}
+
+TEST_F(store_test, custom_resources_follow_their_crd) {
+  auto crd = ok_json(make(
+      verb::create,
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+      widget_crd()));
+  EXPECT_EQ(crd["status"]["acceptedNames"]["kind"], "Widget");
+  // Strict decoding names the pruned field.
+  auto strict = make(verb::create, widgets(), [] {
+    auto w = widget("w", "a:1");
+    w["spec"]["x"] = 1;
+    return w;
+  }());
+  strict.field_validation = "Strict";
+  auto st = failure(strict);
+  EXPECT_EQ(st.code, 400);
+  EXPECT_EQ(st.message, "strict decoding error: unknown field \"spec.x\"");
+  // Created: generation 1, defaults applied, status dropped, keys sorted.
+  auto w = ok_json(make(verb::create, widgets(), widget("w", "a:1")));
+  EXPECT_EQ(w["metadata"]["generation"], 1);
+  EXPECT_EQ(w["spec"]["replicas"], 1);
+  EXPECT_FALSE(w.contains("status"));
+  EXPECT_EQ(w.begin().key(), "apiVersion");
+  // Schema failures are 422 Invalid with causes.
+  auto bad = widget("b", "a:1");
+  bad["spec"]["replicas"] = 0;
+  st = failure(make(verb::create, widgets(), bad));
+  EXPECT_EQ(st.code, 422);
+  EXPECT_EQ(st.reason, "Invalid");
+  ASSERT_FALSE(st.details.causes.empty());
+  EXPECT_EQ(st.details.causes[0].field, "spec.replicas");
+  EXPECT_EQ(st.message.substr(0, 33), "Widget.example.com \"b\" is invalid");
+  // A custom resource needs a resourceVersion to be replaced.
+  st = failure(make(verb::update, widgets("w"), widget("w", "a:1")));
+  EXPECT_EQ(st.code, 422);
+  EXPECT_EQ(st.message, "Widget.example.com \"w\" is invalid: "
+                        "metadata.resourceVersion: Invalid value: 0x0: must "
+                        "be specified for an update");
+  // The CEL transition rule holds on update.
+  st = failure(patch_req(widgets("w"), patch_type::merge,
+                         json{{"spec", {{"image", "b:2"}}}}));
+  EXPECT_EQ(st.code, 422);
+  EXPECT_NE(st.message.find("spec.image is immutable"), std::string::npos)
+      << st.message;
+  // generation: not for status or labels, yes for spec.
+  auto s1 = ok_json(patch_req(widgets("w", "status"), patch_type::merge,
+                              json{{"status", {{"phase", "Running"}}}}));
+  EXPECT_EQ(s1["status"]["phase"], "Running");
+  EXPECT_EQ(s1["metadata"]["generation"], 1);
+  auto l1 = ok_json(patch_req(widgets("w"), patch_type::merge,
+                              json{{"metadata", {{"labels", {{"a", "b"}}}}},
+                                   {"status", {{"phase", "Ignored"}}}}));
+  EXPECT_EQ(l1["metadata"]["generation"], 1);
+  EXPECT_EQ(l1["status"]["phase"], "Running");
+  auto g2 = ok_json(patch_req(widgets("w"), patch_type::merge,
+                              json{{"spec", {{"replicas", 3}}}}));
+  EXPECT_EQ(g2["metadata"]["generation"], 2);
+  // Lists of custom resources carry kind and apiVersion per item.
+  auto list = ok_json(make(verb::list, widgets()));
+  EXPECT_EQ(list["kind"], "WidgetList");
+  EXPECT_EQ(list["items"][0]["kind"], "Widget");
+  // Deleting the CRD takes its resources and stops serving them.
+  auto [id, log] = watch(make(verb::watch, widgets()));
+  ok_json(make(verb::remove,
+               {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "",
+                "widgets.example.com", ""}));
+  ASSERT_FALSE(log->events.empty());
+  EXPECT_EQ(log->events.back().type, "DELETED");
+  auto gone = call(make(verb::get, widgets("w")));
+  ASSERT_FALSE(gone);
+  EXPECT_TRUE(answers_plain_not_found(gone.error()));
+  (void)id;
+}
+
+TEST_F(store_test, a_crd_whose_rule_does_not_compile_is_refused) {
+  auto crd = widget_crd();
+  crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+     ["x-kubernetes-validations"][0]["rule"]
+      = "self.nope == 1";
+  auto st = failure(make(
+      verb::create,
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+      crd));
+  EXPECT_EQ(st.code, 422);
+  EXPECT_EQ(st.reason, "Invalid");
+  ASSERT_FALSE(st.details.causes.empty());
+  EXPECT_EQ(st.details.causes[0].field,
+            "spec.validation.openAPIV3Schema.properties[spec]."
+            "x-kubernetes-validations[0].rule");
+  EXPECT_TRUE(
+      answers_plain_not_found(call(make(verb::list, widgets())).error()));
+}
+
 // --- list
 // -----------------------------------------------------------------------
 
