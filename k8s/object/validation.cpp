@@ -588,6 +588,52 @@ std::vector<status_cause> validate_finalizers(const json& finalizers,
   return out;
 }
 
+std::vector<status_cause> validate_label_selector(const json& selector,
+                                                  const std::string& field) {
+  std::vector<status_cause> out;
+  if (!selector.is_object())
+    return out;
+  append(out, validate_labels(selector.value("matchLabels", json{}),
+                              field + ".matchLabels"));
+  auto expressions = selector.value("matchExpressions", json{});
+  if (!expressions.is_array())
+    return out;
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    const auto& expr = expressions[i];
+    auto path = field + ".matchExpressions[" + std::to_string(i) + "]";
+    auto op = string_or_empty(expr, "operator");
+    auto values = expr.is_object() ? expr.value("values", json::array())
+                                   : json::array();
+    bool has_values = values.is_array() && !values.empty();
+    if (op == "In" || op == "NotIn") {
+      if (!has_values)
+        out.push_back(field_required(
+            path + ".values",
+            "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if (op == "Exists" || op == "DoesNotExist") {
+      if (has_values)
+        out.push_back(field_forbidden(path + ".values",
+                                      "may not be specified when `operator` "
+                                      "is 'Exists' or 'DoesNotExist'"));
+    } else {
+      out.push_back(field_invalid(path + ".operator", op,
+                                  "not a valid selector operator"));
+    }
+    auto key = string_or_empty(expr, "key");
+    for (const auto& msg : is_qualified_name(key))
+      out.push_back(field_invalid(path + ".key", key, msg));
+    if (values.is_array())
+      for (size_t v = 0; v < values.size(); ++v) {
+        auto text = values[v].is_string() ? values[v].get<std::string>()
+                                          : std::string{};
+        for (const auto& msg : is_valid_label_value(text))
+          out.push_back(field_invalid(
+              path + ".values[" + std::to_string(v) + "]", text, msg));
+      }
+  }
+  return out;
+}
+
 std::vector<status_cause>
 validate_object_meta(const json& metadata, bool namespaced, name_rule rule) {
   std::vector<status_cause> out;

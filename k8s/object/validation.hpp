@@ -112,6 +112,12 @@ validate_owner_references(const json& refs, const std::string& field
 validate_finalizers(const json& finalizers,
                     const std::string& field = "metadata.finalizers");
 
+/// ValidateLabelSelector (meta/v1/validation) of a metav1.LabelSelector at
+/// `field` ("spec.selector"): matchLabels as labels, each matchExpression's
+/// operator, values and key. Null is valid.
+[[nodiscard]] std::vector<status_cause>
+validate_label_selector(const json& selector, const std::string& field);
+
 /// ValidateObjectMeta on create (after generateName was resolved): name or
 /// generateName, namespace present iff `namespaced`, generation >= 0, labels,
 /// annotations, ownerReferences, finalizers.

@@ -451,6 +451,11 @@ void validate_selector(const json& spec, bool deployment,
       && spec["template"].contains("metadata")
       && spec["template"]["metadata"].is_object())
     labels = spec["template"]["metadata"].value("labels", json::object());
+  auto invalid = validate_label_selector(selector, "spec.selector");
+  if (!invalid.empty()) {
+    append(out, std::move(invalid));
+    return;
+  }
   auto parsed = label_selector_from_json(selector);
   bool empty
       = !selector.is_object()

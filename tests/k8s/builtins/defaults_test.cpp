@@ -248,5 +248,22 @@ TEST_F(builtins_test, an_immutable_config_map_keeps_its_data) {
             "data: Forbidden: field is immutable when `immutable` is set");
 }
 
+TEST_F(builtins_test, a_selector_is_checked_before_it_is_matched) {
+  auto d = json::parse(R"({"metadata":{"name":"d","namespace":"b"},
+    "spec":{"selector":{"matchLabels":{"model":"Qwen/Qwen3-0.6B"},
+      "matchExpressions":[{"key":"tier","operator":"Has"}]},
+      "template":{"metadata":{"labels":{"model":"x"}},
+        "spec":{"containers":[{"name":"c","image":"i"}]}}}})");
+  default_object(type("apps", "deployments"), d);
+  auto causes = validate_object(type("apps", "deployments"), d);
+  ASSERT_GE(causes.size(), 2u);
+  EXPECT_EQ(causes[0].field, "spec.selector.matchLabels");
+  EXPECT_EQ(causes[0].message.substr(0, 34),
+            "Invalid value: \"Qwen/Qwen3-0.6B\": ");
+  EXPECT_EQ(cause_text(causes[1]),
+            "spec.selector.matchExpressions[0].operator: Invalid "
+            "value: \"Has\": not a valid selector operator");
+}
+
 } // namespace
 } // namespace aiperf::k8s::sim
