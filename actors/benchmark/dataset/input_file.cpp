@@ -165,6 +165,20 @@ std::size_t count_tokens(std::string_view text, const std::atomic<bool>* stop) {
   return total + tokenizer::count_tokens(text.substr(pos));
 }
 
+// append_hash_block, looking at `stop` every 65,536 tokens (~1 ms): a
+// trace line may ask for a million. A stopped text is dropped with the load.
+void append_block(std::string& out, std::uint64_t id, std::uint32_t tokens,
+                  const std::atomic<bool>* stop) {
+  const auto key = mix(id);
+  for (std::uint32_t k = 0; k < tokens; ++k) {
+    if ((k & 0xFFFF) == 0xFFFF && stopped(stop))
+      return;
+    if (k != 0)
+      out.push_back(' ');
+    out.append(tokenizer::word(mix(key + k)));
+  }
+}
+
 void finish_turn_tokens(turn& t, const std::atomic<bool>* stop) {
   t.input_tokens = static_cast<std::uint32_t>(std::min<std::size_t>(
       count_tokens(t.text, stop), std::numeric_limits<std::uint32_t>::max()));
@@ -306,16 +320,16 @@ void parse_mooncake_line(line_context& ctx, const json& obj,
           if (i != 0)
             t.text.push_back(' ');
           const auto tokens = static_cast<std::uint32_t>(std::min(left, bs));
-          append_hash_block(t.text, id.GetUint64(), tokens);
+          append_block(t.text, id.GetUint64(), tokens, ctx.stop);
           left -= tokens;
         }
       }
     }
   } else {
     // No blocks: a per-line text, deterministic but shared with nothing.
-    append_hash_block(t.text,
-                      mix(0x6c696e65ULL ^ static_cast<std::uint64_t>(ctx.line)),
-                      static_cast<std::uint32_t>(*isl));
+    append_block(t.text,
+                 mix(0x6c696e65ULL ^ static_cast<std::uint64_t>(ctx.line)),
+                 static_cast<std::uint32_t>(*isl), ctx.stop);
   }
   if (!ctx.ok)
     return;
@@ -382,12 +396,7 @@ std::string load_error::to_string() const {
 
 void append_hash_block(std::string& out, std::uint64_t id,
                        std::uint32_t tokens) {
-  const auto key = mix(id);
-  for (std::uint32_t k = 0; k < tokens; ++k) {
-    if (k != 0)
-      out.push_back(' ');
-    out.append(tokenizer::word(mix(key + k)));
-  }
+  append_block(out, id, tokens, nullptr);
 }
 
 namespace {
