@@ -526,8 +526,10 @@ caf::expected<dataset> load_input_file(const std::string& path,
   constexpr std::size_t read_slice = std::size_t{16} << 20;
   std::string content;
   std::error_code ec;
+  // Room for the last, short read too: growing past the file's size would
+  // copy the whole file in one go (seconds for a large one, no stop check).
   if (auto size = std::filesystem::file_size(path, ec); !ec)
-    content.reserve(size);
+    content.reserve(size + read_slice);
   for (;;) {
     if (stopped(opts.stop))
       return cancelled_error(source);
