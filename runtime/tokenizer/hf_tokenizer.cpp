@@ -392,7 +392,8 @@ struct normalizer {
 using pieces = std::vector<std::string>;
 
 struct pre_tokenizer {
-  enum class kind { split, byte_level, sequence };
+  enum class kind { split, byte_level, metaspace, sequence };
+  enum class prepend { always, first, never };
   enum class behavior {
     removed,
     isolated,
@@ -405,13 +406,21 @@ struct pre_tokenizer {
   behavior how = behavior::isolated;
   bool invert = false;
   bool add_prefix_space = false;
+  std::string replacement; // Metaspace
+  prepend scheme = prepend::always;
+  bool split_on_replacement = true;
   std::vector<pre_tokenizer> children;
 
-  void apply(pieces& in) const {
+  // `first_at_start`: in[0] begins the original text (Metaspace's "first"
+  // scheme prepends only there).
+  void apply(pieces& in, bool first_at_start) const {
     switch (k) {
     case kind::sequence:
       for (const auto& c : children)
-        c.apply(in);
+        c.apply(in, first_at_start);
+      return;
+    case kind::metaspace:
+      metaspace(in, first_at_start);
       return;
     case kind::byte_level:
       // The byte alphabet itself is implicit: the vocabulary is stored as
@@ -427,6 +436,48 @@ struct pre_tokenizer {
       split_all(in);
       return;
     }
+  }
+
+  // huggingface/tokenizers pre_tokenizers/metaspace.rs
+  void metaspace(pieces& in, bool first_at_start) const {
+    pieces out;
+    std::vector<std::pair<std::pair<std::size_t, std::size_t>, bool>> parts;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      std::string s;
+      for (char c : in[i]) {
+        if (c == ' ')
+          s += replacement;
+        else
+          s.push_back(c);
+      }
+      bool starts = s.compare(0, replacement.size(), replacement) == 0;
+      if (!starts
+          && (scheme == prepend::always
+              || (scheme == prepend::first && i == 0 && first_at_start)))
+        s.insert(0, replacement);
+      if (!split_on_replacement) {
+        if (!s.empty())
+          out.push_back(std::move(s));
+        continue;
+      }
+      parts.clear();
+      std::size_t prev = 0;
+      for (auto p = s.find(replacement); p != std::string::npos;
+           p = s.find(replacement, prev)) {
+        if (prev != p)
+          parts.push_back({{prev, p}, false});
+        parts.push_back({{p, p + replacement.size()}, true});
+        prev = p + replacement.size();
+      }
+      if (prev != s.size())
+        parts.push_back({{prev, s.size()}, false});
+      pre_tokenizer merge;
+      merge.how = behavior::merged_with_next;
+      for (auto [off, _] : merge.arrange(parts))
+        if (off.second > off.first)
+          out.push_back(s.substr(off.first, off.second - off.first));
+    }
+    in = std::move(out);
   }
 
   void split_all(pieces& in) const {
@@ -512,9 +563,18 @@ struct pre_tokenizer {
 // --------------------------------------------------------------- decoder --
 
 struct decoder {
-  enum class kind { byte_level, replace, byte_fallback, fuse, strip, sequence };
+  enum class kind {
+    byte_level,
+    replace,
+    byte_fallback,
+    fuse,
+    strip,
+    metaspace,
+    sequence
+  };
   kind k = kind::sequence;
   std::string a, b;
+  bool prepends = true; // Metaspace: its prepend_scheme is not never
   std::size_t start = 0, stop = 0;
   std::vector<decoder> children;
 
@@ -580,6 +640,25 @@ struct decoder {
       tokens = std::move(out);
       return;
     }
+    case kind::metaspace:
+      // huggingface/tokenizers decoders/metaspace.rs: the replacement
+      // becomes a space, except in the first token, which loses it when
+      // a prefix was prepended.
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        std::string out;
+        const auto& t = tokens[i];
+        for (std::size_t p = 0; p < t.size();) {
+          if (t.compare(p, a.size(), a) == 0) {
+            if (!(i == 0 && prepends))
+              out.push_back(' ');
+            p += a.size();
+          } else {
+            out.push_back(t[p++]);
+          }
+        }
+        tokens[i] = std::move(out);
+      }
+      return;
     case kind::fuse: {
       std::string all;
       for (const auto& t : tokens)
@@ -915,6 +994,23 @@ load_pre_tokenizer(const json& j, std::string_view origin, bool& byte_level) {
         return std::move(re.error());
       t.re = *re;
     }
+  } else if (type == "Metaspace") {
+    t.k = pre_tokenizer::kind::metaspace;
+    t.replacement = j.value("replacement", std::string{"\u2581"});
+    t.split_on_replacement = j.value("split", true);
+    auto scheme = j.value("prepend_scheme", std::string{});
+    if (scheme.empty())
+      scheme = j.value("add_prefix_space", true) ? "always" : "never";
+    using ps = pre_tokenizer::prepend;
+    if (scheme == "always")
+      t.scheme = ps::always;
+    else if (scheme == "first")
+      t.scheme = ps::first;
+    else if (scheme == "never")
+      t.scheme = ps::never;
+    else
+      return bad(origin,
+                 "Metaspace prepend_scheme '" + scheme + "' is unknown");
   } else if (type == "Sequence") {
     t.k = pre_tokenizer::kind::sequence;
     for (const auto& c : j.at("pretokenizers")) {
@@ -943,6 +1039,13 @@ caf::expected<decoder> load_decoder(const json& j, std::string_view origin) {
     d.b = j.at("content").get<std::string>();
   } else if (type == "ByteFallback") {
     d.k = decoder::kind::byte_fallback;
+  } else if (type == "Metaspace") {
+    d.k = decoder::kind::metaspace;
+    d.a = j.value("replacement", std::string{"\u2581"});
+    auto scheme = j.value("prepend_scheme", std::string{});
+    if (scheme.empty())
+      scheme = j.value("add_prefix_space", true) ? "always" : "never";
+    d.prepends = scheme != "never";
   } else if (type == "Fuse") {
     d.k = decoder::kind::fuse;
   } else if (type == "Strip") {
@@ -1130,7 +1233,10 @@ struct hf_tokenizer::impl {
     split_added(raw_trie, text, outer);
     std::string normalized;
     pieces words;
+    bool first_outer = true;
     for (auto [index, piece] : outer) {
+      bool outer_at_start = first_outer;
+      first_outer = false;
       if (index != token_trie::npos) {
         ids.push_back(added[index].id);
         continue;
@@ -1139,14 +1245,17 @@ struct hf_tokenizer::impl {
       if (norm)
         norm->apply(normalized);
       split_added(normalized_trie, normalized, inner);
+      bool first_inner = outer_at_start;
       for (auto [index2, part] : inner) {
+        bool at_start = first_inner;
+        first_inner = false;
         if (index2 != token_trie::npos) {
           ids.push_back(added[index2].id);
           continue;
         }
         words.assign(1, std::string{part});
         if (pre)
-          pre->apply(words);
+          pre->apply(words, at_start);
         for (const auto& w : words)
           model.tokenize(w, ids);
       }

@@ -101,6 +101,34 @@ TEST(hf_tokenizer, sentencepiece_bpe_falls_back_to_bytes) {
   EXPECT_EQ(t.decode(t.encode("hi h\xC3\xA9")), "hi h\xC3\xA9");
 }
 
+// Metaspace (Mistral-style): the "first" scheme prepends the replacement
+// only to text that begins the input, not to text after a special token.
+constexpr const char* metaspace_json = R"({
+  "added_tokens": [
+    {"id": 6, "content": "<s>", "special": true, "normalized": false,
+     "lstrip": false, "rstrip": false, "single_word": false}
+  ],
+  "normalizer": null,
+  "pre_tokenizer": {"type": "Metaspace", "replacement": "▁",
+                    "prepend_scheme": "first", "split": true},
+  "decoder": {"type": "Metaspace", "replacement": "▁",
+              "prepend_scheme": "first", "split": true},
+  "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true,
+    "byte_fallback": false,
+    "vocab": {"<unk>": 0, "▁": 1, "h": 2, "i": 3, "▁h": 4, "▁hi": 5},
+    "merges": ["▁ h", "▁h i"]}
+})";
+
+TEST(hf_tokenizer, metaspace_prepends_only_at_the_start) {
+  auto t = load(metaspace_json);
+  EXPECT_EQ(t.encode("hi hi"), (ids{5, 5}));
+  EXPECT_EQ(t.encode("hi"), (ids{5}));
+  EXPECT_EQ(t.encode("<s>hi"), (ids{6, 2, 3}));
+  EXPECT_EQ(t.encode("hi  hi"), (ids{5, 1, 5}));
+  EXPECT_EQ(t.encode("x"), (ids{1, 0})); // unknown: unk
+  EXPECT_EQ(t.decode(ids{5, 5}), "hi hi");
+}
+
 TEST(hf_tokenizer, errors_name_the_file_and_the_part) {
   auto bad = hf_tokenizer::from_json("{", "x/tokenizer.json");
   ASSERT_FALSE(bad);

@@ -1,0 +1,114 @@
+#include "runtime/tokenizer/resolve.hpp"
+
+#include "runtime/tokenizer/tokenizer.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <system_error>
+
+namespace aiperf::tokenizer {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path hub_dir(const fs::path& hf_home) {
+  if (!hf_home.empty())
+    return hf_home / "hub";
+  if (const char* home = std::getenv("HF_HOME"); home != nullptr && *home)
+    return fs::path{home} / "hub";
+  const char* user = std::getenv("HOME");
+  return fs::path{user != nullptr ? user : ""} / ".cache" / "huggingface"
+         / "hub";
+}
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+} // namespace
+
+caf::expected<fs::path> find_tokenizer_json(std::string_view name,
+                                            std::string_view revision,
+                                            const fs::path& hf_home) {
+  std::vector<std::string> tried;
+  fs::path given{std::string{name}};
+  std::error_code ec;
+  if (fs::is_directory(given, ec)) {
+    auto file = given / "tokenizer.json";
+    if (is_file(file))
+      return file;
+    tried.push_back(file.string());
+  } else if (is_file(given)) {
+    return given;
+  } else {
+    tried.push_back(given.string());
+  }
+  // Hugging Face's cache folder of repo ORG/NAME is models--ORG--NAME.
+  auto slash = name.find('/');
+  if (slash != std::string_view::npos && slash > 0 && slash + 1 < name.size()
+      && name.find('/', slash + 1) == std::string_view::npos) {
+    auto repo = hub_dir(hf_home)
+                / ("models--" + std::string{name.substr(0, slash)} + "--"
+                   + std::string{name.substr(slash + 1)});
+    auto ref = repo / "refs" / std::string{revision};
+    std::ifstream in(ref);
+    std::string commit;
+    if (in && std::getline(in, commit) && !commit.empty()) {
+      auto file = repo / "snapshots" / commit / "tokenizer.json";
+      if (is_file(file))
+        return file;
+      tried.push_back(file.string() + " (from " + ref.string() + ")");
+    } else {
+      tried.push_back(ref.string());
+    }
+    auto direct = repo / "snapshots" / std::string{revision} / "tokenizer.json";
+    if (is_file(direct))
+      return direct;
+    tried.push_back(direct.string());
+  }
+  std::string list;
+  for (const auto& t : tried)
+    list += (list.empty() ? "" : ", ") + t;
+  return make_error(errc::not_found,
+                    "--tokenizer " + std::string{name} + " (revision "
+                        + std::string{revision}
+                        + "): no tokenizer.json found; tried " + list
+                        + ". Pass a tokenizer.json path, a directory holding "
+                          "one, a Hugging Face model id in the local cache, or "
+                          "--tokenizer whitespace8 for the built-in whitespace "
+                          "token model");
+}
+
+caf::expected<any_tokenizer> any_tokenizer::load(std::string_view name,
+                                                 std::string_view revision,
+                                                 const fs::path& hf_home) {
+  any_tokenizer t;
+  if (name == whitespace_model_name) {
+    t.origin_ = std::string{whitespace_model_name};
+    return t;
+  }
+  auto file = find_tokenizer_json(name, revision, hf_home);
+  if (!file)
+    return std::move(file.error());
+  auto hf = hf_tokenizer::from_file(*file);
+  if (!hf)
+    return std::move(hf.error());
+  t.hf_ = std::move(*hf);
+  t.origin_ = file->string();
+  return t;
+}
+
+std::size_t any_tokenizer::count(std::string_view text) const {
+  return hf_ ? hf_->count(text) : count_tokens(text);
+}
+
+std::optional<std::vector<std::uint32_t>>
+any_tokenizer::encode(std::string_view text) const {
+  if (!hf_)
+    return std::nullopt;
+  return hf_->encode(text);
+}
+
+} // namespace aiperf::tokenizer

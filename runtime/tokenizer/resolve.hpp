@@ -1,0 +1,61 @@
+// What `--tokenizer` names, found on disk as AIPerf (through Hugging Face's
+// transformers) finds it:
+//   whitespace8        the mock's own token model (runtime/tokenizer
+//                      tokenizer.hpp), no file at all
+//   a tokenizer.json   that file
+//   a directory        its tokenizer.json
+//   ORG/NAME           the local Hugging Face cache, `$HF_HOME/hub` (default
+//                      `~/.cache/huggingface/hub`), laid out as
+//                      `models--ORG--NAME/refs/<revision>` (a commit) and
+//                      `models--ORG--NAME/snapshots/<commit>/tokenizer.json`;
+//                      a revision that is itself a snapshot folder name is
+//                      used directly.
+// A name that resolves nowhere is an error listing every path tried.
+#pragma once
+
+#include "runtime/tokenizer/hf_tokenizer.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aiperf::tokenizer {
+
+/// The name that selects the whitespace token model.
+inline constexpr std::string_view whitespace_model_name = "whitespace8";
+
+/// The `tokenizer.json` that `name` at `revision` stands for (see above).
+/// `hf_home` overrides `$HF_HOME` (tests); empty reads the environment.
+[[nodiscard]] caf::expected<std::filesystem::path>
+find_tokenizer_json(std::string_view name, std::string_view revision = "main",
+                    const std::filesystem::path& hf_home = {});
+
+/// A tokenizer of either kind, as `--tokenizer` selects it.
+class any_tokenizer {
+public:
+  /// Resolves and loads `name` (whitespace8 or a tokenizer.json, see
+  /// find_tokenizer_json).
+  [[nodiscard]] static caf::expected<any_tokenizer>
+  load(std::string_view name, std::string_view revision = "main",
+       const std::filesystem::path& hf_home = {});
+
+  /// The tokens of `text` as ISL counts them (no special tokens added).
+  [[nodiscard]] std::size_t count(std::string_view text) const;
+
+  /// The token IDs of `text`; none for whitespace8, which has no IDs.
+  [[nodiscard]] std::optional<std::vector<std::uint32_t>>
+  encode(std::string_view text) const;
+
+  /// The model's name (whitespace8) or the tokenizer.json it came from.
+  [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
+
+private:
+  std::optional<hf_tokenizer> hf_;
+  std::string origin_;
+};
+
+} // namespace aiperf::tokenizer

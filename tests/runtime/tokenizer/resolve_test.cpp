@@ -1,0 +1,92 @@
+// --tokenizer resolution: files, directories and the Hugging Face cache
+// layout, in a temporary folder (no network).
+#include "runtime/tokenizer/resolve.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using aiperf::tokenizer::any_tokenizer;
+using aiperf::tokenizer::errc;
+using aiperf::tokenizer::find_tokenizer_json;
+
+constexpr const char* tiny_json = R"({
+  "added_tokens": [], "normalizer": null,
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false,
+                    "use_regex": true},
+  "decoder": {"type": "ByteLevel"},
+  "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "Ġ": 3},
+            "merges": ["a b"]}
+})";
+
+class resolve : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root_
+        = fs::temp_directory_path()
+          / ("aiperf-resolve-" + std::to_string(::getpid()) + "-"
+             + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  fs::path root_;
+};
+
+TEST_F(resolve, takes_a_file_or_a_directory) {
+  write(root_ / "m" / "tokenizer.json", tiny_json);
+  EXPECT_EQ(*find_tokenizer_json((root_ / "m" / "tokenizer.json").string()),
+            root_ / "m" / "tokenizer.json");
+  EXPECT_EQ(*find_tokenizer_json((root_ / "m").string()),
+            root_ / "m" / "tokenizer.json");
+}
+
+TEST_F(resolve, follows_the_hugging_face_cache_refs) {
+  auto repo = root_ / "hf" / "hub" / "models--Org--Name";
+  write(repo / "refs" / "main", "0123abcd\n");
+  write(repo / "snapshots" / "0123abcd" / "tokenizer.json", tiny_json);
+  write(repo / "snapshots" / "feedbeef" / "tokenizer.json", tiny_json);
+  EXPECT_EQ(*find_tokenizer_json("Org/Name", "main", root_ / "hf"),
+            repo / "snapshots" / "0123abcd" / "tokenizer.json");
+  // A commit is a snapshot folder of its own.
+  EXPECT_EQ(*find_tokenizer_json("Org/Name", "feedbeef", root_ / "hf"),
+            repo / "snapshots" / "feedbeef" / "tokenizer.json");
+  auto t = any_tokenizer::load("Org/Name", "main", root_ / "hf");
+  ASSERT_TRUE(t) << aiperf::error_message(t.error());
+  EXPECT_EQ(t->count("ab ab"), 3u); // ab, Ġ, ab
+  EXPECT_EQ(*t->encode("abab"), (std::vector<std::uint32_t>{2, 2}));
+}
+
+TEST_F(resolve, an_unknown_name_lists_every_path_tried) {
+  auto r = find_tokenizer_json("Org/Missing", "v1", root_ / "hf");
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(aiperf::is_error(r.error(), errc::not_found));
+  auto msg = aiperf::error_message(r.error());
+  EXPECT_NE(
+      msg.find((root_ / "hf" / "hub" / "models--Org--Missing" / "refs" / "v1")
+                   .string()),
+      std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("snapshots/v1/tokenizer.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--tokenizer whitespace8"), std::string::npos) << msg;
+}
+
+TEST_F(resolve, whitespace8_is_the_mock_token_model) {
+  auto t = any_tokenizer::load("whitespace8");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->count(" hello world internationalization"), 5u);
+  EXPECT_FALSE(t->encode("x").has_value());
+  EXPECT_EQ(t->origin(), "whitespace8");
+}
+
+} // namespace
