@@ -275,6 +275,8 @@ caf::expected<json> from_profile_config(const profile_config& raw) {
     a["records"] = false;
   if (cfg.export_level == export_level::raw)
     a["raw"] = true;
+  if (cfg.slice_duration)
+    a["sliceDuration"] = seconds(*cfg.slice_duration);
   if (!a.empty())
     b["artifacts"] = std::move(a);
 
@@ -507,6 +509,13 @@ caf::expected<profile_config> map_document(const json& doc) {
     cfg.export_level
         = raw ? export_level::raw
               : (records ? export_level::records : export_level::summary);
+    if (a.contains("sliceDuration")) {
+      auto s = parse_duration(a["sliceDuration"], false);
+      if (!s)
+        return bad("benchmark.artifacts.sliceDuration",
+                   "must be seconds or a duration such as 10s, 1m");
+      cfg.slice_duration = *s;
+    }
   }
 
   if (b.contains("runtime")) {

@@ -492,8 +492,7 @@ field artifacts() {
               .no({false}),
           num("sliceDuration",
               "Time slice duration in seconds for trend analysis.")
-              .secs()
-              .no(),
+              .secs(),
           flag("showTraceTiming",
                "Display HTTP trace timing metrics in console output.")
               .def(false)

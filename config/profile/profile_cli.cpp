@@ -279,6 +279,10 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   add_enum<export_level>(cmd, "--export-level", cfg.export_level,
                          "Per-request exports; default records")
       ->group(g);
+  add_optional(cmd, "--slice-duration", cfg.slice_duration,
+               "Also export metrics per window of this many seconds "
+               "(profile_export_aiperf_timeslices.json/.csv)")
+      ->group(g);
   add_enum<ui_type>(cmd, "--ui-type,--ui", cfg.ui,
                     "Progress display; default simple")
       ->group(g);

@@ -854,6 +854,12 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                                   *cfg.benchmark_duration);
         !ok)
       return ok;
+  if (auto ok = positive("--slice-duration", cfg.slice_duration); !ok)
+    return ok;
+  if (cfg.slice_duration)
+    if (auto ok = at_most_seconds("--slice-duration", *cfg.slice_duration);
+        !ok)
+      return ok;
   if (auto ok = planned_sends("--request-rate", cfg.request_rate,
                               cfg.benchmark_duration);
       !ok)

@@ -288,6 +288,9 @@ struct profile_config {
   std::string output_artifact_dir = "artifacts";
   /// `--export-level`; default records.
   config::export_level export_level = export_level::records;
+  /// `--slice-duration` (s, > 0); set = also export per-window metrics
+  /// (profile_export_aiperf_timeslices.json/.csv).
+  std::optional<double> slice_duration;
   /// `--ui/--ui-type`; default simple (the CLI switches to none when stdout
   /// is not a terminal). AIPerf's TUI dashboard is not implemented.
   config::ui_type ui = ui_type::simple;

@@ -67,6 +67,7 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("loadgen", "failed_request_threshold", c.failed_request_threshold);
   v("output", "output_artifact_dir", c.output_artifact_dir);
   v("output", "export_level", c.export_level);
+  v("output", "slice_duration", c.slice_duration);
   v("output", "ui", c.ui);
   v("output", "log_level", c.log_level);
   v("runtime", "workers_max", c.workers_max);

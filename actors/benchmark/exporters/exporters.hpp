@@ -4,12 +4,14 @@
 #pragma once
 
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
+#include "actors/benchmark/metrics/timeslices.hpp"
 #include "proto/error.hpp"
 #include "proto/records.hpp"
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace aiperf::exporters {
 
@@ -55,6 +57,23 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info);
 /// whole-number metrics as integers.
 [[nodiscard]] std::string
 render_profile_csv(const metrics::run_summary& summary);
+
+/// Renders profile_export_aiperf_timeslices.json in AIPerf's layout:
+/// {"timeslices": [{"start_ns", "end_ns", "is_complete": false (only on a
+/// cut-short last window), one object per metric as in
+/// profile_export_aiperf.json}, ...], "input_config": {...}}; the position
+/// in the array is the window's index. Fails with bad_input_config like
+/// render_profile_json.
+[[nodiscard]] caf::expected<std::string>
+render_timeslices_json(const std::vector<metrics::timeslice>& slices,
+                       const run_info& info);
+
+/// Renders profile_export_aiperf_timeslices.csv in AIPerf's tidy layout:
+/// `Timeslice,Metric,Unit,Stat,Value`, per window its metrics sorted by
+/// tag, one row per stat (avg, min, max, p1 ... p99, std; scalars avg
+/// only). Floats with 2 decimals, whole-number metrics as integers.
+[[nodiscard]] std::string
+render_timeslices_csv(const std::vector<metrics::timeslice>& slices);
 
 /// Appends one profile_export.jsonl line (with '\n') for `record`: metadata,
 /// per-request metrics in display units ({"value": v, "unit": u}) and error.

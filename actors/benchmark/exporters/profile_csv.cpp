@@ -70,4 +70,58 @@ std::string render_profile_csv(const metrics::run_summary& summary) {
   return out;
 }
 
+std::string
+render_timeslices_csv(const std::vector<metrics::timeslice>& slices) {
+  std::string out = "Timeslice,Metric,Unit,Stat,Value\n";
+  for (std::size_t index = 0; index < slices.size(); ++index) {
+    std::vector<const metrics::metric_result*> rows;
+    for (const auto& m : slices[index].summary.metrics)
+      rows.push_back(&m);
+    std::sort(rows.begin(), rows.end(),
+              [](auto* a, auto* b) { return a->tag() < b->tag(); });
+    for (const auto* m : rows) {
+      auto row = [&](std::string_view stat) {
+        out += std::to_string(index);
+        out += ',';
+        append_csv_field(out, m->info->header);
+        out += ',';
+        append_csv_field(out, m->info->unit);
+        out += ',';
+        out += stat;
+        out += ',';
+      };
+      if (!m->stats) {
+        row("avg");
+        if (m->info->has(metrics::flag::integer))
+          detail::append_json_int(out, std::llround(m->value));
+        else
+          detail::append_fixed(out, m->value, 2);
+        out += '\n';
+        continue;
+      }
+      const auto& s = *m->stats;
+      using stats::pct;
+      auto value = [&](std::string_view stat, double v) {
+        row(stat);
+        detail::append_fixed(out, v, 2);
+        out += '\n';
+      };
+      value("avg", s.avg);
+      value("min", s.min);
+      value("max", s.max);
+      value("p1", s.at(pct::p1));
+      value("p5", s.at(pct::p5));
+      value("p10", s.at(pct::p10));
+      value("p25", s.at(pct::p25));
+      value("p50", s.at(pct::p50));
+      value("p75", s.at(pct::p75));
+      value("p90", s.at(pct::p90));
+      value("p95", s.at(pct::p95));
+      value("p99", s.at(pct::p99));
+      value("std", s.std);
+    }
+  }
+  return out;
+}
+
 } // namespace aiperf::exporters

@@ -173,4 +173,42 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info) {
   return std::string{buf.GetString(), buf.GetSize()};
 }
 
+caf::expected<std::string>
+render_timeslices_json(const std::vector<metrics::timeslice>& slices,
+                       const run_info& info) {
+  rapidjson::Document config;
+  auto config_text = info.input_config_json.empty()
+                         ? std::string_view{"{}"}
+                         : std::string_view{info.input_config_json};
+  config.Parse(config_text.data(), config_text.size());
+  if (config.HasParseError() || !config.IsObject())
+    return make_error(errc::bad_input_config,
+                      "input_config must be one serialized JSON object (got "
+                        + std::string{config_text.substr(0, 40)} + ")");
+  rapidjson::StringBuffer buf;
+  json_writer w{buf};
+  w.StartObject();
+  key(w, "timeslices");
+  w.StartArray();
+  for (const auto& s : slices) {
+    w.StartObject();
+    key(w, "start_ns");
+    w.Int64(s.start_ns);
+    key(w, "end_ns");
+    w.Int64(s.end_ns);
+    if (!s.is_complete) { // AIPerf writes the flag only when false
+      key(w, "is_complete");
+      w.Bool(false);
+    }
+    for (const auto& m : s.summary.metrics)
+      write_metric(w, m);
+    w.EndObject();
+  }
+  w.EndArray();
+  key(w, "input_config");
+  config.Accept(w);
+  w.EndObject();
+  return std::string{buf.GetString(), buf.GetSize()};
+}
+
 } // namespace aiperf::exporters

@@ -107,16 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
         upstream_case{
             "aiperfjob_getting_started.yaml", document_kind::job_spec, {}},
         upstream_case{"minimal.yaml", document_kind::config_file, {}},
-        upstream_case{"goodput_slo.yaml",
-                      document_kind::config_file,
-                      {"benchmark.artifacts.sliceDuration: not supported by "
-                       "aiperf-node; remove "
-                       "it"}},
-        upstream_case{"fixed_schedule.yaml",
-                      document_kind::config_file,
-                      {"benchmark.artifacts.sliceDuration: not supported by "
-                       "aiperf-node; remove "
-                       "it"}}),
+        upstream_case{"goodput_slo.yaml", document_kind::config_file, {}},
+        upstream_case{"fixed_schedule.yaml", document_kind::config_file, {}}),
     [](const auto& info) {
       auto name = info.param.file.substr(0, info.param.file.rfind('.'));
       for (auto& ch : name)

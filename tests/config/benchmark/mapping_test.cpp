@@ -94,6 +94,7 @@ const std::map<std::string, flag_case>& flag_cases() {
       {"failed-request-threshold", {{"--failed-request-threshold", "25"}}},
       {"artifact-dir", {{"--artifact-dir", "out"}}},
       {"export-level", {{"--export-level", "raw"}}},
+      {"slice-duration", {{"--slice-duration", "2.5"}}},
       {"ui-type", {{"--ui", "none"}}},
       {"log-level", {{"--log-level", "debug"}}},
       {"max-workers", {{"--workers-max", "6"}}},
@@ -326,15 +327,14 @@ TEST(profile_file, explicit_flags_override_the_file) {
 }
 
 TEST(profile_file, an_unsupported_field_names_the_file_and_path) {
-  temp_file file{std::string{bench_file}
-                 + "  artifacts: {sliceDuration: 30}\n"};
+  temp_file file{std::string{bench_file} + "  artifacts: {prefix: run1}\n"};
   caf::expected<std::vector<std::string>> result{std::vector<std::string>{}};
   run_with_file(file.path, {}, &result);
   ASSERT_FALSE(result);
   EXPECT_EQ(error_message(result.error()),
             file.path
-                + ": benchmark.artifacts.sliceDuration: not supported by "
+                + ": benchmark.artifacts.prefix: not supported by "
                   "aiperf-node; "
                   "remove it");
-  EXPECT_EQ(error_flag(result.error()), "benchmark.artifacts.sliceDuration");
+  EXPECT_EQ(error_flag(result.error()), "benchmark.artifacts.prefix");
 }
