@@ -130,6 +130,54 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+/// Go's JSON encoder writes ill-formed UTF-8 as U+FFFD; a Status naming
+/// a query value or path the client sent must stay valid JSON too.
+std::string valid_utf8(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  std::size_t i = 0;
+  while (i < in.size()) {
+    auto c = static_cast<unsigned char>(in[i]);
+    std::size_t len = c < 0x80         ? 1
+                      : (c >> 5) == 6  ? 2
+                      : (c >> 4) == 14 ? 3
+                      : (c >> 3) == 30 ? 4
+                                       : 0;
+    bool ok = len != 0 && i + len <= in.size();
+    for (std::size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(in[i + k]) & 0xc0) == 0x80;
+    if (ok && len == 2)
+      ok = c >= 0xc2;
+    if (ok && len == 3) {
+      auto c1 = static_cast<unsigned char>(in[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+    }
+    if (ok && len == 4) {
+      auto c1 = static_cast<unsigned char>(in[i + 1]);
+      ok = c <= 0xf4 && !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(in.substr(i, len));
+      i += len;
+    } else {
+      out.append("\xef\xbf\xbd");
+      ++i;
+    }
+  }
+  return out;
+}
+
+/// status_body with every text field made valid UTF-8 first.
+std::string safe_status_body(status st) {
+  st.message = valid_utf8(st.message);
+  st.details.name = valid_utf8(st.details.name);
+  for (auto& c : st.details.causes) {
+    c.message = valid_utf8(c.message);
+    c.field = valid_utf8(c.field);
+  }
+  return status_body(st);
+}
+
 /// The Status of an error the store (or the codec) answered; an error
 /// without one is an internal error of the simulator.
 status status_of_error(const caf::error& err) {
@@ -473,13 +521,35 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
                                              "bad request: " + ec.message()));
         out.clear();
         append_response(out, static_cast<unsigned>(st.code), "application/json",
-                        status_body(st), new_audit_id(), {}, false);
+                        safe_status_body(st), new_audit_id(), {}, false);
         co_await write_all(*stream, out);
         break;
       }
       auto& req = parser.get();
       const bool keep_alive = req.keep_alive();
-      auto result = co_await serve(stream, *entry, req, peer, keep_alive, out);
+      // Nothing a request carries may take the connection's coroutine
+      // down without an answer: an escaped exception is a 500 Status.
+      after result = after::close;
+      bool threw = false;
+      try {
+        result = co_await serve(stream, *entry, req, peer, keep_alive, out);
+      } catch (const std::exception& e) {
+        threw = true;
+        log::get("sim_cluster")
+            ->error("{} {}: {}", std::string{req.method_string()},
+                    std::string{req.target()}, e.what());
+      }
+      if (threw) {
+        out.clear();
+        append_response(out, 500, "application/json",
+                        safe_status_body(make_status(
+                            "InternalError", 500,
+                            "Internal error occurred: the simulator "
+                            "failed to answer this request")),
+                        new_audit_id(), {}, false);
+        co_await write_all(*stream, out);
+        break;
+      }
       if (result == after::reset) {
         hard_reset(*stream);
         co_return;
@@ -645,7 +715,7 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
     auto send_status = [&](const status& st, std::vector<std::string> warnings
                                              = {}) -> asio::awaitable<after> {
       append_response(out, static_cast<unsigned>(st.code), "application/json",
-                      status_body(st), ae.audit_id, warnings, keep_alive,
+                      safe_status_body(st), ae.audit_id, warnings, keep_alive,
                       st.details.retry_after_seconds);
       ae.code = st.code;
       write_audit(ae, &st);
@@ -854,7 +924,7 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
     if (refused) {
       status st = status_of_error(*refused);
       append_response(out, static_cast<unsigned>(st.code), "application/json",
-                      status_body(st), ae.audit_id, {}, keep_alive,
+                      safe_status_body(st), ae.audit_id, {}, keep_alive,
                       st.details.retry_after_seconds);
       ae.code = st.code;
       write_audit(ae, &st);
@@ -939,7 +1009,7 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
 
   static sim_answer sim_status(const status& st) {
     return {sim_answer::action::reply, static_cast<unsigned>(st.code),
-            status_body(st)};
+            safe_status_body(st)};
   }
 
   sim_answer route_sim(bhttp::verb method, std::string_view method_name,
