@@ -3,6 +3,7 @@
 #include "tools/commands/profile_command.hpp"
 #include "tools/commands/service_command.hpp"
 #include "tools/commands/sim_cluster_command.hpp"
+#include "tools/commands/tokenize_command.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@ void add_all(CLI::App& app, int& exit_code, const test_seams& seams) {
   mock_server::add_subcommand(app, exit_code);
   service_command::add_subcommand(app, exit_code, seams);
   sim_cluster_command::add_subcommand(app, exit_code);
+  tokenize_command::add_subcommand(app, exit_code);
 }
 
 int run_main(int argc, char** argv, const test_seams& seams) {
