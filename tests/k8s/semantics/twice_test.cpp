@@ -522,6 +522,67 @@ eventual_case lists() {
   return ec;
 }
 
+/// Deleting a namespace: Terminating at once, gone once the namespace
+/// controller has emptied it and removed its finalizer.
+eventual_case namespace_deletion() {
+  eventual_case ec{{"namespace_deletion", {}}, {}};
+  auto& steps = ec.c.steps;
+  const std::string ns = "sc-nsdelete";
+  steps.push_back(namespace_step(ns));
+  steps.push_back(step(
+      make(verb::create, core("configmaps", ns), config_map(ns, "cm1")), 201));
+  auto terminating = step(make(verb::remove, core("namespaces", "", ns)), 200);
+  terminating.fields = {{"/status/phase", "Terminating"}};
+  steps.push_back(terminating);
+  auto refused
+      = step(make(verb::create, core("configmaps", ns), config_map(ns, "cm2")),
+             403, "Forbidden");
+  steps.push_back(refused);
+  ec.eventually.push_back(steps.size());
+  steps.push_back(step(make(verb::get, core("namespaces", "", ns)), 404,
+                       "NotFound", "namespaces \"" + ns + "\" not found"));
+  return ec;
+}
+
+/// What the front translates rather than the store: dry runs, Warning
+/// headers, an unknown resource (plain-text 404 on the wire), an invalid
+/// name's causes, an update of a missing object.
+eventual_case codec_edges() {
+  eventual_case ec{{"codec_edges", {}}, {}};
+  auto& steps = ec.c.steps;
+  const std::string ns = "sc-codec";
+  steps.push_back(namespace_step(ns));
+  request dry = make(verb::create, core("configmaps", ns), config_map(ns, "d"));
+  dry.dry_run = true;
+  auto dried = step(dry, 201);
+  dried.fields = {{"/metadata/name", "d"}};
+  steps.push_back(dried);
+  steps.push_back(step(make(verb::get, core("configmaps", ns, "d")), 404,
+                       "NotFound", "configmaps \"d\" not found"));
+  json unknown = config_map(ns, "u");
+  unknown["spec"] = {{"x", 1}};
+  request warn = make(verb::create, core("configmaps", ns), unknown);
+  warn.field_validation = "Warn";
+  steps.push_back(step(warn, 201));
+  request strict = make(verb::create, core("configmaps", ns), unknown);
+  strict.field_validation = "Strict";
+  strict.ref.name = "";
+  steps.push_back(step(strict, 400, "BadRequest"));
+  steps.push_back(step(
+      make(verb::get, resource_ref{"", "v1", "gadgets", ns, "g1", ""}), 404,
+      "NotFound", "the server could not find the requested resource"));
+  steps.push_back(step(
+      make(verb::create, core("configmaps", ns), config_map(ns, "Bad_Name")),
+      422, "Invalid"));
+  steps.push_back(step(make(verb::update, core("configmaps", ns, "missing"),
+                            config_map(ns, "missing")),
+                       404, "NotFound", "configmaps \"missing\" not found"));
+  steps.push_back(step(
+      make(verb::update, core("configmaps", ns, "other"), config_map(ns, "u")),
+      400, "BadRequest"));
+  return ec;
+}
+
 } // namespace own
 
 // --- the tests
@@ -598,6 +659,8 @@ TEST_F(semantics_twice, the_table_answers_alike_on_the_actor_and_over_https) {
   cases.push_back(own::garbage_collection());
   cases.push_back(own::crd_cel());
   cases.push_back(own::lists());
+  cases.push_back(own::namespace_deletion());
+  cases.push_back(own::codec_edges());
   run_twice(cases, actor, https);
 }
 
