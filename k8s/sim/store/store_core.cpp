@@ -5,6 +5,7 @@
 #include "k8s/sim/builtins/defaults.hpp"
 #include "k8s/sim/builtins/known_fields.hpp"
 #include "k8s/sim/schema/schema.hpp"
+#include "k8s/sim/store/apply.hpp"
 #include "k8s/sim/store/patch.hpp"
 
 #include <algorithm>
@@ -1254,6 +1255,7 @@ caf::expected<response> store_core::update(const type_view& t,
     if (t.create_on_update && req.ref.subresource.empty()) {
       request as_create = req;
       as_create.verb = verb::create;
+      as_create.ref.name.clear();
       obj["metadata"].erase("resourceVersion");
       as_create.body = obj.dump();
       return create(t, as_create);
@@ -1305,14 +1307,37 @@ caf::expected<response> store_core::patch(const type_view& t,
     auto doc = parse_object(req, req.body);
     if (!doc)
       return doc.error();
+    std::string doc_name = meta_str(*doc, "name");
+    if (doc_name != req.ref.name)
+      return fail(req, bad_request("the name of the object (" + doc_name
+                                   + ") does not match the name on the URL ("
+                                   + req.ref.name + ")"));
+    apply_request ar;
+    ar.manager = req.field_manager;
+    ar.api_version = t.api_version();
+    ar.time = format_time(now());
+    ar.force = req.force;
+    ar.only_status = req.ref.subresource == "status";
+    ar.skip_status = t.status_subresource && !ar.only_status;
     if (stored == nullptr) {
+      if (!req.ref.subresource.empty())
+        return fail(req, not_found_status(t, req.ref.name));
+      auto applied = server_side_apply(json::object(), *doc, ar);
+      if (!applied)
+        return fail(req, *status_of(applied.error()));
       request as_create = req;
       as_create.verb = verb::create;
-      as_create.body = doc->dump();
+      as_create.ref.name.clear();
+      as_create.body = applied->dump();
       return create(t, as_create);
     }
-    json merged = strategic_merge(served(t, *stored), *doc);
-    auto r = write_update(t, req, *stored, std::move(merged), false);
+    auto applied = server_side_apply(served(t, *stored), *doc, ar);
+    if (!applied)
+      return fail(req, *status_of(applied.error()));
+    if (meta_str(*applied, "resourceVersion").empty())
+      (*applied)["metadata"]["resourceVersion"]
+          = meta_str(*stored, "resourceVersion");
+    auto r = write_update(t, req, *stored, std::move(*applied), false);
     if (!r)
       return r.error();
     return response{200, text_of(served(t, r->object)), {}};

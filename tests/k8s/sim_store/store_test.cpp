@@ -487,6 +487,83 @@ TEST_F(store_test, a_crd_whose_rule_does_not_compile_is_refused) {
       answers_plain_not_found(call(make(verb::list, widgets())).error()));
 }
 
+k8s::request apply_req(const std::string& manager, const json& body,
+                       bool force = false) {
+  auto r = patch_req(core("configmaps", "default", "cfg"), patch_type::apply,
+                     body);
+  r.field_manager = manager;
+  r.force = force;
+  return r;
+}
+
+TEST_F(store_test, server_side_apply_one_manager_and_disjoint_managers) {
+  auto created = call(
+      apply_req("m1", config_map("default", "cfg", {{"a", "1"}, {"b", "2"}})));
+  ASSERT_TRUE(created) << error_message(created.error());
+  EXPECT_EQ(created->code, 201);
+  auto obj = json::parse(created->body);
+  ASSERT_EQ(obj["metadata"]["managedFields"].size(), 1u);
+  const auto& entry = obj["metadata"]["managedFields"][0];
+  EXPECT_EQ(entry["manager"], "m1");
+  EXPECT_EQ(entry["operation"], "Apply");
+  EXPECT_EQ(entry["fieldsType"], "FieldsV1");
+  EXPECT_EQ(entry["fieldsV1"],
+            json::parse(R"({"f:data":{"f:a":{},"f:b":{}}})"));
+  // The same apply again writes nothing.
+  auto again = ok_json(
+      apply_req("m1", config_map("default", "cfg", {{"a", "1"}, {"b", "2"}})));
+  EXPECT_EQ(again["metadata"]["resourceVersion"],
+            obj["metadata"]["resourceVersion"]);
+  // A field left out of the manager's next apply goes.
+  auto less
+      = ok_json(apply_req("m1", config_map("default", "cfg", {{"a", "1"}})));
+  EXPECT_FALSE(less["data"].contains("b"));
+  // A second manager with its own fields.
+  auto both
+      = ok_json(apply_req("m2", config_map("default", "cfg", {{"c", "3"}})));
+  EXPECT_EQ(both["data"], (json{{"a", "1"}, {"c", "3"}}));
+  EXPECT_EQ(both["metadata"]["managedFields"].size(), 2u);
+  // Changing the other's field conflicts ...
+  auto st = failure(
+      apply_req("m2", config_map("default", "cfg", {{"a", "9"}, {"c", "3"}})));
+  EXPECT_EQ(st.code, 409);
+  EXPECT_EQ(st.reason, "Conflict");
+  EXPECT_EQ(st.message,
+            "Apply failed with 1 conflict: conflict with \"m1\": .data.a");
+  ASSERT_EQ(st.details.causes.size(), 1u);
+  EXPECT_EQ(st.details.causes[0].reason, "FieldManagerConflict");
+  EXPECT_EQ(st.details.causes[0].field, ".data.a");
+  // ... unless forced, which takes it over.
+  auto forced = ok_json(apply_req(
+      "m2", config_map("default", "cfg", {{"a", "9"}, {"c", "3"}}), true));
+  EXPECT_EQ(forced["data"]["a"], "9");
+  ASSERT_EQ(forced["metadata"]["managedFields"].size(), 1u);
+  EXPECT_EQ(forced["metadata"]["managedFields"][0]["manager"], "m2");
+  // fieldManager is required.
+  auto no_manager = apply_req("", config_map("default", "cfg"));
+  EXPECT_EQ(failure(no_manager).message,
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+            "value: is required for apply patch");
+}
+
+TEST_F(store_test, server_side_apply_merges_containers_by_name) {
+  json pod = json::parse(R"({"apiVersion":"v1","kind":"Pod",
+    "metadata":{"name":"p"},
+    "spec":{"containers":[{"name":"a","image":"x:1"}]}})");
+  auto r = patch_req(core("pods", "default", "p"), patch_type::apply, pod);
+  r.field_manager = "m1";
+  ok_json(r);
+  json other = json::parse(R"({"apiVersion":"v1","kind":"Pod",
+    "metadata":{"name":"p"},
+    "spec":{"containers":[{"name":"a","env":[{"name":"E","value":"1"}]}]}})");
+  r.body = other.dump();
+  r.field_manager = "m2";
+  auto merged = ok_json(r);
+  ASSERT_EQ(merged["spec"]["containers"].size(), 1u);
+  EXPECT_EQ(merged["spec"]["containers"][0]["image"], "x:1");
+  EXPECT_EQ(merged["spec"]["containers"][0]["env"][0]["name"], "E");
+}
+
 // --- list
 // -----------------------------------------------------------------------
 
