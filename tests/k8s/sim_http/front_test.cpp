@@ -447,6 +447,9 @@ TEST_F(front_test, audit_log_has_one_event_per_request) {
   {
     stream_reader watch{port,
                         "/api/v1/namespaces/default/configmaps?watch=true"};
+    // The create, the get and the watch reached the store.
+    for (int i = 0; i < 400 && rec->last().size() < 3; ++i)
+      std::this_thread::sleep_for(5ms);
     ASSERT_EQ(post("/api/v1/namespaces/default/configmaps",
                    R"({"metadata":{"name":"c2"}})")
                   .status,
