@@ -583,6 +583,52 @@ eventual_case codec_edges() {
   return ec;
 }
 
+/// deletecollection with a label selector answers the deleted items; an
+/// update of /status with a stale resourceVersion conflicts.
+eventual_case collections_and_status() {
+  eventual_case ec{{"deletecollection_and_status_update", {}}, {}};
+  auto& steps = ec.c.steps;
+  const std::string ns = "sc-collection";
+  steps.push_back(namespace_step(ns));
+  for (const char* name : {"a", "b"}) {
+    json cm = config_map(ns, name);
+    cm["metadata"]["labels"]
+        = {{"drop", std::string{name} == "a" ? "yes" : "no"}};
+    steps.push_back(step(make(verb::create, core("configmaps", ns), cm), 201));
+  }
+  request drop = make(verb::remove_collection, core("configmaps", ns));
+  drop.label_selector = "drop=yes";
+  auto dropped = step(drop, 200);
+  dropped.fields
+      = {{"/kind", "ConfigMapList"}, {"/items/0/metadata/name", "a"}};
+  dropped.absent = {"/items/1"};
+  steps.push_back(dropped);
+  auto left = step(make(verb::list, core("configmaps", ns)), 200);
+  left.fields = {{"/items/0/metadata/name", "b"}};
+  left.absent = {"/items/1"};
+  steps.push_back(left);
+  json job = json::parse(R"({"apiVersion":"batch/v1","kind":"Job",
+    "metadata":{"name":"j1"},
+    "spec":{"template":{"spec":{"restartPolicy":"Never",
+      "containers":[{"name":"c","image":"busybox"}]}}}})");
+  job["metadata"]["namespace"] = ns;
+  auto created = step(
+      make(verb::create, resource_ref{"batch", "v1", "jobs", ns, "", ""}, job),
+      201);
+  created.save_as = "j1";
+  steps.push_back(created);
+  resource_ref status{"batch", "v1", "jobs", ns, "j1", "status"};
+  json with_status = job;
+  with_status["metadata"]["resourceVersion"] = "${j1.rv}";
+  with_status["status"] = {{"active", 1}};
+  auto written = step(make(verb::update, status, with_status), 200);
+  written.fields = {{"/status/active", 1}, {"/metadata/generation", 1}};
+  steps.push_back(written);
+  steps.push_back(
+      step(make(verb::update, status, with_status), 409, "Conflict"));
+  return ec;
+}
+
 } // namespace own
 
 // --- the tests
@@ -661,6 +707,7 @@ TEST_F(semantics_twice, the_table_answers_alike_on_the_actor_and_over_https) {
   cases.push_back(own::lists());
   cases.push_back(own::namespace_deletion());
   cases.push_back(own::codec_edges());
+  cases.push_back(own::collections_and_status());
   run_twice(cases, actor, https);
 }
 
@@ -712,6 +759,25 @@ TEST_F(semantics_twice, a_watch_delivers_the_same_events_on_both_paths) {
     seen.push_back(std::move(events));
     writes.push_back(std::move(answers));
   }
+  // A watch the server refuses is an error reply on both paths, alike.
+  request bad = make(verb::watch, core("configmaps", ns));
+  bad.label_selector = "a in (b";
+  std::vector<answer> refusals;
+  for (auto* path : {&actor, &https}) {
+    auto log = std::make_shared<watch_log>();
+    auto sink = sys.spawn(sink_impl, log);
+    auto id = path->watch(bad, sink);
+    EXPECT_FALSE(id) << "a watch with selector \"a in (b\" was accepted";
+    caf::expected<response> as_response{caf::error{}};
+    if (!id)
+      as_response = id.error();
+    refusals.push_back(answer_of(bad, as_response, path->norm));
+    caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  }
+  EXPECT_EQ(refusals[0].code, 400);
+  EXPECT_EQ(refusals[0].reason, "BadRequest");
+  for (auto& d : differences("refused watch", refusals[0], refusals[1]))
+    ADD_FAILURE() << d;
   ASSERT_EQ(seen[0].size(), seen[1].size()) << json(seen[0]).dump() << "\n"
                                             << json(seen[1]).dump();
   EXPECT_EQ(seen[0][0]["type"], "ADDED");
