@@ -5,6 +5,7 @@
 #define ONIG_ESCAPE_UCHAR_COLLISION
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -261,12 +262,15 @@ struct normalizer {
     prepend,
     replace,
     strip,
+    bert,
     sequence
   };
   kind k = kind::sequence;
   std::string a, b; // prepend: a; replace: a -> b
   std::shared_ptr<regex> re;
   bool left = false, right = false;
+  // BertNormalizer
+  bool clean_text = true, chinese = true, strip_accents = true, lower = true;
   std::vector<normalizer> children;
 
   void apply(std::string& s) const {
@@ -298,7 +302,79 @@ struct normalizer {
       for (const auto& c : children)
         c.apply(s);
       return;
+    case kind::bert:
+      bert(s);
+      return;
     }
+  }
+
+  // huggingface/tokenizers normalizers/bert.rs, in its order: clean the
+  // text, pad CJK ideographs, strip accents (NFD, drop Mn), lowercase
+  // (each character on its own, as Rust's char::to_lowercase).
+  void bert(std::string& s) const {
+    std::string out;
+    auto each = [&](auto&& f) {
+      out.clear();
+      for (std::size_t i = 0; i < s.size();) {
+        std::size_t len = 0;
+        auto c = decode_at(s, i, len);
+        f(c, std::string_view{s}.substr(i, len));
+        i += len;
+      }
+      s.swap(out);
+    };
+    if (clean_text)
+      each([&](char32_t c, std::string_view raw) {
+        auto t = u_charType(static_cast<UChar32>(c));
+        bool ws = c == U'\t' || c == U'\n' || c == U'\r'
+                  || u_isUWhiteSpace(static_cast<UChar32>(c));
+        bool other = t == U_CONTROL_CHAR || t == U_FORMAT_CHAR
+                     || t == U_SURROGATE || t == U_PRIVATE_USE_CHAR
+                     || t == U_UNASSIGNED;
+        if (c == 0 || c == 0xFFFD || (other && !ws))
+          return;
+        if (ws)
+          out.push_back(' ');
+        else
+          out.append(raw);
+      });
+    if (chinese)
+      each([&](char32_t c, std::string_view raw) {
+        bool cjk = (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF)
+                   || (c >= 0x20000 && c <= 0x2A6DF)
+                   || (c >= 0x2A700 && c <= 0x2B73F)
+                   || (c >= 0x2B740 && c <= 0x2B81F)
+                   || (c >= 0x2B920 && c <= 0x2CEAF)
+                   || (c >= 0xF900 && c <= 0xFAFF)
+                   || (c >= 0x2F800 && c <= 0x2FA1F);
+        if (cjk) {
+          out.push_back(' ');
+          out.append(raw);
+          out.push_back(' ');
+        } else {
+          out.append(raw);
+        }
+      });
+    if (strip_accents) {
+      normalizer nfd;
+      nfd.k = kind::nfd;
+      nfd.apply(s);
+      each([&](char32_t c, std::string_view raw) {
+        if (u_charType(static_cast<UChar32>(c)) != U_NON_SPACING_MARK)
+          out.append(raw);
+      });
+    }
+    if (lower)
+      each([&](char32_t c, std::string_view raw) {
+        if (c < 0x80) {
+          out.push_back(static_cast<char>(std::tolower(static_cast<int>(c))));
+          return;
+        }
+        auto u = icu::UnicodeString::fromUTF8(
+            icu::StringPiece(raw.data(), static_cast<int32_t>(raw.size())));
+        u.toLower(icu::Locale::getRoot());
+        u.toUTF8String(out);
+      });
   }
 
   void unicode_normalize(std::string& s) const {
@@ -392,7 +468,7 @@ struct normalizer {
 using pieces = std::vector<std::string>;
 
 struct pre_tokenizer {
-  enum class kind { split, byte_level, metaspace, sequence };
+  enum class kind { split, byte_level, metaspace, bert, sequence };
   enum class prepend { always, first, never };
   enum class behavior {
     removed,
@@ -422,13 +498,16 @@ struct pre_tokenizer {
     case kind::metaspace:
       metaspace(in, first_at_start);
       return;
+    case kind::bert:
+      bert(in);
+      return;
     case kind::byte_level:
       // The byte alphabet itself is implicit: the vocabulary is stored as
       // raw bytes. What remains is the prefix space and GPT-2's regex.
       if (add_prefix_space)
         for (auto& p : in)
           if (p.empty() || p[0] != ' ')
-            p.insert(0, " ");
+            p = " " + p;
       if (re)
         split_all(in);
       return;
@@ -436,6 +515,37 @@ struct pre_tokenizer {
       split_all(in);
       return;
     }
+  }
+
+  // huggingface/tokenizers pre_tokenizers/bert.rs: whitespace separates
+  // (and goes), each punctuation character stands alone.
+  static void bert(pieces& in) {
+    pieces out;
+    for (const auto& s : in) {
+      std::string cur;
+      for (std::size_t i = 0; i < s.size();) {
+        std::size_t len = 0;
+        auto c = decode_at(s, i, len);
+        auto u = static_cast<UChar32>(c);
+        if (is_unicode_space(c) || c == U'\t' || c == U'\n' || c == U'\r') {
+          if (!cur.empty())
+            out.push_back(std::move(cur));
+          cur.clear();
+        } else if ((c < 0x80 && std::ispunct(static_cast<int>(c)))
+                   || u_ispunct(u)) {
+          if (!cur.empty())
+            out.push_back(std::move(cur));
+          cur.clear();
+          out.emplace_back(s.substr(i, len));
+        } else {
+          cur.append(s, i, len);
+        }
+        i += len;
+      }
+      if (!cur.empty())
+        out.push_back(std::move(cur));
+    }
+    in = std::move(out);
   }
 
   // huggingface/tokenizers pre_tokenizers/metaspace.rs
@@ -570,11 +680,13 @@ struct decoder {
     fuse,
     strip,
     metaspace,
+    wordpiece,
     sequence
   };
   kind k = kind::sequence;
   std::string a, b;
   bool prepends = true; // Metaspace: its prepend_scheme is not never
+  bool cleanup = true;  // WordPiece
   std::size_t start = 0, stop = 0;
   std::vector<decoder> children;
 
@@ -659,6 +771,45 @@ struct decoder {
         tokens[i] = std::move(out);
       }
       return;
+    case kind::wordpiece: {
+      // huggingface/tokenizers decoders/wordpiece.rs
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        auto& t = tokens[i];
+        if (i != 0) {
+          if (t.compare(0, a.size(), a) == 0)
+            t.erase(0, a.size());
+          else
+            t = " " + t;
+        }
+        if (cleanup) {
+          for (auto [from, to] : std::initializer_list<
+                   std::pair<std::string_view, std::string_view>>{
+                   {" .", "."},
+                   {" ?", "?"},
+                   {" !", "!"},
+                   {" ,", ","},
+                   {" ' ", "'"},
+                   {" n't", "n't"},
+                   {" 'm", "'m"},
+                   {" do not", " don't"},
+                   {" 's", "'s"},
+                   {" 've", "'ve"},
+                   {" 're", "'re"}}) {
+            std::string out;
+            std::size_t prev = 0;
+            for (auto p = t.find(from); p != std::string::npos;
+                 p = t.find(from, prev)) {
+              out.append(t, prev, p - prev);
+              out += to;
+              prev = p + from.size();
+            }
+            out.append(t, prev);
+            t = std::move(out);
+          }
+        }
+      }
+      return;
+    }
     case kind::fuse: {
       std::string all;
       for (const auto& t : tokens)
@@ -758,7 +909,9 @@ struct merge_target {
 };
 
 struct bpe {
-  bool byte_level = false; // vocabulary stored as raw bytes
+  bool wordpiece = false;      // a WordPiece model in the same tables
+  std::size_t max_chars = 100; // WordPiece max_input_chars_per_word
+  bool byte_level = false;     // vocabulary stored as raw bytes
   bool ignore_merges = false, byte_fallback = false, fuse_unk = false;
   std::optional<std::uint32_t> unk;
   std::string prefix, suffix;
@@ -777,9 +930,57 @@ struct bpe {
     bool alive;
   };
 
+  // huggingface/tokenizers models/wordpiece: greedy longest match from the
+  // left, continuations with the prefix; a word with any piece missing (or
+  // longer than max_chars characters) is one unk.
+  void tokenize_wordpiece(std::string_view w,
+                          std::vector<std::uint32_t>& out) const {
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < w.size();
+         i += utf8_len(static_cast<unsigned char>(w[i])))
+      ++chars;
+    if (chars > max_chars) {
+      if (unk)
+        out.push_back(*unk);
+      return;
+    }
+    std::vector<std::uint32_t> pieces;
+    std::size_t start = 0;
+    std::string s;
+    while (start < w.size()) {
+      std::size_t end = w.size();
+      bool found = false;
+      while (start < end) {
+        s.assign(w.substr(start, end - start));
+        if (start > 0)
+          s.insert(0, prefix);
+        if (auto it = vocab.find(s); it != vocab.end()) {
+          pieces.push_back(it->second);
+          found = true;
+          break;
+        }
+        --end;
+        while (end > start
+               && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80)
+          --end;
+      }
+      if (!found) {
+        if (unk)
+          out.push_back(*unk);
+        return;
+      }
+      start = end;
+    }
+    out.insert(out.end(), pieces.begin(), pieces.end());
+  }
+
   void tokenize(std::string_view w, std::vector<std::uint32_t>& out) const {
     if (w.empty())
       return;
+    if (wordpiece) {
+      tokenize_wordpiece(w, out);
+      return;
+    }
     if (ignore_merges) {
       if (auto it = vocab.find(std::string{w}); it != vocab.end()) {
         out.push_back(it->second);
@@ -942,6 +1143,14 @@ caf::expected<normalizer> load_normalizer(const json& j,
     n.k = normalizer::kind::strip;
     n.left = j.value("strip_left", false);
     n.right = j.value("strip_right", false);
+  } else if (type == "BertNormalizer") {
+    n.k = normalizer::kind::bert;
+    n.clean_text = j.value("clean_text", true);
+    n.chinese = j.value("handle_chinese_chars", true);
+    n.lower = j.value("lowercase", true);
+    auto sa = j.find("strip_accents");
+    n.strip_accents
+        = sa == j.end() || sa->is_null() ? n.lower : sa->get<bool>();
   } else if (type == "Sequence") {
     n.k = normalizer::kind::sequence;
     for (const auto& c : j.at("normalizers")) {
@@ -994,6 +1203,8 @@ load_pre_tokenizer(const json& j, std::string_view origin, bool& byte_level) {
         return std::move(re.error());
       t.re = *re;
     }
+  } else if (type == "BertPreTokenizer") {
+    t.k = pre_tokenizer::kind::bert;
   } else if (type == "Metaspace") {
     t.k = pre_tokenizer::kind::metaspace;
     t.replacement = j.value("replacement", std::string{"\u2581"});
@@ -1039,6 +1250,10 @@ caf::expected<decoder> load_decoder(const json& j, std::string_view origin) {
     d.b = j.at("content").get<std::string>();
   } else if (type == "ByteFallback") {
     d.k = decoder::kind::byte_fallback;
+  } else if (type == "WordPiece") {
+    d.k = decoder::kind::wordpiece;
+    d.a = j.value("prefix", std::string{"##"});
+    d.cleanup = j.value("cleanup", true);
   } else if (type == "Metaspace") {
     d.k = decoder::kind::metaspace;
     d.a = j.value("replacement", std::string{"\u2581"});
@@ -1143,6 +1358,31 @@ caf::expected<bpe> load_bpe(const json& m, bool byte_level,
     b.merges.emplace(bpe::key(a->second, c->second),
                      merge_target{rank, n->second});
     ++rank;
+  }
+  return b;
+}
+
+caf::expected<bpe> load_wordpiece(const json& m, std::string_view origin) {
+  bpe b;
+  b.wordpiece = true;
+  b.prefix = m.contains("continuing_subword_prefix")
+                     && !m.at("continuing_subword_prefix").is_null()
+                 ? m.at("continuing_subword_prefix").get<std::string>()
+                 : std::string{"##"};
+  b.max_chars = m.value("max_input_chars_per_word", std::size_t{100});
+  for (const auto& [text, idj] : m.at("vocab").items()) {
+    auto id = idj.get<std::uint32_t>();
+    b.vocab.emplace(text, id);
+    if (b.id_to_token.size() <= id)
+      b.id_to_token.resize(id + 1);
+    b.id_to_token[id] = text;
+  }
+  auto unk = string_or_empty(m, "unk_token");
+  if (!unk.empty()) {
+    auto it = b.vocab.find(unk);
+    if (it == b.vocab.end())
+      return bad(origin, "unk_token '" + unk + "' is not in the vocab");
+    b.unk = it->second;
   }
   return b;
 }
@@ -1270,7 +1510,7 @@ caf::expected<hf_tokenizer> hf_tokenizer::from_json(std::string_view json_text,
     auto p = std::make_shared<impl>();
     const auto& model = j.at("model");
     auto type = model.value("type", std::string{"BPE"});
-    if (type != "BPE")
+    if (type != "BPE" && type != "WordPiece")
       return unsupported(origin, "model", type);
     bool byte_level = false;
     if (auto it = j.find("pre_tokenizer"); it != j.end() && !it->is_null()) {
@@ -1291,7 +1531,8 @@ caf::expected<hf_tokenizer> hf_tokenizer::from_json(std::string_view json_text,
         return std::move(d.error());
       p->dec = std::move(*d);
     }
-    auto m = load_bpe(model, byte_level, origin);
+    auto m = type == "WordPiece" ? load_wordpiece(model, origin)
+                                 : load_bpe(model, byte_level, origin);
     if (!m)
       return std::move(m.error());
     p->model = std::move(*m);

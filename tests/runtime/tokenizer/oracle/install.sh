@@ -16,7 +16,8 @@ for tool in node npm; do
   }
 done
 mkdir -p "$work"
-cp "$here/package.json" "$here/package-lock.json" "$here/oracle.mjs" "$work/"
+cp "$here/package.json" "$here/package-lock.json" "$here/oracle.mjs" \
+  "$here/make_wordpiece.mjs" "$work/"
 stamp="$work/node_modules/.aiperf-installed-lock.json"
 if ! cmp -s "$work/package-lock.json" "$stamp"; then
   (cd "$work" && npm ci --ignore-scripts --no-audit --no-fund --silent)
