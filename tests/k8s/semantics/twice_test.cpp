@@ -629,6 +629,42 @@ eventual_case collections_and_status() {
   return ec;
 }
 
+/// Strategic merge by the merge key of a list (containers by name), and a
+/// JSON patch on a path that does not exist.
+eventual_case strategic_lists() {
+  eventual_case ec{{"strategic_merge_keys", {}}, {}};
+  auto& steps = ec.c.steps;
+  const std::string ns = "sc-strategic";
+  steps.push_back(namespace_step(ns));
+  json deploy = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"d1"},
+    "spec":{"replicas":1,"selector":{"matchLabels":{"app":"d1"}},
+      "template":{"metadata":{"labels":{"app":"d1"}},
+        "spec":{"containers":[{"name":"c","image":"busybox:1"},
+                              {"name":"d","image":"busybox:1"}]}}}})");
+  deploy["metadata"]["namespace"] = ns;
+  resource_ref deployments{"apps", "v1", "deployments", ns, "", ""};
+  resource_ref d1{"apps", "v1", "deployments", ns, "d1", ""};
+  auto created = step(make(verb::create, deployments, deploy), 201);
+  created.fields = {{"/metadata/generation", 1}};
+  steps.push_back(created);
+  auto merged
+      = step(patch_of(d1, patch_type::strategic,
+                      json::parse(R"({"spec":{"template":{"spec":{"containers":
+                 [{"name":"c","image":"busybox:2"}]}}}})")),
+             200);
+  merged.fields = {{"/spec/template/spec/containers/0/name", "c"},
+                   {"/spec/template/spec/containers/0/image", "busybox:2"},
+                   {"/spec/template/spec/containers/1/name", "d"},
+                   {"/metadata/generation", 2}};
+  steps.push_back(merged);
+  steps.push_back(step(
+      patch_of(d1, patch_type::json,
+               json::array({{{"op", "remove"}, {"path", "/spec/nothing"}}})),
+      422, "Invalid"));
+  return ec;
+}
+
 } // namespace own
 
 // --- the tests
@@ -708,6 +744,7 @@ TEST_F(semantics_twice, the_table_answers_alike_on_the_actor_and_over_https) {
   cases.push_back(own::namespace_deletion());
   cases.push_back(own::codec_edges());
   cases.push_back(own::collections_and_status());
+  cases.push_back(own::strategic_lists());
   run_twice(cases, actor, https);
 }
 
