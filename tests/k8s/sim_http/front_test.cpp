@@ -5,6 +5,7 @@
 #include "k8s/api/json.hpp"
 #include "k8s/object/status_json.hpp"
 #include "k8s/sim/http/front.hpp"
+#include "k8s/sim/http/protobuf.hpp"
 #include "k8s/sim/store/store.hpp"
 #include "tests/k8s/sim_http/sim_http_client.hpp"
 
@@ -504,6 +505,85 @@ TEST_F(front_test, malformed_requests_get_a_status) {
   ASSERT_EQ(too_big.substr(0, 12), "HTTP/1.1 413") << too_big;
   EXPECT_EQ(parse_status(too_big.substr(too_big.find("\r\n\r\n") + 4))->message,
             "Request entity too large: limit is 3145728");
+}
+
+/// Protobuf wire helpers for the tests: a length-delimited field and a
+/// varint field.
+std::string pb_bytes(unsigned number, const std::string& value) {
+  std::string out;
+  out += static_cast<char>((number << 3) | 2);
+  std::size_t n = value.size();
+  do {
+    unsigned char b = n & 0x7f;
+    n >>= 7;
+    out += static_cast<char>(n ? (b | 0x80) : b);
+  } while (n);
+  return out + value;
+}
+
+std::string pb_varint(unsigned number, unsigned value) {
+  std::string out;
+  out += static_cast<char>(number << 3);
+  out += static_cast<char>(value);
+  return out;
+}
+
+std::string pb_envelope(const std::string& api_version, const std::string& kind,
+                        const std::string& raw) {
+  return std::string("k8s\0", 4)
+         + pb_bytes(1, pb_bytes(1, api_version) + pb_bytes(2, kind))
+         + pb_bytes(2, raw);
+}
+
+TEST(protobuf_bodies, decode_as_kubectl_sends_them) {
+  // kubectl create configmap c1 --from-literal=a=b, with a label and the
+  // immutable flag.
+  auto meta = pb_bytes(1, "c1") + pb_bytes(3, "default")
+              + pb_bytes(11, pb_bytes(1, "app") + pb_bytes(2, "x"));
+  auto raw
+      = pb_bytes(1, meta) + pb_bytes(2, pb_bytes(1, "a") + pb_bytes(2, "b"))
+        + pb_bytes(3, pb_bytes(1, "bin") + pb_bytes(2, "hi")) + pb_varint(4, 1);
+  auto obj = decode_protobuf_object(pb_envelope("v1", "ConfigMap", raw));
+  ASSERT_TRUE(obj) << error_message(obj.error());
+  EXPECT_EQ(
+      obj->dump(),
+      R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c1","namespace":)"
+      R"("default","labels":{"app":"x"}},"data":{"a":"b"},"binaryData":{"bin":"aGk="},)"
+      R"("immutable":true})");
+
+  // kubectl auth can-i delete configmaps -n bench
+  auto attrs = pb_bytes(1, "bench") + pb_bytes(2, "delete")
+               + pb_bytes(5, "configmaps");
+  auto ssar = decode_protobuf_object(
+      pb_envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview",
+                  pb_bytes(1, "") + pb_bytes(2, pb_bytes(1, attrs))));
+  ASSERT_TRUE(ssar);
+  EXPECT_EQ((*ssar)["spec"]["resourceAttributes"],
+            json({{"namespace", "bench"},
+                  {"verb", "delete"},
+                  {"resource", "configmaps"}}));
+
+  auto role = decode_protobuf_object(pb_envelope(
+      "rbac.authorization.k8s.io/v1", "Role",
+      pb_bytes(1, pb_bytes(1, "r"))
+          + pb_bytes(2, pb_bytes(1, "get") + pb_bytes(1, "list")
+                            + pb_bytes(2, "") + pb_bytes(3, "pods"))));
+  ASSERT_TRUE(role);
+  EXPECT_EQ((*role)["rules"][0]["verbs"], json({"get", "list"}));
+  EXPECT_EQ((*role)["rules"][0]["apiGroups"], json({""}));
+
+  auto unknown
+      = decode_protobuf_object(pb_envelope("apps/v1", "Deployment", ""));
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(status_of(unknown.error())->code, 415);
+  for (std::string bad : {std::string{"{}"}, std::string("k8s\0\x0a\xff", 6),
+                          pb_envelope("v1", "ConfigMap",
+                                      std::string("\x0a\x05"
+                                                  "ab"))}) {
+    auto r = decode_protobuf_object(bad);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(status_of(r.error())->code, 400);
+  }
 }
 
 } // namespace
