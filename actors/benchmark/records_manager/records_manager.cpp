@@ -3,6 +3,7 @@
 
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
+#include "actors/benchmark/metrics/timeslices.hpp"
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
 
@@ -37,6 +38,9 @@ struct records_state {
   static inline const char* name = "records_manager";
   records_config cfg;
   std::optional<metrics::metrics_aggregator> aggregator;
+  /// Set with a slice duration: keeps the profiling records for the
+  /// time-sliced exports.
+  std::optional<metrics::timeslicer> slicer;
   std::optional<io::durable_writer> jsonl;
   /// The first write error of the JSONL stream: streaming stopped there and
   /// the export reports it (the other exports are still written).
@@ -251,6 +255,26 @@ void finish(actor_ptr self) {
   auto csv_path = dir / "profile_export_aiperf.csv";
   written(csv_path, io::atomic_write_file(
                       csv_path, exporters::render_profile_csv(summary)));
+  if (st.slicer) {
+    // AIPerf writes no time-sliced export for a run without records.
+    auto slices = st.slicer->finalize();
+    st.slicer.reset();
+    if (!slices.empty()) {
+      auto ts_json_path = dir / "profile_export_aiperf_timeslices.json";
+      if (auto ts_json = exporters::render_timeslices_json(slices, run);
+          !ts_json)
+        written(ts_json_path,
+                make_error(benchmark::errc::export_failed,
+                           "cannot render " + ts_json_path.string() + ": "
+                             + error_message(ts_json.error())));
+      else
+        written(ts_json_path, io::atomic_write_file(ts_json_path, *ts_json));
+      auto ts_csv_path = dir / "profile_export_aiperf_timeslices.csv";
+      written(ts_csv_path,
+              io::atomic_write_file(ts_csv_path,
+                                    exporters::render_timeslices_csv(slices)));
+    }
+  }
   if (st.cfg.level != export_level::summary) {
     auto path = dir / "profile_export.jsonl";
     if (st.jsonl_error)
@@ -301,6 +325,8 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
   st.cfg = std::move(cfg);
   st.listener = std::move(listener);
   st.aggregator.emplace(st.cfg.options);
+  if (st.cfg.slice_ns > 0)
+    st.slicer.emplace(st.cfg.options, st.cfg.slice_ns);
   if (st.cfg.level != export_level::summary)
     st.jsonl.emplace(fs::path{st.cfg.artifact_dir} / "profile_export.jsonl");
   return {
@@ -332,6 +358,8 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
           if (!st.jsonl->append(st.line))
             stop_streaming(self);
         }
+        if (st.slicer)
+          st.slicer->add(std::move(rec)); // last use of the record
       }
       if (st.processing && st.progress.received >= st.expected)
         finish(self);
@@ -386,7 +414,9 @@ bool is_run_file(const std::string& name) {
   static constexpr const char* exact[]
     = {"profile_export_aiperf.json", "profile_export_aiperf.csv",
        "profile_export.jsonl",       "profile_export_raw.jsonl",
-       "inputs.json",                "run_manifest.json"};
+       "inputs.json",                "run_manifest.json",
+       "profile_export_aiperf_timeslices.json",
+       "profile_export_aiperf_timeslices.csv"};
   for (const char* e : exact)
     if (name == e)
       return true;

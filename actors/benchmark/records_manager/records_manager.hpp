@@ -30,6 +30,9 @@ struct records_config {
   /// The server counts tokens with our built-in tokenizer (the embedded
   /// mock): client-side ISL/OSL are then exact, else approximate.
   bool server_uses_builtin_tokenizer = false;
+  /// `--slice-duration` in ns; > 0 = also write the time-sliced exports
+  /// (profile_export_aiperf_timeslices.json/.csv).
+  std::int64_t slice_ns = 0;
   /// How long `process` waits for missing records before exporting anyway.
   std::int64_t drain_timeout_ms = 30'000;
 };

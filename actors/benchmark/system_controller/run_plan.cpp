@@ -194,6 +194,9 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   rec.artifact_dir = plan.artifact_dir;
   rec.level = static_cast<records_manager::export_level>(cfg.export_level);
   rec.options = opts;
+  if (cfg.slice_duration)
+    rec.slice_ns = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::llround(*cfg.slice_duration * 1e9)));
   rec.input_config_json = std::move(input_config_json);
   rec.benchmark_id = std::move(run_id);
   plan.failed_request_threshold = cfg.failed_request_threshold.value_or(-1);

@@ -1521,3 +1521,63 @@ TEST_F(profile_test, an_input_file_line_that_is_not_utf8_is_rejected) {
   EXPECT_THAT(r.err, HasSubstr("line 2: invalid UTF-8 at column 22"));
   EXPECT_FALSE(fs::exists(artifacts())) << "no empty folders left behind";
 }
+
+// --- time slices -------------------------------------------------------------
+
+TEST_F(profile_test, slice_duration_writes_timeslices_that_sum_to_the_run) {
+  auto r = profile({"--streaming", "--isl", "8", "--osl", "4", "--concurrency",
+                    "2", "--benchmark-duration", "0.6", "--slice-duration",
+                    "0.2"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto s = summary();
+  auto total = summary_avg(s, "request_count");
+  ASSERT_GT(total, 0);
+
+  auto ts
+      = parse_json(read_file(dir() / "profile_export_aiperf_timeslices.json"));
+  ASSERT_FALSE(ts.HasParseError());
+  ASSERT_TRUE(ts["timeslices"].IsArray());
+  ASSERT_GE(ts["timeslices"].Size(), 1u);
+  EXPECT_TRUE(ts["input_config"].IsObject());
+  auto avg = [](const rapidjson::Value& slice, const char* name) {
+    return slice.HasMember(name) ? slice[name]["avg"].GetDouble() : -1.0;
+  };
+  double json_sum = 0;
+  std::int64_t previous_end = 0;
+  for (auto& slice : ts["timeslices"].GetArray()) {
+    ASSERT_TRUE(slice.HasMember("start_ns"));
+    EXPECT_GE(slice["start_ns"].GetInt64(), previous_end);
+    EXPECT_LE(slice["end_ns"].GetInt64() - slice["start_ns"].GetInt64(),
+              200'000'000);
+    previous_end = slice["end_ns"].GetInt64();
+    json_sum += avg(slice, "request_count");
+    EXPECT_GT(avg(slice, "request_latency"), 0);
+  }
+  EXPECT_EQ(json_sum, total);
+
+  auto lines = read_lines(dir() / "profile_export_aiperf_timeslices.csv");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "Timeslice,Metric,Unit,Stat,Value");
+  double csv_sum = 0;
+  const std::string count_row = ",Request Count,requests,avg,";
+  for (auto& line : lines)
+    if (auto at = line.find(count_row); at != std::string::npos)
+      csv_sum += std::stod(line.substr(at + count_row.size()));
+  EXPECT_EQ(csv_sum, total);
+
+  auto manifest = parse_json(read_file(dir() / "run_manifest.json"));
+  ASSERT_FALSE(manifest.HasParseError());
+  std::vector<std::string> files;
+  for (auto& f : manifest["files"].GetArray())
+    files.emplace_back(f.GetString());
+  EXPECT_THAT(files,
+              testing::Contains("profile_export_aiperf_timeslices.json"));
+  EXPECT_THAT(files, testing::Contains("profile_export_aiperf_timeslices.csv"));
+}
+
+TEST_F(profile_test, slice_duration_must_be_positive) {
+  auto r = profile({"--request-count", "1", "--slice-duration", "0"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--slice-duration"));
+  EXPECT_THAT(r.err, HasSubstr("> 0"));
+}

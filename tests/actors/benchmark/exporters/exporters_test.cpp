@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include <cmath>
@@ -636,4 +637,51 @@ TEST(jsonl, ill_formed_utf8_is_replaced_and_counted_in_the_metadata) {
   c.Parse(clean.c_str());
   EXPECT_FALSE(c["metadata"].HasMember("invalid_utf8_replaced"));
   EXPECT_STREQ(c["metadata"]["x_request_id"].GetString(), "caf\xC3\xA9");
+}
+
+TEST(timeslices_json, one_object_per_window_with_aiperfs_keys) {
+  std::vector<metrics::timeslice> slices(2);
+  slices[0] = {1'000, 2'000, true, small_run(), 3, 1};
+  slices[1] = {2'000, 2'500, false, small_run(false), 3, 0};
+  auto text = exporters::render_timeslices_json(
+      slices, {"id", R"({"model":"m"})", false});
+  ASSERT_TRUE(text);
+  rapidjson::Document d;
+  d.Parse(text->c_str());
+  ASSERT_FALSE(d.HasParseError());
+  ASSERT_EQ(d["timeslices"].Size(), 2u);
+  const auto& first = d["timeslices"][0];
+  EXPECT_EQ(first["start_ns"].GetInt64(), 1'000);
+  EXPECT_EQ(first["end_ns"].GetInt64(), 2'000);
+  EXPECT_FALSE(first.HasMember("is_complete")) << "AIPerf omits true";
+  EXPECT_EQ(first["request_count"]["avg"].GetInt64(), 3);
+  EXPECT_STREQ(first["request_latency"]["unit"].GetString(), "ms");
+  EXPECT_TRUE(first["request_latency"].HasMember("p99"));
+  EXPECT_FALSE(d["timeslices"][1]["is_complete"].GetBool());
+  EXPECT_STREQ(d["input_config"]["model"].GetString(), "m");
+  EXPECT_FALSE(exporters::render_timeslices_json(slices, {"id", "[1]", false}));
+}
+
+TEST(timeslices_csv, tidy_rows_per_window_metric_and_stat) {
+  std::vector<metrics::timeslice> slices(2);
+  slices[0] = {1'000, 2'000, true, small_run(), 3, 1};
+  slices[1] = {2'000, 2'500, false, small_run(false), 3, 0};
+  auto lines = lines_of(exporters::render_timeslices_csv(slices));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "Timeslice,Metric,Unit,Stat,Value");
+  auto has = [&](const std::string& row) {
+    return std::find(lines.begin(), lines.end(), row) != lines.end();
+  };
+  EXPECT_TRUE(has("0,Request Count,requests,avg,3"));
+  EXPECT_TRUE(has("1,Request Count,requests,avg,3"));
+  EXPECT_TRUE(has("0,Error Request Count,requests,avg,1"));
+  EXPECT_FALSE(has("1,Error Request Count,requests,avg,1"));
+  // A distribution has 13 stats, in AIPerf's order.
+  std::vector<std::string> stats;
+  for (const auto& l : lines)
+    if (l.starts_with("0,Request Latency,ms,"))
+      stats.push_back(l.substr(21, l.find(',', 21) - 21));
+  EXPECT_EQ(stats, (std::vector<std::string>{"avg", "min", "max", "p1", "p5",
+                                             "p10", "p25", "p50", "p75", "p90",
+                                             "p95", "p99", "std"}));
 }
