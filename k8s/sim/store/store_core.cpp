@@ -4,6 +4,7 @@
 #include "k8s/object/time.hpp"
 #include "k8s/sim/builtins/defaults.hpp"
 #include "k8s/sim/builtins/known_fields.hpp"
+#include "k8s/sim/builtins/tables.hpp"
 #include "k8s/sim/schema/schema.hpp"
 #include "k8s/sim/store/apply.hpp"
 #include "k8s/sim/store/patch.hpp"
@@ -624,6 +625,8 @@ caf::expected<response> store_core::get(const type_view& t,
   const json* obj = find(t, req.ref.namespace_name, req.ref.name);
   if (obj == nullptr)
     return fail(req, not_found_status(t, req.ref.name));
+  if (req.as_table && t.rt != nullptr)
+    return response{200, text_of(to_table(*t.rt, served(t, *obj), now())), {}};
   return response{200, text_of(served(t, *obj)), {}};
 }
 
@@ -772,6 +775,8 @@ caf::expected<response> store_core::list(const type_view& t,
                {"items", out_items},
                {"kind", t.list_kind},
                {"metadata", list_meta}};
+  if (req.as_table && t.rt != nullptr)
+    return response{200, text_of(to_table(*t.rt, out, now())), {}};
   return response{200, text_of(out), {}};
 }
 

@@ -564,6 +564,19 @@ TEST_F(store_test, server_side_apply_merges_containers_by_name) {
   EXPECT_EQ(merged["spec"]["containers"][0]["env"][0]["name"], "E");
 }
 
+TEST_F(store_test, get_and_list_answer_tables_when_asked) {
+  auto r = make(verb::list, core("configmaps", "default"));
+  r.as_table = true;
+  auto table = ok_json(r);
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["apiVersion"], "meta.k8s.io/v1");
+  ASSERT_EQ(table["rows"].size(), 1u);
+  EXPECT_EQ(table["rows"][0]["cells"][0], "kube-root-ca.crt");
+  auto g = make(verb::get, core("namespaces", "", "default"));
+  g.as_table = true;
+  EXPECT_EQ(ok_json(g)["rows"].size(), 1u);
+}
+
 // --- list
 // -----------------------------------------------------------------------
 
