@@ -236,8 +236,11 @@ watch_sink_actor::behavior_type sink_impl(watch_sink_actor::pointer,
 /// controllers, asked either directly or through client -> HTTPS -> front.
 class path_under_test {
 public:
-  path_under_test(caf::actor_system& sys, bool over_https) : sys_(sys) {
+  path_under_test(caf::actor_system& sys, bool over_https,
+                  std::size_t watch_history = 10'000)
+      : sys_(sys) {
     sim::store_config cfg;
+    cfg.watch_history = watch_history;
     cfg.admin_token = admin_token;
     cfg.start_unix_seconds = start_unix;
     cfg.signing_key = "semantics-signing-key";
@@ -829,6 +832,65 @@ TEST_F(semantics_twice, a_watch_delivers_the_same_events_on_both_paths) {
       ADD_FAILURE() << "watch event " << i + 1 << ": "
                     << op["path"].get<std::string>() << " differs: actor "
                     << seen[0][i].dump() << ", https " << seen[1][i].dump();
+}
+
+/// A watch from a resourceVersion older than the kept history ends alike on
+/// both paths: one ERROR event carrying 410 Expired (or the same refusal).
+TEST_F(semantics_twice, a_too_old_watch_expires_alike_on_both_paths) {
+  path_under_test actor{sys, false, 4};
+  path_under_test https{sys, true, 4};
+  ASSERT_TRUE(actor.ready());
+  ASSERT_TRUE(https.ready());
+  using namespace testing::cases_detail;
+  const std::string ns = "sc-expired";
+  std::vector<std::vector<json>> seen;
+  std::vector<answer> replies;
+  for (auto* path : {&actor, &https}) {
+    auto label = path == &actor ? "actor" : "https";
+    auto made = path->call(namespace_step(ns).req);
+    ASSERT_TRUE(made) << label << ": " << error_message(made.error());
+    auto rv = json::parse(made->body)["metadata"]["resourceVersion"]
+                  .get<std::string>();
+    for (int i = 0; i < 8; ++i) {
+      auto r = make(verb::create, core("configmaps", ns),
+                    config_map(ns, "cm" + std::to_string(i)));
+      auto res = path->call(r);
+      ASSERT_TRUE(res) << label << ": " << error_message(res.error());
+    }
+    auto log = std::make_shared<watch_log>();
+    auto sink = sys.spawn(sink_impl, log);
+    request w = make(verb::watch, core("configmaps", ns));
+    w.resource_version = rv;
+    auto id = path->watch(w, sink);
+    caf::expected<response> as_response{response{}};
+    if (!id)
+      as_response = id.error();
+    replies.push_back(answer_of(w, as_response, path->norm));
+    std::vector<json> events;
+    if (id) {
+      EXPECT_TRUE(log->wait_for_events(1)) << label << ": no event";
+      std::lock_guard guard{log->mtx};
+      for (const auto& e : log->events)
+        events.push_back(path->norm.value(
+            json{{"type", e.type}, {"object", json::parse(e.object)}}));
+      path->unwatch(*id);
+    }
+    caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+    seen.push_back(std::move(events));
+  }
+  for (auto& d : differences("expired watch", replies[0], replies[1]))
+    ADD_FAILURE() << d;
+  ASSERT_EQ(seen[0].size(), seen[1].size()) << json(seen[0]).dump() << "\n"
+                                            << json(seen[1]).dump();
+  if (!seen[0].empty()) {
+    EXPECT_EQ(seen[0][0]["type"], "ERROR");
+    EXPECT_EQ(seen[0][0]["object"]["code"], 410);
+    EXPECT_EQ(seen[0][0]["object"]["reason"], "Expired");
+  } else {
+    EXPECT_EQ(replies[0].code, 410);
+  }
+  for (std::size_t i = 0; i < seen[0].size(); ++i)
+    EXPECT_EQ(seen[0][i], seen[1][i]) << "expired watch event " << i + 1;
 }
 
 } // namespace
