@@ -45,6 +45,7 @@
 //   --tokenizer                            benchmark.tokenizer.name
 //   --output-artifact-dir, --export-level  artifacts.dir; records: false
 //                                          (summary) / raw: true (raw)
+//   --slice-duration                       artifacts.sliceDuration
 //   --ui, --log-level                      runtime.ui, logging.level
 //   --workers-max, --record-processors, --workers-per-pod
 //                                          runtime.workers,

@@ -338,3 +338,27 @@ TEST(profile_file, an_unsupported_field_names_the_file_and_path) {
                   "remove it");
   EXPECT_EQ(error_flag(result.error()), "benchmark.artifacts.prefix");
 }
+
+TEST(flag_mapping, slice_duration_takes_seconds_or_a_duration) {
+  auto doc_with = [](const std::string& value) {
+    return parse_yaml(
+        "benchmark:\n  models: [m]\n  endpoint: {urls: ['http://h:1']}\n"
+        "  phases: [{name: profiling, type: concurrency, requests: 3}]\n"
+        "  artifacts: {sliceDuration: "
+            + value + "}\n",
+        "t.yaml");
+  };
+  auto doc = doc_with("10s");
+  ASSERT_TRUE(doc);
+  auto cfg = to_profile_config(*doc);
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  EXPECT_EQ(cfg->slice_duration, 10.0);
+  doc = doc_with("2.5");
+  ASSERT_TRUE(doc);
+  cfg = to_profile_config(*doc);
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  EXPECT_EQ(cfg->slice_duration, 2.5);
+  auto mapped = from_profile_config(*cfg);
+  ASSERT_TRUE(mapped);
+  EXPECT_EQ((*mapped)["benchmark"]["artifacts"]["sliceDuration"], 2.5);
+}
