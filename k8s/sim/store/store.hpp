@@ -15,7 +15,18 @@
 // namespace content deletion are separate actors over `api_actor`; the store
 // does the API server's half (the `orphan` / `foregroundDeletion`
 // finalizers a DELETE's propagationPolicy asks for, deletion once the last
-// finalizer goes, a deleted namespace's phase Terminating).
+// finalizer goes, a deleted namespace's phase Terminating; the namespace
+// controller ends the deletion with PUT namespaces/<name>/finalize once it
+// has emptied spec.finalizers).
+//
+// Also not emulated: graceful pod deletion (a DELETE removes a pod at once,
+// as for an unscheduled pod; no kubelet finishes it), version conversion of
+// custom resources (an object is served at the requested version with only
+// apiVersion rewritten), core/v1 and events.k8s.io/v1 Events sharing one
+// storage (each group keeps its own), and managedFields of non-apply writes
+// (see apply.hpp). Lists with an exact or continued resourceVersion are
+// served from the watch history (config.watch_history events back); older
+// ones are 410 Expired, as after an etcd compaction.
 #pragma once
 
 #include "k8s/api/api.hpp"
