@@ -84,8 +84,10 @@ public:
     server_.stream_opened(true);
     canned_server::feed_item item;
     while (server_.next_item(item)) {
-      if (item.kind == canned_server::feed_item::line) {
-        item.text += '\n';
+      if (item.kind == canned_server::feed_item::line
+          || item.kind == canned_server::feed_item::raw) {
+        if (item.kind == canned_server::feed_item::line)
+          item.text += '\n';
         asio::write(s_, bhttp::make_chunk(asio::buffer(item.text)), ec);
         if (ec)
           break;
@@ -288,6 +290,14 @@ void canned_server::push_line(std::string line) {
   {
     std::lock_guard guard{mtx_};
     feed_.push_back({feed_item::line, std::move(line)});
+  }
+  cv_.notify_all();
+}
+
+void canned_server::push_raw(std::string bytes) {
+  {
+    std::lock_guard guard{mtx_};
+    feed_.push_back({feed_item::raw, std::move(bytes)});
   }
   cv_.notify_all();
 }

@@ -76,6 +76,9 @@ public:
 
   /// Streams: one line (a newline is added) to the open stream.
   void push_line(std::string line);
+  /// Streams: bytes as one chunk, no newline added (an event split across
+  /// chunks).
+  void push_raw(std::string bytes);
   /// Ends the open stream cleanly (the last chunk).
   void end_streams();
   /// Closes the open stream's connection abruptly.
@@ -85,7 +88,7 @@ public:
 
   // Internal, for the connection threads.
   struct feed_item {
-    enum kind_t { line, end, drop } kind;
+    enum kind_t { line, raw, end, drop } kind;
     std::string text;
   };
   bool next_item(feed_item& out);

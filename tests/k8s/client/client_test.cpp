@@ -476,11 +476,14 @@ TEST_F(client_https, watches_stream_events_in_order_until_the_stream_ends) {
     s.push_line(
         R"({"type":"MODIFIED","object":{"metadata":{"name":"c","resourceVersion":")"
         + std::to_string(i) + R"("},"data":{"x":"a\"b"}}})");
-  s.push_line(
-      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"14"}}})");
+  // An event split across chunks, then one without its final newline.
+  s.push_raw(R"({"type":"BOOKMARK","obj)");
+  s.push_raw(R"(ect":{"metadata":{"resourceVersion":"14"}}})"
+             "\n");
+  s.push_raw(R"({"type":"DELETED","object":{"metadata":{"name":"c"}}})");
   s.end_streams();
   ASSERT_TRUE(got->wait([](collected& c) { return !c.ends.empty(); }));
-  ASSERT_EQ(got->events.size(), 4u);
+  ASSERT_EQ(got->events.size(), 5u);
   EXPECT_EQ(got->events[0].type, "MODIFIED");
   EXPECT_EQ(
       got->events[0].object,
@@ -488,6 +491,8 @@ TEST_F(client_https, watches_stream_events_in_order_until_the_stream_ends) {
   EXPECT_EQ(json::parse(got->events[2].object)["metadata"]["resourceVersion"],
             "13");
   EXPECT_EQ(got->events[3].type, "BOOKMARK");
+  EXPECT_EQ(got->events[3].object, R"({"metadata":{"resourceVersion":"14"}})");
+  EXPECT_EQ(got->events[4].type, "DELETED");
   EXPECT_FALSE(
       got->ends[0]); // a normal end: resume from the last resourceVersion
 }
