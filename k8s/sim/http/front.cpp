@@ -170,7 +170,11 @@ std::string valid_utf8(std::string_view in) {
 /// status_body with every text field made valid UTF-8 first.
 std::string safe_status_body(status st) {
   st.message = valid_utf8(st.message);
+  st.reason = valid_utf8(st.reason);
   st.details.name = valid_utf8(st.details.name);
+  st.details.group = valid_utf8(st.details.group);
+  st.details.kind = valid_utf8(st.details.kind);
+  st.details.uid = valid_utf8(st.details.uid);
   for (auto& c : st.details.causes) {
     c.message = valid_utf8(c.message);
     c.field = valid_utf8(c.field);

@@ -172,7 +172,6 @@ class Kubectl(unittest.TestCase):
         self.assertEqual(r.stdout.strip(), "configmap/k-apply configured", r.stderr)
         self.assertEqual(kubectl("get", "cm", "k-apply", "-o", "jsonpath={.data.a}").stdout, "2")
 
-    @unittest.expectedFailure  # server-side apply is not served yet (405)
     def test_apply_server_side(self):
         r = kubectl("apply", "--server-side", "-f", "-", stdin=manifest(cm("k-ssa")))
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -269,7 +268,6 @@ class Kubectl(unittest.TestCase):
         r = kubectl("wait", "--for=delete", "cm/k-child", "--timeout=20s")
         self.assertEqual(r.returncode, 0, r.stderr)
 
-    @unittest.expectedFailure  # RBAC and impersonation are not enforced over HTTP yet
     def test_roles_and_forbidden(self):
         kubectl("create", "namespace", "k-rbac", check=True)
         r = kubectl("create", "role", "reader", "--verb=get,list", "--resource=configmaps",
@@ -285,7 +283,6 @@ class Kubectl(unittest.TestCase):
             '"system:serviceaccount:k-rbac:default" cannot list resource "configmaps" in API '
             'group "" in the namespace "k-rbac"')
 
-    @unittest.expectedFailure  # SelfSubjectAccessReview is not served yet
     def test_auth_can_i(self):
         r = kubectl("auth", "can-i", "delete", "configmaps")
         self.assertEqual(r.stdout.strip(), "yes", r.stderr)
