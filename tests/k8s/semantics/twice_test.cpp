@@ -668,6 +668,33 @@ eventual_case strategic_lists() {
   return ec;
 }
 
+/// Server-side apply: create, a conflict between managers, a forced take
+/// over (managedFields' times are normalized).
+eventual_case server_side_apply() {
+  eventual_case ec{{"server_side_apply", {}}, {}};
+  auto& steps = ec.c.steps;
+  const std::string ns = "sc-apply";
+  steps.push_back(namespace_step(ns));
+  auto apply
+      = [&](const std::string& manager, const std::string& value, bool force) {
+          request r = patch_of(core("configmaps", ns, "cm1"), patch_type::apply,
+                               config_map(ns, "cm1", {{"a", value}}));
+          r.field_manager = manager;
+          r.force = force;
+          return r;
+        };
+  auto created = step(apply("m1", "1", false), 201);
+  created.fields = {{"/data/a", "1"},
+                    {"/metadata/managedFields/0/manager", "m1"},
+                    {"/metadata/managedFields/0/operation", "Apply"}};
+  steps.push_back(created);
+  steps.push_back(step(apply("m2", "2", false), 409, "Conflict"));
+  auto forced = step(apply("m2", "2", true), 200);
+  forced.fields = {{"/data/a", "2"}};
+  steps.push_back(forced);
+  return ec;
+}
+
 } // namespace own
 
 // --- the tests
@@ -748,6 +775,7 @@ TEST_F(semantics_twice, the_table_answers_alike_on_the_actor_and_over_https) {
   cases.push_back(own::codec_edges());
   cases.push_back(own::collections_and_status());
   cases.push_back(own::strategic_lists());
+  cases.push_back(own::server_side_apply());
   run_twice(cases, actor, https);
 }
 
