@@ -1,7 +1,9 @@
 #include "runtime/tokenizer/resolve.hpp"
 
+#include "runtime/tokenizer/download.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
@@ -20,6 +22,17 @@ fs::path hub_dir(const fs::path& hf_home) {
   const char* user = std::getenv("HOME");
   return fs::path{user != nullptr ? user : ""} / ".cache" / "huggingface"
          / "hub";
+}
+
+// huggingface_hub's reading of HF_HUB_OFFLINE: a true-ish value.
+bool offline() {
+  const char* v = std::getenv("HF_HUB_OFFLINE");
+  if (v == nullptr)
+    return false;
+  std::string s{v};
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "1" || s == "on" || s == "yes" || s == "true";
 }
 
 bool is_file(const fs::path& p) {
@@ -67,6 +80,16 @@ caf::expected<fs::path> find_tokenizer_json(std::string_view name,
     if (is_file(direct))
       return direct;
     tried.push_back(direct.string());
+    if (offline()) {
+      tried.push_back("no download: HF_HUB_OFFLINE is set");
+    } else {
+      std::vector<std::string> urls;
+      auto got
+          = download_tokenizer_json(name, revision, hub_dir(hf_home), urls);
+      if (got)
+        return got;
+      tried.push_back(error_message(got.error()));
+    }
   }
   std::string list;
   for (const auto& t : tried)

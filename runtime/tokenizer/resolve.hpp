@@ -9,8 +9,11 @@
 //                      `models--ORG--NAME/refs/<revision>` (a commit) and
 //                      `models--ORG--NAME/snapshots/<commit>/tokenizer.json`;
 //                      a revision that is itself a snapshot folder name is
-//                      used directly.
-// A name that resolves nowhere is an error listing every path tried.
+//                      used directly; absent there and unless
+//                      HF_HUB_OFFLINE is set, downloaded into that cache
+//                      (runtime/tokenizer/download.hpp).
+// A name that resolves nowhere is an error listing every path and URL
+// tried.
 #pragma once
 
 #include "runtime/tokenizer/hf_tokenizer.hpp"

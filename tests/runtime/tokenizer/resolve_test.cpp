@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -68,6 +69,7 @@ TEST_F(resolve, follows_the_hugging_face_cache_refs) {
 }
 
 TEST_F(resolve, an_unknown_name_lists_every_path_tried) {
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
   auto r = find_tokenizer_json("Org/Missing", "v1", root_ / "hf");
   ASSERT_FALSE(r);
   EXPECT_TRUE(aiperf::is_error(r.error(), errc::not_found));
@@ -79,6 +81,59 @@ TEST_F(resolve, an_unknown_name_lists_every_path_tried) {
       << msg;
   EXPECT_NE(msg.find("snapshots/v1/tokenizer.json"), std::string::npos) << msg;
   EXPECT_NE(msg.find("--tokenizer whitespace8"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("HF_HUB_OFFLINE is set"), std::string::npos) << msg;
+  ::unsetenv("HF_HUB_OFFLINE");
+}
+
+// A local server in the Hub's URL layout stands in for huggingface.co.
+TEST_F(resolve, download_fills_the_cache_from_hf_endpoint) {
+  auto served = root_ / "www" / "Org" / "Name" / "resolve" / "main";
+  write(served / "tokenizer.json", tiny_json);
+  write(served / "tokenizer_config.json", "{}");
+  auto port_file = root_ / "port";
+  // python3's http.server on an ephemeral port; the port goes to a file.
+  auto cmd = "cd '" + (root_ / "www").string()
+             + "' && python3 -c 'import http.server,sys,functools\n"
+               "s=http.server.ThreadingHTTPServer((\"127.0.0.1\",0),"
+               "http.server.SimpleHTTPRequestHandler)\n"
+               "open(sys.argv[1],\"w\").write(str(s.server_port))\n"
+               "s.serve_forever()' '"
+             + port_file.string() + "' >/dev/null 2>&1 & echo $! > '"
+             + (root_ / "pid").string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string port;
+  for (int i = 0; i < 100 && port.empty(); ++i) {
+    std::ifstream in(port_file);
+    std::getline(in, port);
+    if (port.empty())
+      ::usleep(50000);
+  }
+  ASSERT_FALSE(port.empty()) << "the local server did not start";
+  ::setenv("HF_ENDPOINT", ("http://127.0.0.1:" + port).c_str(), 1);
+  auto got = find_tokenizer_json("Org/Name", "main", root_ / "hf");
+  ::unsetenv("HF_ENDPOINT");
+  std::ifstream pid_in(root_ / "pid");
+  std::string pid;
+  std::getline(pid_in, pid);
+  std::system(("kill " + pid).c_str());
+  ASSERT_TRUE(got) << aiperf::error_message(got.error());
+  // No X-Repo-Commit from this server: the revision names the snapshot.
+  auto snap = root_ / "hf" / "hub" / "models--Org--Name" / "snapshots" / "main";
+  EXPECT_EQ(*got, snap / "tokenizer.json");
+  EXPECT_TRUE(fs::exists(snap / "tokenizer_config.json"));
+  auto t = any_tokenizer::load("Org/Name", "main", root_ / "hf");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->count("abab"), 2u);
+  // A missing model names the URL.
+  ::setenv("HF_ENDPOINT", "http://127.0.0.1:1", 1);
+  auto missing = find_tokenizer_json("Org/Other", "main", root_ / "hf");
+  ::unsetenv("HF_ENDPOINT");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(
+      aiperf::error_message(missing.error())
+          .find("http://127.0.0.1:1/Org/Other/resolve/main/tokenizer.json"),
+      std::string::npos)
+      << aiperf::error_message(missing.error());
 }
 
 TEST_F(resolve, whitespace8_is_the_mock_token_model) {
