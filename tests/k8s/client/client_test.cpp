@@ -14,10 +14,17 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 namespace aiperf::k8s::client {
 namespace {
@@ -280,6 +287,101 @@ TEST_F(client_https, client_certificates_authenticate) {
   auto bad = spawn_client(sys, cfg);
   ASSERT_FALSE(bad);
   EXPECT_TRUE(is_error(bad.error(), errc::credentials));
+}
+
+/// An HTTP CONNECT proxy on loopback for one tunnel: records the CONNECT
+/// line, then relays bytes both ways until either side closes.
+class connect_proxy {
+public:
+  connect_proxy() {
+    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(listen_, 4);
+    ::getsockname(listen_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread{[this] { run(); }};
+  }
+  ~connect_proxy() {
+    ::shutdown(listen_, SHUT_RDWR);
+    thread_.join();
+    ::close(listen_);
+  }
+  std::uint16_t port() const { return port_; }
+  std::string request_line() {
+    std::lock_guard guard{mtx_};
+    return line_;
+  }
+
+private:
+  void run() {
+    int client = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0)
+      return;
+    std::string head;
+    char c = 0;
+    while (head.find("\r\n\r\n") == std::string::npos
+           && ::read(client, &c, 1) == 1)
+      head += c;
+    {
+      std::lock_guard guard{mtx_};
+      line_ = head.substr(0, head.find("\r\n"));
+    }
+    auto target
+        = head.substr(8, head.find(' ', 8) - 8); // "CONNECT h:p HTTP/1.1"
+    auto colon = target.rfind(':');
+    int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(
+        static_cast<std::uint16_t>(std::stoi(target.substr(colon + 1))));
+    ::inet_pton(AF_INET, target.substr(0, colon).c_str(), &addr.sin_addr);
+    if (::connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr)
+        == 0) {
+      std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+      (void)!::write(client, ok.data(), ok.size());
+      pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+      char buf[16384];
+      for (bool open = true; open && ::poll(fds, 2, 20000) > 0;) {
+        for (int i = 0; i < 2 && open; ++i) {
+          if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+            continue;
+          auto n = ::read(fds[i].fd, buf, sizeof buf);
+          open = n > 0
+                 && ::write(fds[1 - i].fd, buf, static_cast<std::size_t>(n))
+                        == n;
+        }
+      }
+    }
+    ::close(server);
+    ::close(client);
+  }
+
+  int listen_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+  std::mutex mtx_;
+  std::string line_;
+};
+
+TEST_F(client_https, requests_tunnel_through_an_http_connect_proxy) {
+  auto& s = serve([](const canned_request&, exchange& ex) {
+    ex.reply(200, R"({"ok":true})");
+  });
+  connect_proxy proxy;
+  auto cfg = config_for(s);
+  cfg.proxy_url = "http://127.0.0.1:" + std::to_string(proxy.port());
+  auto r = call(spawn(cfg), get_cm("c1"));
+  ASSERT_TRUE(r) << error_message(r.error());
+  EXPECT_EQ(r->body, R"({"ok":true})");
+  EXPECT_EQ(proxy.request_line(),
+            "CONNECT 127.0.0.1:" + std::to_string(s.port()) + " HTTP/1.1");
+  // TLS ran inside the tunnel, verified against the cluster CA.
+  ASSERT_EQ(s.requests().size(), 1u);
+  EXPECT_EQ(s.requests()[0].headers["authorization"], "Bearer admin-token");
 }
 
 TEST_F(client_https,
