@@ -78,7 +78,7 @@ void add_subcommand(CLI::App& app, int& exit_code) {
       "Count the tokens of JSON strings read one per line on stdin");
   sub->add_option("--tokenizer", opt->tokenizer,
                   "whitespace8, a tokenizer.json, a directory holding one, or "
-                  "a Hugging Face model id in the local cache")
+                  "a Hugging Face model id (local cache, else downloaded)")
       ->required();
   sub->add_option("--tokenizer-revision", opt->revision,
                   "The model revision (branch, tag or commit) in the cache")

@@ -8,7 +8,7 @@
 // line on stdout: {"count": N}, with --ids {"count": N, "ids": [...]}. No
 // special tokens are added. T is what runtime/tokenizer/resolve.hpp
 // resolves (whitespace8, a tokenizer.json, a directory, a Hugging Face
-// model id in the local cache). Exit 0 when every line was counted; 1 when
+// model id, from the local cache or downloaded into it). Exit 0 when every line was counted; 1 when
 // the tokenizer cannot be loaded or a line is not a JSON string (the error
 // names the line; the lines before it were printed); 2 for a usage error.
 #pragma once
