@@ -1525,54 +1525,66 @@ TEST_F(profile_test, an_input_file_line_that_is_not_utf8_is_rejected) {
 // --- time slices -------------------------------------------------------------
 
 TEST_F(profile_test, slice_duration_writes_timeslices_that_sum_to_the_run) {
-  auto r = profile({"--streaming", "--isl", "8", "--osl", "4", "--concurrency",
-                    "2", "--benchmark-duration", "0.6", "--slice-duration",
-                    "0.2"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  auto s = summary();
-  auto total = summary_avg(s, "request_count");
-  ASSERT_GT(total, 0);
+  // In one process and with worker pods: the records reach the same
+  // records_manager either way.
+  for (std::vector<std::string> extra :
+       {std::vector<std::string>{}, {"--worker-pods", "2"}}) {
+    SCOPED_TRACE(extra.empty() ? "one process" : "--worker-pods 2");
+    std::vector<std::string> args{"--streaming", "--isl",
+                                  "8",           "--osl",
+                                  "4",           "--concurrency",
+                                  "2",           "--benchmark-duration",
+                                  "0.6",         "--slice-duration",
+                                  "0.2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = profile(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    auto s = summary();
+    auto total = summary_avg(s, "request_count");
+    ASSERT_GT(total, 0);
 
-  auto ts
-      = parse_json(read_file(dir() / "profile_export_aiperf_timeslices.json"));
-  ASSERT_FALSE(ts.HasParseError());
-  ASSERT_TRUE(ts["timeslices"].IsArray());
-  ASSERT_GE(ts["timeslices"].Size(), 1u);
-  EXPECT_TRUE(ts["input_config"].IsObject());
-  auto avg = [](const rapidjson::Value& slice, const char* name) {
-    return slice.HasMember(name) ? slice[name]["avg"].GetDouble() : -1.0;
-  };
-  double json_sum = 0;
-  std::int64_t previous_end = 0;
-  for (auto& slice : ts["timeslices"].GetArray()) {
-    ASSERT_TRUE(slice.HasMember("start_ns"));
-    EXPECT_GE(slice["start_ns"].GetInt64(), previous_end);
-    EXPECT_LE(slice["end_ns"].GetInt64() - slice["start_ns"].GetInt64(),
-              200'000'000);
-    previous_end = slice["end_ns"].GetInt64();
-    json_sum += avg(slice, "request_count");
-    EXPECT_GT(avg(slice, "request_latency"), 0);
+    auto ts = parse_json(
+        read_file(dir() / "profile_export_aiperf_timeslices.json"));
+    ASSERT_FALSE(ts.HasParseError());
+    ASSERT_TRUE(ts["timeslices"].IsArray());
+    ASSERT_GE(ts["timeslices"].Size(), 1u);
+    EXPECT_TRUE(ts["input_config"].IsObject());
+    auto avg = [](const rapidjson::Value& slice, const char* name) {
+      return slice.HasMember(name) ? slice[name]["avg"].GetDouble() : -1.0;
+    };
+    double json_sum = 0;
+    std::int64_t previous_end = 0;
+    for (auto& slice : ts["timeslices"].GetArray()) {
+      ASSERT_TRUE(slice.HasMember("start_ns"));
+      EXPECT_GE(slice["start_ns"].GetInt64(), previous_end);
+      EXPECT_LE(slice["end_ns"].GetInt64() - slice["start_ns"].GetInt64(),
+                200'000'000);
+      previous_end = slice["end_ns"].GetInt64();
+      json_sum += avg(slice, "request_count");
+      EXPECT_GT(avg(slice, "request_latency"), 0);
+    }
+    EXPECT_EQ(json_sum, total);
+
+    auto lines = read_lines(dir() / "profile_export_aiperf_timeslices.csv");
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines[0], "Timeslice,Metric,Unit,Stat,Value");
+    double csv_sum = 0;
+    const std::string count_row = ",Request Count,requests,avg,";
+    for (auto& line : lines)
+      if (auto at = line.find(count_row); at != std::string::npos)
+        csv_sum += std::stod(line.substr(at + count_row.size()));
+    EXPECT_EQ(csv_sum, total);
+
+    auto manifest = parse_json(read_file(dir() / "run_manifest.json"));
+    ASSERT_FALSE(manifest.HasParseError());
+    std::vector<std::string> files;
+    for (auto& f : manifest["files"].GetArray())
+      files.emplace_back(f.GetString());
+    EXPECT_THAT(files,
+                testing::Contains("profile_export_aiperf_timeslices.json"));
+    EXPECT_THAT(files,
+                testing::Contains("profile_export_aiperf_timeslices.csv"));
   }
-  EXPECT_EQ(json_sum, total);
-
-  auto lines = read_lines(dir() / "profile_export_aiperf_timeslices.csv");
-  ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines[0], "Timeslice,Metric,Unit,Stat,Value");
-  double csv_sum = 0;
-  const std::string count_row = ",Request Count,requests,avg,";
-  for (auto& line : lines)
-    if (auto at = line.find(count_row); at != std::string::npos)
-      csv_sum += std::stod(line.substr(at + count_row.size()));
-  EXPECT_EQ(csv_sum, total);
-
-  auto manifest = parse_json(read_file(dir() / "run_manifest.json"));
-  ASSERT_FALSE(manifest.HasParseError());
-  std::vector<std::string> files;
-  for (auto& f : manifest["files"].GetArray())
-    files.emplace_back(f.GetString());
-  EXPECT_THAT(files,
-              testing::Contains("profile_export_aiperf_timeslices.json"));
-  EXPECT_THAT(files, testing::Contains("profile_export_aiperf_timeslices.csv"));
 }
 
 TEST_F(profile_test, slice_duration_must_be_positive) {
