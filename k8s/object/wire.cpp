@@ -415,7 +415,8 @@ caf::expected<request> request_of(std::string_view method,
     // JSON is YAML: keep JSON bodies as sent, convert the others.
     if (json::parse(body, nullptr, false).is_discarded()) {
       try {
-        body = yaml_to_json(YAML::Load(body)).dump();
+        body = yaml_to_json(YAML::Load(body))
+                   .dump(-1, ' ', false, json::error_handler_t::replace);
       } catch (const YAML::Exception& e) {
         return bad_request(std::string{"error converting YAML to JSON: "}
                            + e.what());

@@ -114,3 +114,17 @@ TEST(status_json, status_json_is_the_same_object) {
   EXPECT_EQ(j["code"], 403);
   EXPECT_EQ(j.dump() + "\n", status_body(st));
 }
+
+TEST(status_json, ill_formed_utf8_is_written_as_go_writes_it) {
+  status st{"BadRequest",
+            400,
+            std::string{"bad \xff byte, \xe2\x82\xac and \xed\xa0\x80"},
+            {}};
+  auto body = status_body(st);
+  EXPECT_NE(body.find(R"(bad \ufffd byte, )"
+                      "\xe2\x82\xac"
+                      R"( and \ufffd\ufffd\ufffd")"),
+            std::string::npos)
+      << body;
+  EXPECT_FALSE(json::parse(body, nullptr, false).is_discarded());
+}

@@ -188,3 +188,11 @@ TEST(wire, encoding) {
   EXPECT_EQ(url_encode("a=b,c!=d e/f"), "a%3Db%2Cc%21%3Dd%20e%2Ff");
   EXPECT_EQ(url_decode("a%3Db%2Cc+d"), "a=b,c d");
 }
+
+TEST(wire, an_apply_patch_with_ill_formed_utf8_does_not_throw) {
+  auto r
+      = request_of("PATCH", "/api/v1/namespaces/b/configmaps/c?fieldManager=m",
+                   "application/apply-patch+yaml", "data:\n  a: \"\xff\"\n");
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(json::parse(r->body, nullptr, false).is_discarded());
+}
