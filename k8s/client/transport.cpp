@@ -1,6 +1,7 @@
 #include "k8s/client/transport.hpp"
 
 #include "k8s/client/config.hpp"
+#include "k8s/object/wire.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -429,7 +430,8 @@ private:
       out.retry_after = std::string{msg[bhttp::field::retry_after]};
       for (auto [i, end] = msg.equal_range(bhttp::field::warning); i != end;
            ++i)
-        out.warnings.emplace_back(i->value());
+        out.warnings.push_back(
+            warning_text({i->value().data(), i->value().size()}));
       out.body = std::move(msg.body());
       if (msg.keep_alive() && idle_.size() < opts_.max_idle_connections) {
         c->lowest().expires_never();

@@ -427,4 +427,26 @@ caf::expected<request> request_of(std::string_view method,
   return r;
 }
 
+
+std::string warning_text(std::string_view header) {
+  // warn-code SP warn-agent SP quoted-string [SP warn-date]
+  auto first = header.find(' ');
+  auto second
+      = first == std::string_view::npos ? first : header.find(' ', first + 1);
+  if (second == std::string_view::npos || second + 1 >= header.size()
+      || header[second + 1] != '"')
+    return std::string{header};
+  std::string out;
+  for (auto i = second + 2; i < header.size(); ++i) {
+    if (header[i] == '\\' && i + 1 < header.size()) {
+      out += header[++i];
+    } else if (header[i] == '"') {
+      return out;
+    } else {
+      out += header[i];
+    }
+  }
+  return std::string{header}; // unterminated: not the shape we know
+}
+
 } // namespace aiperf::k8s

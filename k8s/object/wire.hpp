@@ -59,4 +59,10 @@ inline constexpr std::string_view table_accept
 /// Percent-decoding (and `+` as space) of a query value.
 [[nodiscard]] std::string url_decode(std::string_view s);
 
+
+/// The text of a `Warning` header as kube-apiserver writes it
+/// (`299 - "unknown field \"spec.x\""`, RFC 7234 section 5.5): the quoted
+/// text unescaped. A header of another shape is returned as it is.
+[[nodiscard]] std::string warning_text(std::string_view header);
+
 } // namespace aiperf::k8s

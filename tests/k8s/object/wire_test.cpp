@@ -196,3 +196,11 @@ TEST(wire, an_apply_patch_with_ill_formed_utf8_does_not_throw) {
   ASSERT_TRUE(r);
   EXPECT_FALSE(json::parse(r->body, nullptr, false).is_discarded());
 }
+
+TEST(wire, warning_headers_give_their_text) {
+  EXPECT_EQ(warning_text(R"(299 - "unknown field \"spec.x\"")"),
+            R"(unknown field "spec.x")");
+  EXPECT_EQ(warning_text(R"(299 - "a \\ b" "Wed, 02 Dec 2026 05:00:00 GMT")"),
+            R"(a \ b)");
+  EXPECT_EQ(warning_text("plain words"), "plain words");
+}
