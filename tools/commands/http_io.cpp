@@ -2,6 +2,8 @@
 
 #include "tools/commands/http_io.hpp"
 
+#include "tools/commands/error_categories.hpp"
+
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/timing/errc.hpp"
@@ -106,20 +108,7 @@ apply_scheduler(caf::actor_system_config& cfg,
     node.actor_io = &io->pool().context(0);
   node.scheduler_threads
     = static_cast<std::size_t>(run.scheduler_threads.value_or(0));
-  // CAF's own rendering (logs, system.render) then names every code.
-  add_error_category<proto::errc>(cfg);
-  add_error_category<benchmark::errc>(cfg);
-  add_error_category<config::errc>(cfg);
-  add_error_category<io::errc>(cfg);
-  add_error_category<http::errc>(cfg);
-  add_error_category<zmq_bridge::errc>(cfg);
-  add_error_category<system::errc>(cfg);
-  add_error_category<time::errc>(cfg);
-  add_error_category<dataset::errc>(cfg);
-  add_error_category<timing::errc>(cfg);
-  add_error_category<metrics::errc>(cfg);
-  add_error_category<exporters::errc>(cfg);
-  add_error_category<remote::errc>(cfg);
+  commands::add_error_categories(cfg);
   return system::apply(cfg, node);
 }
 

@@ -4,6 +4,8 @@
 
 #include "tools/commands/sim_cluster_command.hpp"
 
+#include "tools/commands/error_categories.hpp"
+
 #include "k8s/api/api.hpp"
 #include "k8s/api/json.hpp"
 #include "k8s/errors/errors.hpp"
@@ -160,9 +162,7 @@ int run(const options& opts) {
   }
 
   caf::actor_system_config cfg;
-  add_error_category<k8s::errc>(cfg);
-  add_error_category<io::errc>(cfg);
-  add_error_category<http_server::errc>(cfg);
+  commands::add_error_categories(cfg);
   cfg.set("scheduler.max-threads", 2);
   cfg.set("logger.console", caf::atom("none"));
   caf::actor_system sys{cfg};

@@ -50,7 +50,7 @@ using drop_watches_atom = caf::atom_constant<caf::atom("k8s_wdrop")>;
 /// `k8s::api_actor` plus what the HTTP front needs:
 /// - `(authenticate_atom, std::string bearer_token)` -> user_info: the admin
 ///   token of the config (the user `admin_user()`), or a service-account
-///   token the store issued (TokenRequest) whose service account — and, for
+///   token the store signed (TokenRequest) whose service account — and, for
 ///   a pod-bound token, pod (same uid) — still exists and which has not
 ///   expired. Refused: errc::forbidden carrying a 401 `Unauthorized` status
 ///   (message "Unauthorized"), which the front writes as the body.
