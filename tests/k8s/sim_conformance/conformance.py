@@ -298,7 +298,6 @@ class Kubectl(unittest.TestCase):
             self.assertEqual(r.returncode, 0, name + ": " + r.stderr)
             self.assertIn("w0", r.stdout, name)
 
-    @unittest.expectedFailure  # Table output for custom resources is not served yet
     def test_crd_printer_columns(self):
         ensure_crd()
         r = kubectl("create", "-f", "-", stdin=manifest(widget("w1", 3)))
