@@ -167,8 +167,8 @@ std::vector<cel_rule> build() {
       {shape::sweep_spec,
        "sweep.requires-sweep",
        "has(self.sweep)",
-       "AIPerfSweep.spec.sweep is required. Use kind: AIPerfJob for a single "
-       "benchmark.",
+       "AIPerfSweep.spec.sweep is required. Use kind: AIPerfJob for single "
+       "benchmarks.",
        false,
        {{json::parse(R"({"sweep": {"type": "grid"}})"), nullptr, true},
         {json::parse(R"({"benchmark": {}})"), nullptr, false}}});
