@@ -112,6 +112,7 @@ store_impl_actor::behavior_type store_impl(actor_ptr self, store_config cfg,
   } else {
     for (const auto& ev : replay)
       st.core->replay(ev);
+    st.core->refresh_root_ca();
   }
   (void)flush(self);
   self->set_down_handler([self](const caf::down_msg& msg) {

@@ -104,6 +104,10 @@ struct store_config {
   /// (kube-apiserver's watch cache: one a minute, plus one shortly before
   /// the watch's deadline).
   std::int64_t bookmark_seconds = 60;
+  /// PEM of the cluster CA, published as `data["ca.crt"]` of the
+  /// `kube-root-ca.crt` ConfigMap of every namespace (kube-controller-manager's
+  /// root-ca-cert-publisher); "" = a server without TLS, the key stays empty.
+  std::string root_ca_pem;
 };
 
 /// True for the error of a path the store does not serve (an unknown
@@ -115,7 +119,8 @@ struct store_config {
 
 /// Spawns the store with the built-in types and namespaces (`default`,
 /// `kube-system`, `kube-public`, each with a `default` ServiceAccount and a
-/// `kube-root-ca.crt` ConfigMap), then replays `cfg.state_dir` if set.
+/// `kube-root-ca.crt` ConfigMap; a namespace created later gets its ConfigMap
+/// too), then replays `cfg.state_dir` if set.
 /// Fails (io or k8s errc naming the file and record) when the state folder
 /// cannot be created, read or is corrupt.
 [[nodiscard]] caf::expected<store_actor> spawn_store(caf::actor_system& sys,

@@ -52,6 +52,15 @@ status bad_request(std::string message) {
   return status{"BadRequest", 400, std::move(message), {}};
 }
 
+// A body without kind: the decoder of a built-in type takes the kind of the
+// endpoint (apimachinery runtime/serializer/json: gvkWithDefaults); the
+// unstructured decoder of custom resources refuses it with MissingKindErr
+// (apimachinery pkg/apis/meta/v1/unstructured: unstructuredJSONScheme).
+bool missing_kind(const json& obj) {
+  auto it = obj.find("kind");
+  return it == obj.end() || !it->is_string() || it->get<std::string>().empty();
+}
+
 status internal_error(const std::string& message) {
   status st{"InternalError", 500, "Internal error occurred: " + message, {}};
   st.details.causes.push_back({"", message, ""});
@@ -414,25 +423,62 @@ void store_core::seed() {
                    {"metadata", {{"name", "default"}, {"namespace", ns}}}}
                   .dump();
     run(sa);
-    request cm;
-    cm.verb = verb::create;
-    cm.ref = {"", "v1", "configmaps", ns, "", ""};
-    cm.body
-        = json{{"apiVersion", "v1"},
-               {"kind", "ConfigMap"},
-               {"metadata",
-                {{"name", "kube-root-ca.crt"},
-                 {"namespace", ns},
-                 {"annotations",
-                  {{"kubernetes.io/description",
-                    "Contains a CA bundle that can be used to verify the "
-                    "kube-apiserver when using internal endpoints such as the "
-                    "internal service IP or kubernetes.default.svc. No other "
-                    "usage is guaranteed across distributions of Kubernetes "
-                    "clusters."}}}}},
-               {"data", {{"ca.crt", ""}}}}
-              .dump();
-    run(cm);
+  }
+}
+
+// root-ca-cert-publisher (kubernetes/kubernetes
+// pkg/controller/certificates/rootcacertpublisher/publisher.go): every
+// namespace holds the CA bundle pods use to verify the API server.
+void store_core::publish_root_ca(const std::string& ns) {
+  request cm;
+  cm.verb = verb::create;
+  cm.user = admin_user();
+  cm.ref = {"", "v1", "configmaps", ns, "", ""};
+  cm.body = json{{"apiVersion", "v1"},
+                 {"kind", "ConfigMap"},
+                 {"metadata",
+                  {{"name", "kube-root-ca.crt"},
+                   {"namespace", ns},
+                   {"annotations",
+                    {{"kubernetes.io/description",
+                      "Contains a CA bundle that can be used to verify the "
+                      "kube-apiserver when using internal endpoints such as "
+                      "the internal service IP or kubernetes.default.svc. No "
+                      "other usage is guaranteed across distributions of "
+                      "Kubernetes clusters."}}}}},
+                 {"data", {{"ca.crt", cfg_.root_ca_pem}}}}
+                .dump();
+  auto r = handle(cm);
+  (void)r;
+}
+
+void store_core::refresh_root_ca() {
+  request list;
+  list.verb = verb::list;
+  list.user = admin_user();
+  list.ref = {"", "v1", "namespaces", "", "", ""};
+  auto namespaces = handle(list);
+  if (!namespaces)
+    return;
+  auto parsed = json::parse(namespaces->body, nullptr, false);
+  if (parsed.is_discarded())
+    return;
+  for (const auto& item : parsed.value("items", json::array())) {
+    std::string ns = meta_str(item, "name");
+    const json* cm = find(view_of(*registry_.find("", "v1", "configmaps")), ns,
+                          "kube-root-ca.crt");
+    if (cm == nullptr
+        || cm->value("data", json::object()).value("ca.crt", "")
+               == cfg_.root_ca_pem)
+      continue;
+    request patch;
+    patch.verb = verb::patch;
+    patch.patch = patch_type::merge;
+    patch.user = admin_user();
+    patch.ref = {"", "v1", "configmaps", ns, "kube-root-ca.crt", ""};
+    patch.body = json{{"data", {{"ca.crt", cfg_.root_ca_pem}}}}.dump();
+    auto r = handle(patch);
+    (void)r;
   }
 }
 
@@ -853,10 +899,12 @@ caf::expected<response> store_core::create(const type_view& t,
   if (req.ref.subresource == "token" || t.create_only)
     return review(t, req, std::move(*body));
   json obj = std::move(*body);
-  if (!obj.contains("kind") || !obj["kind"].is_string()
-      || obj["kind"].get<std::string>().empty())
-    return fail(req,
-                bad_request("Object 'Kind' is missing in '" + req.body + "'"));
+  if (missing_kind(obj)) {
+    if (t.custom)
+      return fail(
+          req, bad_request("Object 'Kind' is missing in '" + req.body + "'"));
+    obj["kind"] = t.kind;
+  }
   if (obj["kind"] != t.kind)
     return fail(req,
                 bad_request("the object provided is unrecognized (must "
@@ -998,6 +1046,8 @@ caf::expected<response> store_core::create(const type_view& t,
   if (t.resource == "customresourcedefinitions")
     register_crd(obj);
   commit(t, "ADDED", obj, json());
+  if (t.resource == "namespaces" && t.group.empty())
+    publish_root_ca(name);
   return response{201, text_of(served(t, obj)), std::move(warnings)};
 }
 
@@ -1242,6 +1292,9 @@ caf::expected<response> store_core::update(const type_view& t,
   if (!body)
     return body.error();
   json obj = std::move(*body);
+  if (t.custom && missing_kind(obj))
+    return fail(req,
+                bad_request("Object 'Kind' is missing in '" + req.body + "'"));
   std::string body_name = meta_str(obj, "name");
   if (body_name != req.ref.name)
     return fail(req, bad_request("the name of the object (" + body_name

@@ -114,6 +114,9 @@ public:
 
   /// Creates the built-in namespaces and their contents (a fresh cluster).
   void seed();
+  /// After a replay: the `kube-root-ca.crt` ConfigMaps that hold another CA
+  /// (the previous run's) get cfg.root_ca_pem, as the publisher would.
+  void refresh_root_ca();
 
   /// Serves any verb but watch. Committed changes go to the hook.
   caf::expected<response> handle(const request& req);
@@ -152,6 +155,8 @@ private:
   caf::expected<type_view> find_type(const resource_ref& ref) const;
   [[nodiscard]] type_view view_of(const resource_type& rt) const;
   void register_crd(const json& crd);
+  /// Creates the namespace's `kube-root-ca.crt` ConfigMap (cfg_.root_ca_pem).
+  void publish_root_ca(const std::string& ns);
   void unregister_crd(const json& crd);
 
   // verbs

@@ -468,6 +468,68 @@ TEST_F(store_test, custom_resources_follow_their_crd) {
   (void)id;
 }
 
+TEST_F(store_test, a_body_without_kind_takes_the_builtin_type_of_the_path) {
+  json bare = {{"metadata", {{"name", "bare"}}}, {"data", {{"k", "v"}}}};
+  auto made = ok_json(make(verb::create, core("configmaps", "default"), bare));
+  EXPECT_EQ(made["kind"], "ConfigMap");
+  EXPECT_EQ(made["apiVersion"], "v1");
+  EXPECT_EQ(made["metadata"]["namespace"], "default");
+  bare["data"]["k"] = "w";
+  auto updated = ok_json(
+      make(verb::update, core("configmaps", "default", "bare"), bare));
+  EXPECT_EQ(updated["kind"], "ConfigMap");
+  EXPECT_EQ(updated["apiVersion"], "v1");
+  EXPECT_EQ(updated["data"]["k"], "w");
+  auto got = ok_json(make(verb::get, core("configmaps", "default", "bare")));
+  EXPECT_EQ(got["kind"], "ConfigMap");
+  EXPECT_EQ(got["data"]["k"], "w");
+}
+
+TEST_F(store_test, a_custom_resource_without_kind_is_refused_by_the_decoder) {
+  ok_json(make(
+      verb::create,
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+      widget_crd()));
+  auto bare = widget("w", "a:1");
+  bare.erase("kind");
+  bare.erase("apiVersion");
+  auto create = make(verb::create, widgets(), bare);
+  auto st = failure(create);
+  EXPECT_EQ(st.code, 400);
+  EXPECT_EQ(st.reason, "BadRequest");
+  EXPECT_EQ(st.message, "Object 'Kind' is missing in '" + create.body + "'");
+  ok_json(make(verb::create, widgets(), widget("w", "a:1")));
+  auto update = make(verb::update, widgets("w"), bare);
+  st = failure(update);
+  EXPECT_EQ(st.code, 400);
+  EXPECT_EQ(st.message, "Object 'Kind' is missing in '" + update.body + "'");
+}
+
+TEST_F(store_test, every_namespace_publishes_the_cluster_ca) {
+  const std::string pem
+      = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  store_config cfg;
+  cfg.root_ca_pem = pem;
+  store = spawn(cfg);
+  for (const char* ns : {"default", "kube-system", "kube-public"})
+    EXPECT_EQ(
+        ok_json(make(verb::get, core("configmaps", ns,
+                                     "kube-root-ca.crt")))["data"]["ca.crt"],
+        pem)
+        << ns;
+  ok_json(make(verb::create, core("namespaces"),
+               {{"apiVersion", "v1"},
+                {"kind", "Namespace"},
+                {"metadata", {{"name", "team-a"}}}}));
+  auto cm = ok_json(
+      make(verb::get, core("configmaps", "team-a", "kube-root-ca.crt")));
+  EXPECT_EQ(cm["data"]["ca.crt"], pem);
+  EXPECT_EQ(cm["metadata"]["annotations"]["kubernetes.io/description"]
+                .get<std::string>()
+                .substr(0, 25),
+            "Contains a CA bundle that");
+}
+
 TEST_F(store_test, a_crd_whose_rule_does_not_compile_is_refused) {
   auto crd = widget_crd();
   crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
@@ -1044,6 +1106,29 @@ TEST_F(store_test,
             std::stoull(json::parse(before->body)["metadata"]["resourceVersion"]
                             .get<std::string>())
                 + 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(store_test, a_restart_with_another_ca_republishes_it) {
+  auto dir = std::filesystem::temp_directory_path()
+             / ("k8s_sim_store_ca_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  store_config cfg;
+  cfg.state_dir = dir.string();
+  cfg.root_ca_pem = "first CA\n";
+  auto first = spawn(cfg);
+  ASSERT_TRUE(call_on(first, make(verb::create, core("namespaces"),
+                                  {{"apiVersion", "v1"},
+                                   {"kind", "Namespace"},
+                                   {"metadata", {{"name", "team-b"}}}})));
+  cfg.root_ca_pem = "second CA\n";
+  auto second = spawn(cfg);
+  for (const char* ns : {"default", "team-b"}) {
+    auto got = call_on(
+        second, make(verb::get, core("configmaps", ns, "kube-root-ca.crt")));
+    ASSERT_TRUE(got) << ns;
+    EXPECT_EQ(json::parse(got->body)["data"]["ca.crt"], "second CA\n") << ns;
+  }
   std::filesystem::remove_all(dir);
 }
 
