@@ -265,8 +265,15 @@ caf::expected<json> from_profile_config(const profile_config& raw) {
       slos[g.tag] = g.value;
     b["slos"] = std::move(slos);
   }
-  if (cfg.tokenizer != d.tokenizer)
-    b["tokenizer"] = json{{"name", cfg.tokenizer}};
+  if (cfg.tokenizer != d.tokenizer
+      || cfg.tokenizer_revision != d.tokenizer_revision) {
+    json t = json::object();
+    if (cfg.tokenizer != d.tokenizer)
+      t["name"] = cfg.tokenizer;
+    if (cfg.tokenizer_revision != d.tokenizer_revision)
+      t["revision"] = cfg.tokenizer_revision;
+    b["tokenizer"] = std::move(t);
+  }
 
   json a = json::object();
   if (cfg.output_artifact_dir != d.output_artifact_dir)
@@ -494,6 +501,8 @@ caf::expected<profile_config> map_document(const json& doc) {
       cfg.goodput.push_back({k, v.get<double>()});
   if (b.contains("tokenizer") && b["tokenizer"].contains("name"))
     cfg.tokenizer = b["tokenizer"]["name"].get<std::string>();
+  if (b.contains("tokenizer") && b["tokenizer"].contains("revision"))
+    cfg.tokenizer_revision = b["tokenizer"]["revision"].get<std::string>();
 
   if (b.contains("artifacts")) {
     const auto& a = b["artifacts"];

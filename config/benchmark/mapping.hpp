@@ -43,6 +43,7 @@
 //   --random-seed                          randomSeed
 //   --goodput                              benchmark.slos
 //   --tokenizer                            benchmark.tokenizer.name
+//   --tokenizer-revision                   benchmark.tokenizer.revision
 //   --output-artifact-dir, --export-level  artifacts.dir; records: false
 //                                          (summary) / raw: true (raw)
 //   --slice-duration                       artifacts.sliceDuration

@@ -630,10 +630,9 @@ field build_benchmark() {
           obj("tokenizer", "Tokenizer configuration for token counting and "
                            "prompt generation.")
               .props({str("name",
-                          "Tokenizer: aiperf-node implements only 'builtin'."),
-                      str("revision", "Model revision to use.")
-                          .def("main")
-                          .no({"main"}),
+                          "Tokenizer: whitespace8, a tokenizer.json path or "
+                          "directory, or a Hugging Face model id."),
+                      str("revision", "Model revision to use.").def("main"),
                       flag("trustRemoteCode", "Allow custom tokenizer code.")
                           .def(false)
                           .no({false}),

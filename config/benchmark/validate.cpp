@@ -295,14 +295,6 @@ public:
           add(path + ".slos." + k, "unknown metric tag; use one of " + all);
         }
     }
-    if (b.contains("tokenizer") && b["tokenizer"].is_object()
-        && b["tokenizer"].contains("name")
-        && b["tokenizer"]["name"] != "builtin")
-      add(path + ".tokenizer.name",
-          "'" + b["tokenizer"]["name"].dump() + "' is "
-              + std::string{not_supported}
-              + "; aiperf-node counts tokens with its built-in "
-                "tokenizer: set it to builtin or remove it");
     if (b.contains("runtime") && b["runtime"].is_object()) {
       const auto& r = b["runtime"];
       if (r.contains("workers") && r["workers"].is_string()) {

@@ -22,8 +22,8 @@ CLI::Option* add_optional(CLI::App& cmd, const std::string& names,
 // CLI11 2.1 parses integers with strtoll: an out-of-range value is clamped
 // silently and a leading 0 means octal. Parse decimal text ourselves, so an
 // overflow is refused naming `flag`.
-template <class T> T parse_integer(const std::string& flag,
-                                   const std::string& text) {
+template <class T>
+T parse_integer(const std::string& flag, const std::string& text) {
   T value{};
   auto [ptr, ec]
       = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -36,12 +36,8 @@ template <class T> T parse_integer(const std::string& flag,
   return value;
 }
 
-template <class T> struct integer_of {
-  using type = T;
-};
-template <class T> struct integer_of<std::optional<T>> {
-  using type = T;
-};
+template <class T> struct integer_of { using type = T; };
+template <class T> struct integer_of<std::optional<T>> { using type = T; };
 
 /// An integer flag (plain or optional target) parsed by parse_integer.
 template <class Target>
@@ -150,11 +146,11 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
       ->group(g);
   add_integer(cmd, "--fixed-schedule-start-offset",
               "--fixed-schedule-start-offset", cfg.fixed_schedule_start_offset,
-               "First timestamp (ms, inclusive) to replay")
+              "First timestamp (ms, inclusive) to replay")
       ->group(g);
-  add_integer(cmd, "--fixed-schedule-end-offset",
-              "--fixed-schedule-end-offset", cfg.fixed_schedule_end_offset,
-               "Last timestamp (ms, inclusive) to replay")
+  add_integer(cmd, "--fixed-schedule-end-offset", "--fixed-schedule-end-offset",
+              cfg.fixed_schedule_end_offset,
+              "Last timestamp (ms, inclusive) to replay")
       ->group(g);
   // CLI11 2.1 wraps "-1" into a huge unsigned value; parse the seed ourselves.
   cmd.add_option_function<std::string>(
@@ -176,11 +172,13 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
       ->group(g);
   add_integer(cmd, "--num-dataset-entries,--num-prompts",
               "--num-dataset-entries", cfg.num_dataset_entries,
-                 "Distinct synthetic prompts; default 100")
+              "Distinct synthetic prompts; default 100")
       ->group(g);
-  add_integer(cmd, "--isl,--synthetic-input-tokens-mean,"
+  add_integer(cmd,
+              "--isl,--synthetic-input-tokens-mean,"
               "--prompt-input-tokens-mean",
-              "--isl", cfg.isl_mean, "Mean input tokens per prompt; default 550")
+              "--isl", cfg.isl_mean,
+              "Mean input tokens per prompt; default 550")
       ->group(g);
   cmd.add_option("--isl-stddev,--synthetic-input-tokens-stddev,"
                  "--prompt-input-tokens-stddev",
@@ -188,19 +186,20 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
       ->group(g);
   add_integer(cmd, "--osl,--output-tokens-mean,--prompt-output-tokens-mean",
               "--osl", cfg.osl_mean,
-               "Mean max output tokens (sent as max_completion_tokens); "
-               "default unset = server decides")
+              "Mean max output tokens (sent as max_completion_tokens); "
+              "default unset = server decides")
       ->group(g);
   cmd.add_option("--osl-stddev,--output-tokens-stddev,"
                  "--prompt-output-tokens-stddev",
                  cfg.osl_stddev, "Stddev of output tokens; default 0")
       ->group(g);
   add_integer(cmd, "--conversation-num,--num-conversations,--num-sessions",
-              "--conversation-num", cfg.conversation_num, "Number of sessions (conversations)")
+              "--conversation-num", cfg.conversation_num,
+              "Number of sessions (conversations)")
       ->group(g);
   add_integer(cmd, "--conversation-turn-mean,--session-turns-mean",
               "--conversation-turn-mean", cfg.conversation_turn_mean,
-                 "Mean turns per session; default 1")
+              "Mean turns per session; default 1")
       ->group(g);
   cmd.add_option("--conversation-turn-stddev", cfg.conversation_turn_stddev,
                  "Stddev of turns per session; default 0")
@@ -218,13 +217,19 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                  "Multiplier on every turn delay; default 1.0")
       ->group(g);
   cmd.add_option("--tokenizer", cfg.tokenizer,
-                 "Tokenizer; only 'builtin' is supported")
+                 "Tokenizer counting ISL/OSL: whitespace8, a tokenizer.json "
+                 "path or directory, or a Hugging Face model id; default the "
+                 "model name (whitespace8 for the built-in mock)")
+      ->group(g);
+  cmd.add_option("--tokenizer-revision", cfg.tokenizer_revision,
+                 "Hugging Face revision (branch, tag or commit) of "
+                 "--tokenizer; default main")
       ->group(g);
 
   // --- load generator ---
   g = "Load Generator";
   add_integer(cmd, "--concurrency", "--concurrency", cfg.concurrency,
-               "Max sessions in flight; default 1 when no other stimulus")
+              "Max sessions in flight; default 1 when no other stimulus")
       ->group(g);
   add_optional(cmd, "--request-rate", cfg.request_rate,
                "Target requests per second")
@@ -240,8 +245,8 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
       ->group(g);
   add_integer(cmd, "--num-requests,--request-count", "--request-count",
               cfg.request_count,
-               "Requests to send; default max(10, 2·concurrency), or 10 "
-               "with --request-rate alone")
+              "Requests to send; default max(10, 2·concurrency), or 10 "
+              "with --request-rate alone")
       ->group(g);
   add_optional(cmd, "--benchmark-duration", cfg.benchmark_duration,
                "Run for this many seconds instead of a request count")
@@ -252,17 +257,17 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
       ->group(g);
   add_integer(cmd, "--num-warmup-requests,--warmup-request-count",
               "--warmup-request-count", cfg.warmup_request_count,
-                 "Warmup requests whose results are discarded; default 0")
+              "Warmup requests whose results are discarded; default 0")
       ->group(g);
   add_integer(cmd, "--prefill-concurrency", "--prefill-concurrency",
               cfg.prefill_concurrency,
-               "Max requests awaiting their first token (needs --streaming)")
+              "Max requests awaiting their first token (needs --streaming)")
       ->group(g);
   add_optional(cmd, "--user-centric-rate", cfg.user_centric_rate,
                "Total qps over --num-users users (multi-turn KV-cache mode)")
       ->group(g);
   add_integer(cmd, "--num-users", "--num-users", cfg.num_users,
-               "Simulated users for --user-centric-rate")
+              "Simulated users for --user-centric-rate")
       ->group(g);
   cmd.add_option("--goodput", cfg.cli.goodput,
                  "SLOs \"tag:value ...\" in display units (ms, tokens/s)")

@@ -1,5 +1,7 @@
 #include "config/profile/profile_config.hpp"
 
+#include <openssl/err.h>
+#include <openssl/x509_vfy.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -12,12 +14,9 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <sys/resource.h>
 #include <system_error>
 #include <thread>
-
-#include <openssl/err.h>
-#include <openssl/x509_vfy.h>
-#include <sys/resource.h>
 
 namespace aiperf::config {
 
@@ -181,7 +180,7 @@ template <> struct enum_names<ui_type> {
 };
 template <> struct enum_names<scheduler_policy> {
   static constexpr std::array<std::string_view, 4> values{
-    "auto", "io-thread", "sharing", "stealing"};
+      "auto", "io-thread", "sharing", "stealing"};
 };
 
 template <> struct enum_names<io_priority> {
@@ -527,6 +526,17 @@ std::string python_float(double x) {
   return out;
 }
 
+std::string effective_tokenizer(const profile_config& cfg) {
+  if (!cfg.tokenizer.empty())
+    return cfg.tokenizer;
+  // The mock answers every model name and advertises `mock-model` when
+  // given none (tools/mock_server responses.cpp render_models).
+  if (uses_mock_server(cfg) || cfg.model_names.empty()
+      || cfg.model_names[0] == "mock-model")
+    return "whitespace8";
+  return cfg.model_names[0];
+}
+
 std::string run_name(const profile_config& cfg) {
   std::string model = cfg.model_names.empty() ? "model" : cfg.model_names[0];
   std::replace(model.begin(), model.end(), '/', '_');
@@ -601,16 +611,16 @@ caf::expected<void> slowest_rate(std::string_view flag,
                                  const std::optional<double>& x) {
   if (x && *x < min_request_rate)
     return fail(flag, "must be ≥ " + show(min_request_rate)
-                          + " requests/s (one per ~11.6 days; got "
-                          + show(*x) + "); slower rates cannot be timed");
+                          + " requests/s (one per ~11.6 days; got " + show(*x)
+                          + "); slower rates cannot be timed");
   return caf::unit;
 }
 
 // Seconds above max_seconds overflow the nanosecond deadlines.
 caf::expected<void> at_most_seconds(std::string_view flag, double x) {
   if (x > max_seconds)
-    return fail(flag, "must be ≤ " + show(max_seconds)
-                          + " s (~115 days; got " + show(x)
+    return fail(flag, "must be ≤ " + show(max_seconds) + " s (~115 days; got "
+                          + show(x)
                           + "); longer times overflow the deadline clock");
   return caf::unit;
 }
@@ -618,17 +628,16 @@ caf::expected<void> at_most_seconds(std::string_view flag, double x) {
 caf::expected<void> at_most_tokens(std::string_view flag,
                                    const std::optional<std::int64_t>& x) {
   if (x && *x > max_sequence_tokens)
-    return fail(flag, "must be ≤ " + show(max_sequence_tokens)
-                          + " tokens (got " + show(*x)
-                          + "); every prompt is built in memory");
+    return fail(flag, "must be ≤ " + show(max_sequence_tokens) + " tokens (got "
+                          + show(*x) + "); every prompt is built in memory");
   return caf::unit;
 }
 
 caf::expected<void> at_most_requests(std::string_view flag,
                                      const std::optional<std::int64_t>& x) {
   if (x && *x > max_planned_requests)
-    return fail(flag, "must be ≤ " + show(max_planned_requests)
-                          + " (got " + show(*x)
+    return fail(flag, "must be ≤ " + show(max_planned_requests) + " (got "
+                          + show(*x)
                           + "); every request's record is kept in memory "
                             "until the export; split the run");
   return caf::unit;
@@ -643,8 +652,8 @@ caf::expected<void> planned_sends(std::string_view flag,
   auto sends = *rate * *duration;
   if (sends > static_cast<double>(max_planned_requests))
     return conflict(flag, show(*rate) + " requests/s × --benchmark-duration "
-                              + show(*duration) + " s plans "
-                              + show(sends) + " requests, above the "
+                              + show(*duration) + " s plans " + show(sends)
+                              + " requests, above the "
                               + show(max_planned_requests)
                               + " one run can hold in memory; lower the rate "
                                 "or the duration");
@@ -810,21 +819,19 @@ caf::expected<void> validate_input(const profile_config& cfg) {
                   * static_cast<double>(cfg.conversation_turn_mean)
                   * static_cast<double>(cfg.isl_mean);
     if (tokens > max_synthetic_tokens)
-      return conflict(cfg.conversation_num ? "--conversation-num"
-                                           : "--num-dataset-entries",
-                      show(prompts) + " prompts × "
-                          + show(cfg.conversation_turn_mean) + " turns × --isl "
-                          + show(cfg.isl_mean) + " = " + show(tokens)
-                          + " tokens, above the " + show(max_synthetic_tokens)
-                          + " a synthetic dataset may hold (it is built in "
-                            "memory before the first send); use fewer "
-                            "prompts, turns or tokens");
+      return conflict(
+          cfg.conversation_num ? "--conversation-num" : "--num-dataset-entries",
+          show(prompts) + " prompts × " + show(cfg.conversation_turn_mean)
+              + " turns × --isl " + show(cfg.isl_mean) + " = " + show(tokens)
+              + " tokens, above the " + show(max_synthetic_tokens)
+              + " a synthetic dataset may hold (it is built in "
+                "memory before the first send); use fewer "
+                "prompts, turns or tokens");
   }
-  if (cfg.tokenizer != "builtin")
-    return fail("--tokenizer", "'" + cfg.tokenizer
-                                   + "' is not supported; only 'builtin' is "
-                                     "available for now (no Hugging Face "
-                                     "tokenizers)");
+  if (cfg.tokenizer_revision.empty())
+    return fail("--tokenizer-revision",
+                "must not be empty; give a branch, tag or commit (default "
+                "main)");
   return caf::unit;
 }
 
@@ -850,15 +857,14 @@ caf::expected<void> validate_load(const profile_config& cfg) {
   if (auto ok = positive("--benchmark-duration", cfg.benchmark_duration); !ok)
     return ok;
   if (cfg.benchmark_duration)
-    if (auto ok = at_most_seconds("--benchmark-duration",
-                                  *cfg.benchmark_duration);
+    if (auto ok
+        = at_most_seconds("--benchmark-duration", *cfg.benchmark_duration);
         !ok)
       return ok;
   if (auto ok = positive("--slice-duration", cfg.slice_duration); !ok)
     return ok;
   if (cfg.slice_duration)
-    if (auto ok = at_most_seconds("--slice-duration", *cfg.slice_duration);
-        !ok)
+    if (auto ok = at_most_seconds("--slice-duration", *cfg.slice_duration); !ok)
       return ok;
   if (auto ok = planned_sends("--request-rate", cfg.request_rate,
                               cfg.benchmark_duration);
@@ -899,8 +905,7 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                           "streaming); add --streaming");
   if (auto ok = positive("--user-centric-rate", cfg.user_centric_rate); !ok)
     return ok;
-  if (auto ok = slowest_rate("--user-centric-rate", cfg.user_centric_rate);
-      !ok)
+  if (auto ok = slowest_rate("--user-centric-rate", cfg.user_centric_rate); !ok)
     return ok;
   if (auto ok = at_least("--num-users", cfg.num_users, std::int64_t{1}); !ok)
     return ok;
@@ -1150,7 +1155,7 @@ void derive(profile_config& cfg, unsigned cores) {
   // measured 10-15 % less CPU per request than two (fewer wake-ups).
   if (!cfg.scheduler_threads)
     cfg.scheduler_threads
-      = std::max(1, static_cast<int>(cores) - *cfg.io_threads);
+        = std::max(1, static_cast<int>(cores) - *cfg.io_threads);
 }
 
 // Moves the raw --header/--extra-inputs/--goodput text into parsed fields.
@@ -1214,10 +1219,9 @@ caf::expected<void> check_ca_file(const std::string& path) {
   std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)> store{
       X509_STORE_new(), &X509_STORE_free};
   ERR_clear_error();
-  bool loaded = store
-                && X509_STORE_load_locations(store.get(), path.c_str(),
-                                             nullptr)
-                       == 1;
+  bool loaded
+      = store
+        && X509_STORE_load_locations(store.get(), path.c_str(), nullptr) == 1;
   std::string reason;
   if (auto code = ERR_peek_last_error(); code != 0) {
     std::array<char, 256> buf{};
@@ -1241,8 +1245,8 @@ caf::expected<void> check_open_files(const profile_config& cfg) {
   if (!cfg.concurrency)
     return caf::unit;
   auto pods = static_cast<std::uint64_t>(std::max(1, cfg.worker_pods));
-  auto per_pod = (static_cast<std::uint64_t>(*cfg.concurrency) + pods - 1)
-                 / pods;
+  auto per_pod
+      = (static_cast<std::uint64_t>(*cfg.concurrency) + pods - 1) / pods;
   auto sockets = uses_mock_server(cfg) ? 2 : 1;
   auto needed = per_pod * sockets + reserved_open_files;
   rlimit rl{};
@@ -1257,18 +1261,17 @@ caf::expected<void> check_open_files(const profile_config& cfg) {
   auto most = hard > reserved_open_files
                   ? (hard - reserved_open_files) / sockets * pods
                   : 0;
-  return fail("--concurrency",
-              show(*cfg.concurrency) + " sessions need "
-                  + std::to_string(needed) + " open files"
-                  + (sockets == 2 ? " (the built-in mock server holds the "
-                                    "other end of each connection)"
-                                  : "")
-                  + ", above this process's hard limit of "
-                  + std::to_string(hard) + " minus "
-                  + std::to_string(reserved_open_files)
-                  + " kept free; lower --concurrency to at most "
-                  + std::to_string(most)
-                  + " or raise the limit (ulimit -n, or CAP_SYS_RESOURCE)");
+  return fail(
+      "--concurrency",
+      show(*cfg.concurrency) + " sessions need " + std::to_string(needed)
+          + " open files"
+          + (sockets == 2 ? " (the built-in mock server holds the "
+                            "other end of each connection)"
+                          : "")
+          + ", above this process's hard limit of " + std::to_string(hard)
+          + " minus " + std::to_string(reserved_open_files)
+          + " kept free; lower --concurrency to at most " + std::to_string(most)
+          + " or raise the limit (ulimit -n, or CAP_SYS_RESOURCE)");
 }
 
 } // namespace
@@ -1290,8 +1293,7 @@ caf::expected<void> finalize(profile_config& cfg, unsigned cores) {
     if (auto ok = check_ca_file(*cfg.ca_file); !ok)
       return ok;
   cores = std::max(1u, cores);
-  if (cfg.io_threads
-      && static_cast<unsigned>(*cfg.io_threads) > 4 * cores)
+  if (cfg.io_threads && static_cast<unsigned>(*cfg.io_threads) > 4 * cores)
     return fail("--io-threads",
                 "must be ≤ 4 × the " + std::to_string(cores)
                     + " cores = " + std::to_string(4 * cores) + " (got "

@@ -280,8 +280,12 @@ struct profile_config {
   std::optional<double> failed_request_threshold;
 
   // --- tokenizer ---
-  /// `--tokenizer`; only "builtin" (runtime/tokenizer) is supported.
-  std::string tokenizer = "builtin";
+  /// `--tokenizer` (runtime/tokenizer/resolve.hpp): whitespace8, a
+  /// tokenizer.json, a directory or a Hugging Face id. "" = the default
+  /// (effective_tokenizer).
+  std::string tokenizer;
+  /// `--tokenizer-revision`: the Hugging Face revision (branch, tag, commit).
+  std::string tokenizer_revision = "main";
 
   // --- output / UI ---
   /// `--output-artifact-dir/--artifact-dir`; default "artifacts".
@@ -422,6 +426,11 @@ parse_goodput(std::string_view text);
 [[nodiscard]] inline bool uses_mock_server(const profile_config& cfg) {
   return cfg.urls.empty();
 }
+
+/// The tokenizer name a run counts with: `--tokenizer` if given, else
+/// whitespace8 for the built-in mock (no --url) or the mock's placeholder
+/// model names (`mock-model`), else the first model name (AIPerf).
+[[nodiscard]] std::string effective_tokenizer(const profile_config& cfg);
 
 /// Returns AIPerf's run directory name
 /// `<model('/'→'_')>-openai-<endpoint_type>-<stimulus>`, stimulus being

@@ -52,6 +52,7 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
     c.conversation_turn_delay_stddev);
   v("input", "conversation_turn_delay_ratio", c.conversation_turn_delay_ratio);
   v("input", "tokenizer", c.tokenizer);
+  v("input", "tokenizer_revision", c.tokenizer_revision);
   v("loadgen", "concurrency", c.concurrency);
   v("loadgen", "request_rate", c.request_rate);
   v("loadgen", "arrival_pattern", c.arrival_pattern);

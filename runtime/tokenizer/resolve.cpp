@@ -134,4 +134,28 @@ any_tokenizer::encode(std::string_view text) const {
   return hf_->encode(text);
 }
 
+namespace {
+
+// Written once before the actor system starts (see set_metrics_tokenizer).
+std::optional<any_tokenizer>& metrics_tokenizer() {
+  static std::optional<any_tokenizer> tok;
+  return tok;
+}
+
+} // namespace
+
+void set_metrics_tokenizer(any_tokenizer tok) {
+  metrics_tokenizer() = std::move(tok);
+}
+
+std::size_t count_for_metrics(std::string_view text) {
+  const auto& tok = metrics_tokenizer();
+  return tok ? tok->count(text) : count_tokens(text);
+}
+
+std::string metrics_tokenizer_origin() {
+  const auto& tok = metrics_tokenizer();
+  return tok ? tok->origin() : std::string{whitespace_model_name};
+}
+
 } // namespace aiperf::tokenizer

@@ -61,4 +61,15 @@ private:
   std::string origin_;
 };
 
+/// Makes `tok` the tokenizer every ISL/OSL count of this process uses
+/// (count_for_metrics). Called once at start, before any actor thread
+/// exists, so reads need no lock; until then counts use whitespace8.
+void set_metrics_tokenizer(any_tokenizer tok);
+
+/// The tokens of `text` under the tokenizer set_metrics_tokenizer chose.
+[[nodiscard]] std::size_t count_for_metrics(std::string_view text);
+
+/// The origin() of that tokenizer ("whitespace8" when none was set).
+[[nodiscard]] std::string metrics_tokenizer_origin();
+
 } // namespace aiperf::tokenizer

@@ -13,6 +13,7 @@
 #include "runtime/http/client.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/system/node.hpp"
+#include "runtime/tokenizer/resolve.hpp"
 #include "tools/mock_server/mock_server.hpp"
 
 #include <caf/all.hpp>
@@ -217,6 +218,17 @@ int run(config::profile_config cfg) {
   if (auto done = config::finalize(cfg); !done)
     return fail(sc::exit_config, done.error());
   (void) log::set_level(cfg.log_level);
+  // Resolved once, before the mock or any request: the dataset's ISL and
+  // the record processors' OSL count with it. The name (not the loaded
+  // tokenizer) goes to --worker-pods processes, which resolve it again from
+  // the same machine's files and Hugging Face cache.
+  cfg.tokenizer = config::effective_tokenizer(cfg);
+  {
+    auto tok = tokenizer::any_tokenizer::load(cfg.tokenizer, cfg.tokenizer_revision);
+    if (!tok)
+      return fail(sc::exit_config, tok.error());
+    tokenizer::set_metrics_tokenizer(std::move(*tok));
+  }
   std::unique_ptr<mock_server::server> mock;
   auto recorded = cfg;
   if (config::uses_mock_server(cfg)) {
@@ -230,7 +242,8 @@ int run(config::profile_config cfg) {
   if (auto reached = check_reachable(cfg.urls); !reached)
     return fail(sc::exit_unreachable, reached.error());
   auto plan = sc::make_run_plan(cfg, sc::make_uuid(), config::to_json(recorded, true));
-  plan.records.server_uses_builtin_tokenizer = mock != nullptr;
+  plan.records.server_uses_builtin_tokenizer
+    = mock != nullptr && cfg.tokenizer == tokenizer::whitespace_model_name;
   plan.show_progress = plan.show_progress && isatty(STDERR_FILENO);
   auto created_dirs = make_artifact_dir(plan.artifact_dir);
   if (!created_dirs)

@@ -16,6 +16,7 @@
 #include "runtime/http/client.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/system/env.hpp"
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/system/node.hpp"
 #include "runtime/system/node_supervisor.hpp"
 #include "runtime/system/owned_dir.hpp"
@@ -426,6 +427,15 @@ int run_worker(const service_options& o, const commands::test_seams& seams) {
   if (!setup)
     return fail(sc::exit_config, error_message(setup.error()));
   auto& s = *setup;
+  // The run file carries the name profile resolved; this process counts
+  // OSL and the replies' ISL with the same tokenizer.
+  {
+    auto tok = tokenizer::any_tokenizer::load(config::effective_tokenizer(s.cfg),
+                                              s.cfg.tokenizer_revision);
+    if (!tok)
+      return fail(sc::exit_config, error_message(tok.error()));
+    tokenizer::set_metrics_tokenizer(std::move(*tok));
+  }
   // Scratch space: the dataset and the RAW parts before upload.
   // One a killed pod left is reclaimed.
   auto made_scratch = system::owned_dir::make("/tmp", "aiperf-" + s.pod + "-");

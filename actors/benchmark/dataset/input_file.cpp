@@ -1,6 +1,7 @@
 #include "actors/benchmark/dataset/input_file.hpp"
 
 #include "proto/utf8.hpp"
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <rapidjson/document.h>
@@ -159,10 +160,10 @@ std::size_t count_tokens(std::string_view text, const std::atomic<bool>* stop) {
       ++cut;
     if (cut >= text.size())
       break;
-    total += tokenizer::count_tokens(text.substr(pos, cut - pos));
+    total += tokenizer::count_for_metrics(text.substr(pos, cut - pos));
     pos = cut;
   }
-  return total + tokenizer::count_tokens(text.substr(pos));
+  return total + tokenizer::count_for_metrics(text.substr(pos));
 }
 
 // append_hash_block, looking at `stop` every 65,536 tokens (~1 ms): a

@@ -1,6 +1,7 @@
 #include "actors/benchmark/dataset/synthetic.hpp"
 
 #include "actors/benchmark/dataset/random.hpp"
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <algorithm>
@@ -36,9 +37,8 @@ std::string session_id(rng& gen) {
 caf::expected<void> validate(const synthetic_options& opts) {
   constexpr double max_tokens = std::numeric_limits<std::int32_t>::max();
   if (opts.num_conversations == 0)
-    return make_error(errc::bad_option,
-                      "num_conversations: must be >= 1; set "
-                      "--num-conversations");
+    return make_error(errc::bad_option, "num_conversations: must be >= 1; set "
+                                        "--num-conversations");
   if (!std::isfinite(opts.isl_mean) || opts.isl_mean < 1
       || opts.isl_mean > max_tokens)
     return make_error(errc::bad_option,
@@ -60,21 +60,18 @@ caf::expected<void> validate(const synthetic_options& opts) {
     return make_error(errc::bad_option,
                       "turn_mean: must be >= 1; set --conversation-turn-mean");
   if (!finite_non_negative(opts.turn_stddev))
-    return make_error(errc::bad_option,
-                      "turn_stddev: must be >= 0; set "
-                      "--conversation-turn-stddev");
+    return make_error(errc::bad_option, "turn_stddev: must be >= 0; set "
+                                        "--conversation-turn-stddev");
   if (!finite_non_negative(opts.turn_delay_mean_ms))
-    return make_error(errc::bad_option,
-                      "turn_delay_mean_ms: must be >= 0; set "
-                      "--conversation-turn-delay-mean");
+    return make_error(errc::bad_option, "turn_delay_mean_ms: must be >= 0; set "
+                                        "--conversation-turn-delay-mean");
   if (!finite_non_negative(opts.turn_delay_stddev_ms))
     return make_error(errc::bad_option,
                       "turn_delay_stddev_ms: must be >= 0; set "
                       "--conversation-turn-delay-stddev");
   if (!finite_non_negative(opts.turn_delay_ratio))
-    return make_error(errc::bad_option,
-                      "turn_delay_ratio: must be >= 0; set "
-                      "--conversation-turn-delay-ratio");
+    return make_error(errc::bad_option, "turn_delay_ratio: must be >= 0; set "
+                                        "--conversation-turn-delay-ratio");
   return caf::unit;
 }
 
@@ -98,6 +95,8 @@ dataset generate_synthetic(const synthetic_options& opts) {
       break; // the caller drops what was made
     conversation conv;
     conv.session_id = session_id(gen);
+    const bool whitespace = tokenizer::metrics_tokenizer_origin()
+                            == tokenizer::whitespace_model_name;
     const auto num_turns
         = positive_normal_int(gen, opts.turn_mean, opts.turn_stddev);
     conv.turns.reserve(num_turns);
@@ -110,7 +109,13 @@ dataset generate_synthetic(const synthetic_options& opts) {
       // Vocabulary words are ≤ 8 letters: one word is one token.
       tr.text.reserve(isl * 6);
       append_random_words(tr.text, isl, gen);
-      tr.input_tokens = static_cast<std::uint32_t>(isl);
+      // Under another --tokenizer the words are not one token each: the
+      // ISL is what that tokenizer counts, as the metric counts it.
+      tr.input_tokens = whitespace
+                            ? static_cast<std::uint32_t>(isl)
+                            : static_cast<std::uint32_t>(std::min<std::size_t>(
+                                tokenizer::count_for_metrics(tr.text),
+                                std::numeric_limits<std::uint32_t>::max()));
       if (opts.osl_mean) {
         const auto osl
             = positive_normal_int(gen, *opts.osl_mean, opts.osl_stddev);

@@ -1,5 +1,6 @@
 #include "actors/benchmark/metrics/compute_metrics.hpp"
 
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <algorithm>
@@ -132,9 +133,9 @@ proto::metric_record compute_without_ids(const proto::request_record& in,
         reasoning = static_cast<double>(rt);
       }
     } else {
-      output = static_cast<double>(tokenizer::count_tokens(in.output_text));
+      output = static_cast<double>(tokenizer::count_for_metrics(in.output_text));
       reasoning
-          = static_cast<double>(tokenizer::count_tokens(in.reasoning_text));
+          = static_cast<double>(tokenizer::count_for_metrics(in.reasoning_text));
     }
     if (output) {
       osl = *output + *reasoning;

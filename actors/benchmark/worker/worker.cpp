@@ -11,6 +11,7 @@
 #include "runtime/http/url.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/sse/sse_parser.hpp"
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <caf/all.hpp>
@@ -669,7 +670,7 @@ bool make_request(worker_state& st, const credit& c, request_record& rec,
     for (std::size_t i = 0; i < replies.size() && i < c.turn_index; ++i)
       if (!replies[i].empty())
         rec.input_tokens
-          += static_cast<std::int64_t>(tokenizer::count_tokens(replies[i]));
+          += static_cast<std::int64_t>(tokenizer::count_for_metrics(replies[i]));
   }
   const auto& to = st.destinations[c.url_index % st.destinations.size()];
   req.ep = to.ep;

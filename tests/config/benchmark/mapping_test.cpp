@@ -19,7 +19,7 @@ namespace {
 struct flag_case {
   std::vector<std::string> args;
   /// The document the flags give is valid for profile -f (false for values
-  /// aiperf-node's validation refuses, e.g. a tokenizer other than builtin).
+  /// aiperf-node's validation refuses).
   bool valid = true;
 };
 
@@ -72,7 +72,9 @@ const std::map<std::string, flag_case>& flag_cases() {
        {{"--conversation-turn-delay-stddev", "10"}}},
       {"conversation-turn-delay-ratio",
        {{"--conversation-turn-delay-ratio", "0.5"}}},
-      {"tokenizer", {{"--tokenizer", "gpt2"}, false}},
+      {"tokenizer", {{"--tokenizer", "gpt2"}}},
+      {"tokenizer-revision",
+       {{"--tokenizer", "gpt2", "--tokenizer-revision", "v1"}}},
       {"concurrency", {{"--concurrency", "8"}}},
       {"request-rate", {{"--request-rate", "5.5"}}},
       {"request-rate-mode",

@@ -2,7 +2,6 @@
 #include "tests/config/profile/profile_test_support.hpp"
 
 #include <gtest/gtest.h>
-
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -20,8 +19,8 @@ namespace {
 
 // A self-signed CA certificate as PEM text, made fresh for the test.
 std::string self_signed_pem() {
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key{
-      EVP_EC_gen("P-256"), &EVP_PKEY_free};
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key{EVP_EC_gen("P-256"),
+                                                          &EVP_PKEY_free};
   std::unique_ptr<X509, decltype(&X509_free)> cert{X509_new(), &X509_free};
   if (!key || !cert)
     return {};
@@ -306,9 +305,9 @@ TEST(profile_aliases, output_and_runtime_spellings) {
                       "--scheduler-threads", "3"})
                 .scheduler_policy,
             scheduler_policy::stealing);
-  EXPECT_EQ(parse_ok({"-m", "m", "--scheduler-policy", "io-thread"})
-              .scheduler_policy,
-            scheduler_policy::io_thread);
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--scheduler-policy", "io-thread"}).scheduler_policy,
+      scheduler_policy::io_thread);
   EXPECT_EQ(parse_ok({"-m", "m"}).io_priority, io_priority::automatic);
   EXPECT_EQ(parse_ok({"-m", "m", "--io-priority", "high"}).io_priority,
             io_priority::high);
@@ -316,8 +315,10 @@ TEST(profile_aliases, output_and_runtime_spellings) {
             io_priority::normal);
   EXPECT_EQ(*parse_ok({"-m", "m", "--custom-endpoint", "/x"}).custom_endpoint,
             "/x");
-  EXPECT_EQ(parse_ok({"-m", "m", "--tokenizer", "builtin"}).tokenizer,
-            "builtin");
+  EXPECT_EQ(parse_ok({"-m", "m", "--tokenizer", "gpt2"}).tokenizer, "gpt2");
+  EXPECT_EQ(
+      parse_ok({"-m", "m", "--tokenizer-revision", "v1"}).tokenizer_revision,
+      "v1");
 }
 
 TEST(profile_aliases, endpoint_flags) {
@@ -497,8 +498,8 @@ TEST(profile_errors, codes_tell_missing_conflicting_and_unreadable_apart) {
   auto none = parse({});
   ASSERT_FALSE(none);
   EXPECT_TRUE(aiperf::is_error(none.error(), errc::missing));
-  auto both = parse({"-m", "m", "--request-count", "5", "--benchmark-duration",
-                     "3"});
+  auto both
+      = parse({"-m", "m", "--request-count", "5", "--benchmark-duration", "3"});
   ASSERT_FALSE(both);
   EXPECT_TRUE(aiperf::is_error(both.error(), errc::conflict));
   auto file = parse({"-m", "m", "--input-file", "/nonexistent/in.jsonl"});
@@ -534,8 +535,7 @@ TEST_P(profile_validation, names_the_flag) {
   auto cfg = parse(args);
   ASSERT_FALSE(cfg) << "expected an error for " << c.name;
   auto message = aiperf::error_message(cfg.error());
-  EXPECT_NE(error_flag(cfg.error()).find(c.flag), std::string::npos)
-      << message;
+  EXPECT_NE(error_flag(cfg.error()).find(c.flag), std::string::npos) << message;
   EXPECT_NE(message.find(c.flag), std::string::npos);
   EXPECT_NE(message.find(c.message_part), std::string::npos) << message;
 }
@@ -701,10 +701,10 @@ INSTANTIATE_TEST_SUITE_P(
         error_case{"turn_delay_ratio_negative",
                    {"-m", "m", "--conversation-turn-delay-ratio", "-0.5"},
                    "--conversation-turn-delay-ratio"},
-        error_case{"tokenizer_not_builtin",
-                   {"-m", "m", "--tokenizer", "gpt2"},
-                   "--tokenizer",
-                   "only 'builtin'"},
+        error_case{"tokenizer_revision_empty",
+                   {"-m", "m", "--tokenizer-revision", ""},
+                   "--tokenizer-revision",
+                   "must not be empty"},
         error_case{"concurrency_zero",
                    {"-m", "m", "--concurrency", "0"},
                    "--concurrency",
@@ -906,11 +906,11 @@ INSTANTIATE_TEST_SUITE_P(
                    {"-m", "m", "--warmup-request-count", "100000001"},
                    "--warmup-request-count",
                    "≤ 100000000"},
-        error_case{"rate_times_duration_above_max",
-                   {"-m", "m", "--request-rate", "1e9", "--benchmark-duration",
-                    "3"},
-                   "--request-rate",
-                   "plans 3000000000.0 requests, above the 100000000"},
+        error_case{
+            "rate_times_duration_above_max",
+            {"-m", "m", "--request-rate", "1e9", "--benchmark-duration", "3"},
+            "--request-rate",
+            "plans 3000000000.0 requests, above the 100000000"},
         error_case{"concurrency_above_open_files",
                    {"-m", "m", "--concurrency", "99999999999"},
                    "--concurrency",
@@ -932,8 +932,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "--num-dataset-entries",
                    "above the 1000000000.0"},
         error_case{"synthetic_sessions_above_max",
-                   {"-m", "m", "--conversation-num", "1000", "--isl",
-                    "1000000", "--conversation-turn-mean", "2"},
+                   {"-m", "m", "--conversation-num", "1000", "--isl", "1000000",
+                    "--conversation-turn-mean", "2"},
                    "--conversation-num",
                    "1000 prompts × 2 turns"},
         error_case{"osl_above_max",
@@ -1024,8 +1024,8 @@ TEST(profile_limits, the_bounds_themselves_are_accepted) {
   EXPECT_EQ(cfg.request_rate, 1e-6);
   EXPECT_EQ(cfg.isl_mean, 1000000);
   EXPECT_EQ(cfg.io_threads, 32);
-  auto planned = parse_ok({"-m", "m", "--request-rate", "1e6",
-                           "--benchmark-duration", "100"});
+  auto planned = parse_ok(
+      {"-m", "m", "--request-rate", "1e6", "--benchmark-duration", "100"});
   EXPECT_EQ(planned.benchmark_duration, 100.0);
 }
 
@@ -1047,3 +1047,15 @@ TEST(profile_random_seed, rejects_negative_and_accepts_max) {
 }
 
 } // namespace
+
+TEST(profile_tokenizer, default_is_the_model_except_for_the_mock) {
+  auto with_url = parse_ok({"-m", "org/name", "--url", "http://h:1"});
+  EXPECT_EQ(effective_tokenizer(with_url), "org/name");
+  EXPECT_EQ(effective_tokenizer(parse_ok({"-m", "org/name"})), "whitespace8");
+  EXPECT_EQ(effective_tokenizer(
+                parse_ok({"-m", "mock-model", "--url", "http://h:1"})),
+            "whitespace8");
+  EXPECT_EQ(effective_tokenizer(parse_ok(
+                {"-m", "org/name", "--url", "http://h:1", "--tokenizer", "x"})),
+            "x");
+}
