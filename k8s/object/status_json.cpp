@@ -292,6 +292,11 @@ status invalid_patch_status() {
   return st;
 }
 
+bool is_failed_patch(const status& st) noexcept {
+  return st.code == 422 && st.reason == "Invalid" && st.details_present
+         && details_empty(st.details);
+}
+
 std::string_view reason_phrase(std::int32_t http_code) noexcept {
   switch (http_code) {
   case 200:

@@ -45,6 +45,14 @@ namespace aiperf::k8s {
 /// library's message, so the body is the same for every such failure.
 [[nodiscard]] status invalid_patch_status();
 
+/// True for the 422 of a JSON patch that failed to apply (a failed `test`
+/// op included): reason Invalid with an empty `details` object. A schema,
+/// CEL or built-in validation 422 names the object and lists causes. The
+/// fences of the operator depend on telling the two apart — a failed
+/// `test` means "someone else won the race", a validation failure means
+/// the write itself is wrong — so this reads the structure, never the text.
+[[nodiscard]] bool is_failed_patch(const status& st) noexcept;
+
 /// HTTP reason phrases a client shows: 404 -> "Not Found".
 [[nodiscard]] std::string_view reason_phrase(std::int32_t http_code) noexcept;
 

@@ -128,3 +128,25 @@ TEST(status_json, ill_formed_utf8_is_written_as_go_writes_it) {
       << body;
   EXPECT_FALSE(json::parse(body, nullptr, false).is_discarded());
 }
+
+TEST(status_json, a_failed_patch_is_told_from_a_validation_422_by_structure) {
+  auto generic = parse_status(status_body(invalid_patch_status()));
+  ASSERT_TRUE(generic);
+  EXPECT_TRUE(is_failed_patch(*generic));
+  status schema{
+      "Invalid",
+      422,
+      "the server rejected our request due to an error in our request",
+      {}};
+  schema.details = {"j1",
+                    "aiperf.nvidia.com",
+                    "AIPerfJob",
+                    "",
+                    {{"FieldValueInvalid", "m", "spec"}},
+                    0};
+  auto parsed = parse_status(status_body(schema));
+  ASSERT_TRUE(parsed);
+  EXPECT_FALSE(is_failed_patch(*parsed)) << "same message, different structure";
+  status no_details{"Invalid", 422, "x", {}};
+  EXPECT_FALSE(is_failed_patch(no_details));
+}

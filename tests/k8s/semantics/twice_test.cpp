@@ -921,5 +921,47 @@ TEST_F(semantics_twice, a_too_old_watch_expires_alike_on_both_paths) {
     EXPECT_EQ(seen[0][i], seen[1][i]) << "expired watch event " << i + 1;
 }
 
+/// The operator's fences need the product client to tell a failed JSON patch
+/// `test` (someone else won the race) from a validation 422 (the write is
+/// wrong). Both are 422 Invalid; they differ only in structure, and the
+/// structure survives the trip over HTTPS.
+TEST_F(semantics_twice,
+       a_failed_patch_test_and_a_validation_422_differ_by_structure) {
+  path_under_test actor{sys, false};
+  path_under_test https{sys, true};
+  ASSERT_TRUE(actor.ready());
+  ASSERT_TRUE(https.ready());
+  using namespace testing::cases_detail;
+  const std::string ns = "sc-fence";
+  for (auto* path : {&actor, &https}) {
+    auto label = path == &actor ? "actor" : "https";
+    ASSERT_TRUE(path->call(namespace_step(ns).req)) << label;
+    json cm = {{"apiVersion", "v1"},
+               {"kind", "ConfigMap"},
+               {"metadata", {{"name", "c1"}}}};
+    ASSERT_TRUE(path->call(make(verb::create, core("configmaps", ns), cm)))
+        << label;
+    auto patch = make(
+        verb::patch, core("configmaps", ns, "c1"),
+        json::parse(R"([{"op":"test","path":"/metadata/uid","value":"stale"},
+                                      {"op":"add","path":"/data","value":{"a":"b"}}])"));
+    patch.patch = patch_type::json;
+    auto lost = path->call(patch);
+    ASSERT_FALSE(lost) << label;
+    ASSERT_NE(status_of(lost.error()), nullptr) << label;
+    EXPECT_TRUE(is_failed_patch(*status_of(lost.error()))) << label;
+
+    json bad = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata", {{"name", "Bad_Name"}}}};
+    auto wrong = path->call(make(verb::create, core("configmaps", ns), bad));
+    ASSERT_FALSE(wrong) << label;
+    ASSERT_NE(status_of(wrong.error()), nullptr) << label;
+    EXPECT_EQ(status_of(wrong.error())->code, 422) << label;
+    EXPECT_EQ(status_of(wrong.error())->reason, "Invalid") << label;
+    EXPECT_FALSE(is_failed_patch(*status_of(wrong.error()))) << label;
+  }
+}
+
 } // namespace
 } // namespace aiperf::k8s::semantics
