@@ -170,6 +170,8 @@ int run(const options& opts) {
   k8s::sim::store_config store_cfg;
   store_cfg.admin_token = token;
   store_cfg.state_dir = opts.state_dir;
+  if (identity)
+    store_cfg.root_ca_pem = identity->ca_cert_pem;
   auto store = k8s::sim::spawn_store(sys, store_cfg);
   if (!store) {
     std::fprintf(stderr, "sim-cluster: %s\n",

@@ -12,6 +12,7 @@ Checks marked expectedFailure are behaviour the simulator does not serve yet;
 when it starts to, unittest reports an unexpected success and the mark must go.
 """
 
+import base64
 import json
 import os
 import shutil
@@ -258,6 +259,20 @@ class Kubectl(unittest.TestCase):
         r = kubectl("get", "namespace", "k-ns1")
         self.assertEqual(r.stderr.strip(), 'Error from server (NotFound): namespaces "k-ns1" not found')
 
+    def test_every_namespace_holds_the_cluster_ca(self):
+        with open(SIM.kubeconfig) as f:
+            config = f.read()
+        data = [l.split(":", 1)[1].strip() for l in config.splitlines()
+                if l.strip().startswith("certificate-authority-data:")]
+        self.assertEqual(len(data), 1, config)
+        ca = base64.b64decode(data[0]).decode()
+        self.assertTrue(ca.startswith("-----BEGIN CERTIFICATE-----"), ca)
+        kubectl("create", "namespace", "k-ca", check=True)
+        for ns in ("default", "kube-system", "kube-public", "k-ca"):
+            r = kubectl("get", "cm", "kube-root-ca.crt", "-n", ns, "-o",
+                        "jsonpath={.data.ca\\.crt}", check=True)
+            self.assertEqual(r.stdout, ca, ns)
+
     def test_owner_garbage_collection(self):
         kubectl("create", "-f", "-", stdin=manifest(cm("k-owner")), check=True)
         uid = kubectl("get", "cm", "k-owner", "-o", "jsonpath={.metadata.uid}").stdout
@@ -408,12 +423,12 @@ class Python(unittest.TestCase):
         t.join(timeout=20)
         self.assertIn(("ADDED", "py-watched"), seen)
 
-    @unittest.expectedFailure  # a body without kind/apiVersion is refused (400); the API
-    # server takes them from the URL
     def test_create_without_kind(self):
-        self.core.create_namespaced_config_map(
+        made = self.core.create_namespaced_config_map(
             "default", self.client_mod.V1ConfigMap(
                 metadata=self.client_mod.V1ObjectMeta(name="py-nokind")))
+        self.assertEqual(made.kind, "ConfigMap")
+        self.assertEqual(made.api_version, "v1")
 
     def test_custom_objects(self):
         ensure_crd()
