@@ -260,6 +260,51 @@ TEST_F(profile_test, streaming_chat_counts_isl_osl_and_ids_are_exact) {
 
 // With a rate, --concurrency is a cap, not a load to keep: the mean in
 // flight is reported but not held against it.
+// A WordPiece tokenizer.json whose pieces are single letters: every
+// letter of a word is one token, so a prompt of N whitespace8 words counts
+// more than N tokens (the mock's words have several letters).
+void write_letter_tokenizer(const fs::path& file) {
+  std::string vocab = R"("[UNK]": 0)";
+  int id = 1;
+  for (char c = 'a'; c <= 'z'; ++c) {
+    vocab += ", \"" + std::string(1, c) + "\": " + std::to_string(id++);
+    vocab += ", \"##" + std::string(1, c) + "\": " + std::to_string(id++);
+  }
+  std::ofstream{file} << R"({"added_tokens": [], "normalizer": null,
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]",
+              "continuing_subword_prefix": "##",
+              "max_input_chars_per_word": 100, "vocab": {)"
+                      << vocab << "}}}";
+}
+
+TEST_F(profile_test, tokenizer_json_counts_isl_and_osl_with_its_tokens) {
+  auto tok = tmp_.path() / "tokenizer.json";
+  write_letter_tokenizer(tok);
+  auto r = profile({"--tokenizer", tok.string(), "--isl", "16", "--osl", "8",
+                    "--request-count", "4"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 4u);
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    // Each word has >= 1 letter and most several: letters, not words.
+    EXPECT_GT(metric(rec, "input_sequence_length").value_or(0), 16);
+    EXPECT_GT(metric(rec, "output_sequence_length").value_or(0), 8);
+  }
+}
+
+TEST_F(profile_test, unresolvable_tokenizer_exits_2_before_any_request) {
+  auto missing = tmp_.path() / "no-such-tokenizer";
+  auto r = profile({"--tokenizer", missing.string(), "--request-count", "2"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tried " + missing.string()));
+  EXPECT_THAT(r.err, HasSubstr("--tokenizer whitespace8"));
+  EXPECT_THAT(r.out, Not(HasSubstr("built-in mock server")))
+      << "resolved before the mock starts";
+  EXPECT_FALSE(fs::exists(artifacts()));
+}
+
 TEST_F(profile_test, rate_run_reports_in_flight_without_a_concurrency_target) {
   auto r = profile({"--streaming", "--isl", "8", "--osl", "4",
                     "--request-rate", "400", "--concurrency", "4",
