@@ -1,5 +1,7 @@
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
 
+#include "runtime/tokenizer/resolve.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -174,7 +176,11 @@ metrics_aggregator::finalize(const std::optional<client_cpu>& cpu) const {
   run_summary s;
   s.token_count_source = options_.use_server_token_count
                              ? "server (usage)"
-                             : "client (built-in tokenizer)";
+                             : tokenizer::metrics_tokenizer_origin()
+                                       == tokenizer::whitespace_model_name
+                                 ? "client (built-in tokenizer)"
+                                 : "client (" + tokenizer::metrics_tokenizer_origin()
+                                     + ")";
   s.target_request_rate = options_.target_request_rate;
   std::vector<std::string> approximate;
 

@@ -148,6 +148,10 @@ protected:
     std::vector<std::string> full{"profile", "--model", "m", "--ui", "none",
                                   "--output-artifact-dir",
                                   artifacts().string()};
+    // With --url the default tokenizer is the model name ("m"): these
+    // servers are mocks, which count with whitespace8.
+    if (std::find(args.begin(), args.end(), "--tokenizer") == args.end())
+      full.insert(full.end(), {"--tokenizer", "whitespace8"});
     full.insert(full.end(), args.begin(), args.end());
     return run_node(full, tmp_.path() / ("run" + std::to_string(runs_++)));
   }
@@ -157,6 +161,8 @@ protected:
     std::vector<std::string> full{node_bin(), "profile", "--model", "m",
                                   "--ui", "none", "--output-artifact-dir",
                                   artifacts().string()};
+    if (std::find(args.begin(), args.end(), "--tokenizer") == args.end())
+      full.insert(full.end(), {"--tokenizer", "whitespace8"});
     full.insert(full.end(), args.begin(), args.end());
     return std::make_unique<child>(full, tmp_.path()
                                            / ("run" + std::to_string(runs_++)));
