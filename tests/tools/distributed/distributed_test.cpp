@@ -90,6 +90,7 @@ std::string describe(const run_result& r) {
 std::vector<std::string> profile_args(const std::string& url,
                                       const fs::path& out) {
   return {"profile",       "--url",          url,
+          "--tokenizer",   "whitespace8",    // the mock's, not "m"
           "--model",       "m",              "--streaming",
           "--isl",         "64",             "--isl-stddev",
           "16",            "--osl",          "12",

@@ -369,6 +369,7 @@ void run_everything(run_result& out, int delay_ms) {
   auto output_path = out.dir / "profile_output.txt";
   auto profile = spawn_child(
       {node, "profile", "--url", "http://127.0.0.1:" + *port, "--model", "m",
+       "--tokenizer", "whitespace8", // the mock's token model, not "m"
        "--streaming", "--request-count", std::to_string(request_count),
        "--concurrency", "4", "--export-level", "raw", "--output-artifact-dir",
        (out.dir / "artifacts").string()},
