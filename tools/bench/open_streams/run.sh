@@ -46,7 +46,7 @@ run() {
   local streams="$1" tag="$2" dir="$out/$2"
   rm -rf "$dir"
   local start; start=$(date +%s.%N)
-  /usr/bin/time -v -o "$out/$tag.time" "$bin" profile --model m \
+  /usr/bin/time -v -o "$out/$tag.time" "$bin" profile --model m --tokenizer whitespace8 \
     --url "http://127.0.0.1:$port" --streaming --isl 16 --osl 20 \
     --concurrency "$streams" --request-count "$streams" \
     --io-threads "$io_threads" --request-timeout-seconds 600 \
