@@ -145,3 +145,19 @@ TEST_F(resolve, whitespace8_is_the_mock_token_model) {
 }
 
 } // namespace
+
+TEST_F(resolve, metrics_counts_use_the_tokenizer_set_at_start) {
+  EXPECT_EQ(aiperf::tokenizer::count_for_metrics("ab ab"), 2u);
+  EXPECT_EQ(aiperf::tokenizer::metrics_tokenizer_origin(), "whitespace8");
+  write(root_ / "tokenizer.json", tiny_json);
+  auto t = any_tokenizer::load((root_ / "tokenizer.json").string());
+  ASSERT_TRUE(t) << aiperf::error_message(t.error());
+  aiperf::tokenizer::set_metrics_tokenizer(std::move(*t));
+  // "ab", "Ġ" and "ab": ByteLevel turns the space into its own piece here.
+  EXPECT_EQ(aiperf::tokenizer::count_for_metrics("ab ab"), 3u);
+  EXPECT_EQ(aiperf::tokenizer::metrics_tokenizer_origin(),
+            (root_ / "tokenizer.json").string());
+  // Later tests in this binary count with whitespace8 again.
+  aiperf::tokenizer::set_metrics_tokenizer(*any_tokenizer::load("whitespace8"));
+  EXPECT_EQ(aiperf::tokenizer::count_for_metrics("ab ab"), 2u);
+}
