@@ -314,6 +314,7 @@ fs::path write_run_file(const fs::path& dir, const std::string& url,
   config::profile_config cfg;
   config::add_profile_options(app, cfg);
   std::vector<std::string> args = {"--url", url,     "--model", "m",
+                                   "--tokenizer", "whitespace8", // the mock's
                                    "--streaming", "--isl", "32", "--osl", "8",
                                    "--concurrency", "4", "--request-count",
                                    "40", "--random-seed", "7", "--workers-max",
