@@ -2,6 +2,8 @@
 // messages this library reproduces come from Go's fmt and time packages.
 #pragma once
 
+#include "k8s/object/validation.hpp" // go_quote, as messages quote values
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,10 +11,6 @@
 #include <vector>
 
 namespace aiperf::k8s::sim::auth::detail {
-
-/// fmt's %q of a string (strconv.Quote): `"a\"b"`, control characters as
-/// \n, \t, \x1f; valid UTF-8 kept; invalid bytes as \x escapes.
-[[nodiscard]] std::string go_quote(std::string_view s);
 
 /// fmt's %q of a []string: `["a" "b"]`, `[]` when empty.
 [[nodiscard]] std::string go_quote_list(const std::vector<std::string>& list);

@@ -269,7 +269,7 @@ caf::error forbidden(std::string_view group, std::string_view resource,
   else if (name.empty())
     message = qualified + " is forbidden: " + std::string{cause};
   else
-    message = qualified + " " + detail::go_quote(name)
+    message = qualified + " " + k8s::go_quote(name)
               + " is forbidden: " + std::string{cause};
   auto st = make_status("Forbidden", 403, message, std::string{name},
                         std::string{group}, std::string{resource});
@@ -316,8 +316,8 @@ void check_attribute_kinds(const json& spec,
     causes.push_back(invalid_cause(
         "spec.nonResourceAttributes",
         "authorization.NonResourceAttributes{Path:"
-            + detail::go_quote(string_at(n, "path"))
-            + ", Verb:" + detail::go_quote(string_at(n, "verb")) + "}",
+            + k8s::go_quote(string_at(n, "path"))
+            + ", Verb:" + k8s::go_quote(string_at(n, "verb")) + "}",
         "cannot be specified in combination with resourceAttributes"));
   }
   if (!has_res && !has_non)
@@ -514,19 +514,19 @@ attributes non_resource_attributes(const user_info& user, std::string_view verb,
 
 std::string forbidden_reason_text(const attributes& a,
                                   std::string_view reason) {
-  const auto& user = detail::go_quote(a.user.username);
+  const auto& user = k8s::go_quote(a.user.username);
   std::string msg;
   if (!a.resource_request) {
     msg = "User " + user + " cannot " + a.verb + " path "
-          + detail::go_quote(a.path);
+          + k8s::go_quote(a.path);
   } else {
     auto resource
         = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
     msg = "User " + user + " cannot " + a.verb + " resource "
-          + detail::go_quote(resource) + " in API group "
-          + detail::go_quote(a.group);
+          + k8s::go_quote(resource) + " in API group "
+          + k8s::go_quote(a.group);
     if (!a.namespace_name.empty())
-      msg += " in the namespace " + detail::go_quote(a.namespace_name);
+      msg += " in the namespace " + k8s::go_quote(a.namespace_name);
     else
       msg += " at the cluster scope";
   }
@@ -734,20 +734,20 @@ std::string describe_subject(std::string_view kind, std::string_view name,
   if (kind == "ServiceAccount") {
     auto ns = subject_ns.empty() ? binding_ns : subject_ns;
     return k + " "
-           + detail::go_quote(std::string{name} + "/" + std::string{ns});
+           + k8s::go_quote(std::string{name} + "/" + std::string{ns});
   }
-  return k + " " + detail::go_quote(name);
+  return k + " " + k8s::go_quote(name);
 }
 
 // How a lister says a role is missing: the singular, lower-case resource.
 std::string missing_role(std::string_view kind, std::string_view name) {
   if (kind == "Role")
-    return "role.rbac.authorization.k8s.io " + detail::go_quote(name)
+    return "role.rbac.authorization.k8s.io " + k8s::go_quote(name)
            + " not found";
   if (kind == "ClusterRole")
-    return "clusterrole.rbac.authorization.k8s.io " + detail::go_quote(name)
+    return "clusterrole.rbac.authorization.k8s.io " + k8s::go_quote(name)
            + " not found";
-  return "unsupported role reference kind: " + detail::go_quote(kind);
+  return "unsupported role reference kind: " + k8s::go_quote(kind);
 }
 
 } // namespace
@@ -778,8 +778,8 @@ void rbac_index::visit_rules(const user_info& user,
                    missing_role(b.role_kind, b.role_name));
     auto binding_name
         = binding_ns.empty() ? b.name : b.name + "/" + std::string{binding_ns};
-    auto source = kind_word + " " + detail::go_quote(binding_name) + " of "
-                  + b.role_kind + " " + detail::go_quote(b.role_name) + " to "
+    auto source = kind_word + " " + k8s::go_quote(binding_name) + " of "
+                  + b.role_kind + " " + k8s::go_quote(b.role_name) + " to "
                   + describe_subject(match->kind, match->name,
                                      match->namespace_name, binding_ns);
     for (const auto& rule : r->rules)
@@ -861,7 +861,7 @@ std::string escalation_text(const user_info& user,
       list += '\n';
     list += d;
   }
-  auto msg = "user " + detail::go_quote(user.username)
+  auto msg = "user " + k8s::go_quote(user.username)
              + " (groups=" + detail::go_quote_list(user.groups)
              + ") is attempting to grant RBAC permissions not currently held:\n"
              + list;
@@ -957,14 +957,14 @@ caf::expected<void> rbac_index::check_binding_write(
   if (r == nullptr) {
     if (role_kind != "Role" && role_kind != "ClusterRole") {
       auto message
-          = "unsupported role reference kind: " + detail::go_quote(role_kind);
+          = "unsupported role reference kind: " + k8s::go_quote(role_kind);
       auto st = make_status("InternalError", 500,
                             "Internal error occurred: " + message);
       return make_error(k8s::errc::unavailable, st.message, std::move(st));
     }
     std::string res = role_kind == "Role" ? "roles" : "clusterroles";
     auto message = res + ".rbac.authorization.k8s.io "
-                   + detail::go_quote(role_name) + " not found";
+                   + k8s::go_quote(role_name) + " not found";
     auto st = make_status("NotFound", 404, message, role_name,
                           std::string{rbac_group}, res);
     return make_error(k8s::errc::not_found, std::move(message), std::move(st));
@@ -1083,7 +1083,7 @@ caf::expected<json> rbac_index::access_review(const json& review,
   check_attribute_kinds(spec, causes);
   if (subject_user.username.empty() && subject_user.groups.empty())
     causes.push_back(
-        invalid_cause("spec.user", detail::go_quote(subject_user.username),
+        invalid_cause("spec.user", k8s::go_quote(subject_user.username),
                       "at least one of user or group must be specified"));
   if (!causes.empty())
     return invalid(kind, std::move(causes));
@@ -1186,8 +1186,8 @@ rbac_index::local_subject_access_review(const json& review,
         "LocalSubjectAccessReview",
         {invalid_cause("spec.nonResourceAttributes",
                        "authorization.NonResourceAttributes{Path:"
-                           + detail::go_quote(string_at(n, "path")) + ", Verb:"
-                           + detail::go_quote(string_at(n, "verb")) + "}",
+                           + k8s::go_quote(string_at(n, "path")) + ", Verb:"
+                           + k8s::go_quote(string_at(n, "verb")) + "}",
                        "disallowed on this kind of request")});
   }
   if (spec.contains("resourceAttributes")) {

@@ -396,12 +396,12 @@ token_authority::token_request_claims(const json& token_request,
   const auto& meta = object_or_empty(token_request, "metadata");
   if (auto name = string_at(meta, "name");
       !name.empty() && name != ctx.service_account)
-    return invalid(ctx.service_account, "metadata.name", detail::go_quote(name),
+    return invalid(ctx.service_account, "metadata.name", k8s::go_quote(name),
                    "must match the service account name if specified");
   if (auto ns = string_at(meta, "namespace");
       !ns.empty() && ns != ctx.namespace_name)
     return invalid(ctx.service_account, "metadata.namespace",
-                   detail::go_quote(ns),
+                   k8s::go_quote(ns),
                    "must match the service account namespace if specified");
   token_claims c;
   c.issuer = issuer_;

@@ -2,14 +2,13 @@
 // and %v of a float64), so that our messages match byte for byte.
 #pragma once
 
+#include "k8s/object/validation.hpp" // go_quote, as messages quote values
+
 #include <regex>
 #include <string>
 #include <string_view>
 
 namespace aiperf::k8s::cel {
-
-/// strconv.Quote: "a\"b", control characters escaped, UTF-8 kept.
-[[nodiscard]] std::string go_quote(std::string_view s);
 
 /// strconv.FormatFloat(v, 'g', -1, 64), which is fmt's %v of a float64:
 /// 1, 0.5, 86400, 1e+06, 1.234567e+06, 1e-05.

@@ -18,7 +18,7 @@
 namespace aiperf::k8s::sim {
 
 using cel::go_format_g;
-using cel::go_quote;
+using k8s::go_quote;
 
 namespace {
 
