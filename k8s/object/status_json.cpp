@@ -1,36 +1,12 @@
 #include "k8s/object/status_json.hpp"
 
+#include "proto/utf8.hpp"
+
 #include <cstdio>
 
 namespace aiperf::k8s {
 
 namespace {
-
-// The length of the well-formed UTF-8 sequence at s[i], or 0 when the byte
-// there starts none (overlong forms, surrogates and values above U+10FFFF
-// are ill-formed, as Go's utf8.DecodeRuneInString decides).
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  auto cont
-      = [&](std::size_t k) { return k < s.size() && (byte(k) & 0xC0) == 0x80; };
-  auto c = byte(i);
-  if (c >= 0xC2 && c <= 0xDF)
-    return cont(i + 1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(i + 1) || !cont(i + 2) || (c == 0xE0 && byte(i + 1) < 0xA0)
-        || (c == 0xED && byte(i + 1) > 0x9F))
-      return 0;
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(i + 1) || !cont(i + 2) || !cont(i + 3)
-        || (c == 0xF0 && byte(i + 1) < 0x90)
-        || (c == 0xF4 && byte(i + 1) > 0x8F))
-      return 0;
-    return 4;
-  }
-  return 0;
-}
 
 // Go's encoding/json string escaping with HTML escaping on, which is what
 // the API server's JSON encoder uses.
@@ -70,9 +46,12 @@ void append_go_string(std::string& out, std::string_view s) {
         out += buf;
       } else if (c < 0x80) {
         out += static_cast<char>(c);
-      } else if (auto n = utf8_sequence_length(s, i); n == 0) {
-        out += "\\ufffd"; // Go writes an ill-formed byte as this escape
-      } else if (n == 3 && c == 0xE2
+      } else if (auto seq = utf8::decode(
+                     reinterpret_cast<const unsigned char*>(s.data()) + i,
+                     s.size() - i);
+                 !seq.valid) {
+        out += "\\ufffd"; // Go writes each ill-formed byte as this escape
+      } else if (seq.length == 3 && c == 0xE2
                  && static_cast<unsigned char>(s[i + 1]) == 0x80
                  && (static_cast<unsigned char>(s[i + 2]) == 0xA8
                      || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
@@ -80,8 +59,8 @@ void append_go_string(std::string& out, std::string_view s) {
                                                             : "\\u2029";
         i += 2;
       } else {
-        out.append(s.substr(i, n));
-        i += n - 1;
+        out.append(s.substr(i, seq.length));
+        i += seq.length - 1;
       }
     }
   }
