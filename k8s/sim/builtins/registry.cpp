@@ -96,8 +96,34 @@ std::vector<builtin> builtins() {
     add(b);
   }
   {
+    builtin b{"",
+              "persistentvolumeclaims",
+              "PersistentVolumeClaim",
+              "persistentvolumeclaim",
+              true,
+              all_verbs,
+              {"pvc"}};
+    b.subresources = {status_of("PersistentVolumeClaim")};
+    add(b);
+  }
+  {
+    builtin b{"",    "persistentvolumes", "PersistentVolume", "persistentvolume",
+              false, all_verbs,           {"pv"}};
+    b.subresources = {status_of("PersistentVolume")};
+    add(b);
+  }
+  {
     builtin b{"", "pods", "Pod", "pod", true, all_verbs, {"po"}, {"all"}};
-    b.subresources = {status_of("Pod")};
+    // Served by the store (binding, status) and by the HTTP front, which
+    // reads pod logs and forwards proxy requests into the pod network.
+    b.subresources = {{"binding", "Binding", "", "", create_only},
+                      {"log", "Pod", "", "", {"get"}},
+                      {"proxy",
+                       "PodProxyOptions",
+                       "",
+                       "",
+                       {"create", "delete", "get", "patch", "update"}},
+                      status_of("Pod")};
     b.fields = {"metadata.name",
                 "metadata.namespace",
                 "spec.nodeName",
@@ -133,7 +159,12 @@ std::vector<builtin> builtins() {
   {
     builtin b{"",   "services", "Service", "service",
               true, all_verbs,  {"svc"},   {"all"}};
-    b.subresources = {status_of("Service")};
+    b.subresources = {{"proxy",
+                       "ServiceProxyOptions",
+                       "",
+                       "",
+                       {"create", "delete", "get", "patch", "update"}},
+                      status_of("Service")};
     b.rule = name_rule::dns1035_label;
     b.fields = {"metadata.namespace", "metadata.name", "spec.clusterIP",
                 "spec.type"};
@@ -232,8 +263,23 @@ std::vector<builtin> builtins() {
     b.has_generation = true;
     add(b);
   }
+  // storage.k8s.io/v1
+  {
+    builtin b{"storage.k8s.io", "storageclasses", "StorageClass", "storageclass",
+              false,            all_verbs,        {"sc"}};
+    add(b);
+  }
+  // scheduling.k8s.io/v1
+  {
+    builtin b{"scheduling.k8s.io", "priorityclasses", "PriorityClass",
+              "priorityclass",     false,             all_verbs,
+              {"pc"}};
+    add(b);
+  }
   // coordination.k8s.io/v1
   add({"coordination.k8s.io", "leases", "Lease", "lease"});
+  // discovery.k8s.io/v1
+  add({"discovery.k8s.io", "endpointslices", "EndpointSlice", "endpointslice"});
   return out;
 }
 
@@ -245,8 +291,11 @@ const strings builtin_group_order = {"apps",
                                      "authorization.k8s.io",
                                      "batch",
                                      "rbac.authorization.k8s.io",
+                                     "storage.k8s.io",
                                      "apiextensions.k8s.io",
-                                     "coordination.k8s.io"};
+                                     "scheduling.k8s.io",
+                                     "coordination.k8s.io",
+                                     "discovery.k8s.io"};
 
 caf::error invalid_crd(std::string message) {
   status st{"BadRequest", 400, message, {}};

@@ -191,7 +191,7 @@ TEST(registry, a_crd_adds_its_served_versions_to_discovery) {
   EXPECT_EQ(reg.find("jobset.x-k8s.io", "v1alpha2", "jobsets"), nullptr);
   EXPECT_TRUE(reg.discovery("/apis/jobset.x-k8s.io/v1alpha2").is_null());
   EXPECT_EQ(reg.discovery("/apis").at("groups").back().at("name"),
-            "coordination.k8s.io");
+            "discovery.k8s.io");
 }
 
 TEST(registry, a_crd_update_replaces_its_types_and_names_are_defaulted) {
