@@ -19,6 +19,16 @@
 // controller ends the deletion with PUT namespaces/<name>/finalize once it
 // has emptied spec.finalizers).
 //
+// Pods (kubernetes/kubernetes pkg/registry/core/pod):
+// - `POST pods/<name>/binding` (authorized as `create pods/binding`) with a
+//   Binding {metadata.name, target {kind Node, name}} sets spec.nodeName,
+//   merges the Binding's annotations and sets PodScheduled=True; 201 with a
+//   Success Status. The Binding's uid/resourceVersion are preconditions. A
+//   pod already bound, being deleted or with schedulingGates is 409
+//   `Operation cannot be fulfilled on pods/binding "p": pod p is already
+//   assigned to node "n"`; a Binding without target.name is the 500 upstream
+//   answers for its unwrapped validation error.
+//
 // Also not emulated: graceful pod deletion (a DELETE removes a pod at once,
 // as for an unscheduled pod; no kubelet finishes it), version conversion of
 // custom resources (an object is served at the requested version with only

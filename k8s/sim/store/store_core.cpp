@@ -896,6 +896,9 @@ caf::expected<response> store_core::create(const type_view& t,
   auto body = parse_object(req, req.body);
   if (!body)
     return body.error();
+  if (req.ref.subresource == "binding" && t.group.empty()
+      && t.resource == "pods")
+    return bind(t, req, std::move(*body));
   if (req.ref.subresource == "token" || t.create_only)
     return review(t, req, std::move(*body));
   json obj = std::move(*body);
@@ -1118,6 +1121,140 @@ store_core::token_request(const type_view& t, const request& req, json body) {
   auto token = tokens_.issue(*claims);
   return response{
       201, text_of(auth::token_request_response(body, token, *claims)), {}};
+}
+
+// --- pods/binding
+// -----------------------------------------------------------
+
+// BindingREST.Create (kubernetes/kubernetes pkg/registry/core/pod/storage/
+// storage.go): validated by hand, then a storage-level update of the pod —
+// no admission, no update validation — under the binding's uid and
+// resourceVersion as preconditions. A refusal that is not already a status
+// is a 409 on "pods/binding".
+caf::expected<response> store_core::bind(const type_view& t, const request& req,
+                                         json body) {
+  if (missing_kind(body))
+    body["kind"] = "Binding";
+  if (body["kind"] != "Binding")
+    return fail(req, bad_request("the object provided is unrecognized (must "
+                                 "be of type Binding): "
+                                 + body["kind"].get<std::string>()));
+  const std::string& name = req.ref.name;
+  std::string ns = meta_str(body, "namespace");
+  if (!ns.empty() && ns != req.ref.namespace_name)
+    return fail(req, bad_request("the namespace of the provided object does "
+                                 "not match the namespace sent on the "
+                                 "request"));
+  if (meta_str(body, "name") != name)
+    return fail(req, bad_request("name in URL does not match name in Binding "
+                                 "object"));
+  json target = body.value("target", json::object());
+  if (!target.is_object())
+    target = json::object();
+  std::string kind = target.value("kind", "");
+  std::string node = target.value("name", "");
+  // ValidatePodBinding's errors are a plain aggregate, not a status: the
+  // handler answers them as an unknown 500 carrying their text.
+  std::vector<status_cause> causes;
+  if (!kind.empty() && kind != "Node")
+    causes.push_back(
+        field_not_supported("target.kind", kind, {"Node", "<empty>"}));
+  if (node.empty())
+    causes.push_back(field_required("target.name"));
+  if (!causes.empty())
+    return fail(req, status{"", 500, aggregate_text(causes), {}});
+  const json* stored = find(t, req.ref.namespace_name, name);
+  if (stored == nullptr)
+    return fail(req, not_found_status(t, name));
+  auto refuse = [&](const std::string& why) {
+    status st{"Conflict",
+              409,
+              "Operation cannot be fulfilled on pods/binding \"" + name
+                  + "\": " + why,
+              {}};
+    st.details.name = name;
+    st.details.kind = "pods/binding";
+    return fail(req, std::move(st));
+  };
+  // Storage preconditions fail as a conflict on the pod itself.
+  std::string want_uid = meta_str(body, "uid");
+  std::string want_rv = meta_str(body, "resourceVersion");
+  if (!want_uid.empty() && want_uid != meta_str(*stored, "uid"))
+    return fail(req, conflict_status(t, name,
+                                     "Precondition failed: UID in "
+                                     "precondition: "
+                                         + want_uid + ", UID in object meta: "
+                                         + meta_str(*stored, "uid")));
+  if (!want_rv.empty() && want_rv != meta_str(*stored, "resourceVersion"))
+    return fail(req, conflict_status(
+                         t, name,
+                         "Precondition failed: ResourceVersion in "
+                         "precondition: "
+                             + want_rv + ", ResourceVersion in object meta: "
+                             + meta_str(*stored, "resourceVersion")));
+  if (being_deleted(*stored))
+    return refuse("pod " + name
+                  + " is being deleted, cannot be assigned to a host");
+  json spec = stored->value("spec", json::object());
+  std::string assigned = spec.value("nodeName", "");
+  if (!assigned.empty())
+    return refuse("pod " + name + " is already assigned to node "
+                  + go_quote(assigned));
+  auto gates = spec.find("schedulingGates");
+  if (gates != spec.end() && gates->is_array() && !gates->empty())
+    return refuse("pod " + name + " has non-empty .spec.schedulingGates");
+  json next = *stored;
+  next["spec"]["nodeName"] = node;
+  auto annotations = body.value("metadata", json::object())
+                         .value("annotations", json::object());
+  if (annotations.is_object() && !annotations.empty()) {
+    json& into = next["metadata"]["annotations"];
+    if (!into.is_object())
+      into = json::object();
+    for (auto it = annotations.begin(); it != annotations.end(); ++it)
+      into[it.key()] = it.value();
+  }
+  // podutil.UpdatePodCondition: the transition time moves only when the
+  // status does; reason and message go.
+  json condition = {{"type", "PodScheduled"},
+                    {"status", "True"},
+                    {"lastProbeTime", nullptr},
+                    {"lastTransitionTime", format_time(now())}};
+  json& status_obj = next["status"];
+  if (!status_obj.is_object())
+    status_obj = json::object();
+  json& conditions = status_obj["conditions"];
+  if (!conditions.is_array())
+    conditions = json::array();
+  bool found = false;
+  for (auto& c : conditions)
+    if (c.is_object() && c.value("type", "") == "PodScheduled") {
+      if (c.value("status", "") == "True" && c.contains("lastTransitionTime"))
+        condition["lastTransitionTime"] = c["lastTransitionTime"];
+      c = condition;
+      found = true;
+    }
+  if (!found)
+    conditions.push_back(condition);
+  if (!req.dry_run)
+    store_modified(t, key_of(t, req.ref.namespace_name, name), std::move(next),
+                   *stored);
+  return response{
+      201,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})"
+      "\n",
+      {}};
+}
+
+json store_core::store_modified(const type_view& t, const std::string& key,
+                                json next, const json& old) {
+  ++revision_;
+  next["metadata"]["resourceVersion"] = std::to_string(revision_);
+  next = canonical(t, next);
+  json before = old;
+  objects_[t.storage_key()][key] = next;
+  commit(t, "MODIFIED", next, std::move(before));
+  return next;
 }
 
 caf::expected<request> store_core::authorize(const request& original) {
@@ -1541,6 +1678,8 @@ caf::expected<response> store_core::remove(const type_view& t,
                          && options["orphanDependents"].is_boolean();
   if (policy.empty() && orphan_flag_set)
     policy = options["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+  std::int32_t code
+      = orphan_flag_set && !options["orphanDependents"].get<bool>() ? 202 : 200;
   json next = *stored;
   json& finalizers = next["metadata"]["finalizers"];
   if (!finalizers.is_array())
@@ -1586,7 +1725,7 @@ caf::expected<response> store_core::remove(const type_view& t,
     d.uid = meta_str(last, "uid");
     return response{200, success_body(d), {}};
   }
-  // Graceful: mark as deleting, keep the object until its finalizers go.
+  // markAsDeleting: keep the object until its finalizers go.
   if (!being_deleted(next)) {
     next["metadata"]["deletionTimestamp"] = format_time(now());
     next["metadata"]["deletionGracePeriodSeconds"] = 0;
@@ -1597,8 +1736,6 @@ caf::expected<response> store_core::remove(const type_view& t,
     if (is_namespace)
       next["status"]["phase"] = "Terminating";
   }
-  std::int32_t code
-      = orphan_flag_set && !options["orphanDependents"].get<bool>() ? 202 : 200;
   next = canonical(t, next);
   if (next == canonical(t, *stored) || req.dry_run)
     return response{code, text_of(served(t, next)), {}};

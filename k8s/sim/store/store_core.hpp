@@ -172,6 +172,9 @@ private:
                                  json body);
   caf::expected<response> token_request(const type_view& t, const request& req,
                                         json body);
+  /// POST pods/<name>/binding: the scheduler's assignment of a pod to a node.
+  caf::expected<response> bind(const type_view& t, const request& req,
+                               json body);
   /// Impersonation, then RBAC: the request as its effective user, or the
   /// 403 (401 for nobody) the real server answers.
   caf::expected<request> authorize(const request& req);
@@ -197,6 +200,11 @@ private:
                                       const std::string& name);
   json delete_now(const type_view& t, const std::string& key,
                   const request& req);
+  /// Stores `next` in place of `old` at a new resourceVersion and tells the
+  /// watches (MODIFIED), bypassing admission: the storage-level updates of
+  /// subresources such as binding. Returns the stored object.
+  json store_modified(const type_view& t, const std::string& key, json next,
+                      const json& old);
   void commit(const type_view& t, const std::string& type, json object,
               json old_object);
 
