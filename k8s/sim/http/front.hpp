@@ -26,6 +26,22 @@
 // (drop_watches_atom, the restart fault, a transport error) loses its
 // connection without it, as when an API server goes away.
 //
+// The pod network (sim-cluster --workloads, set_pod_network): after the
+// store has authorized the caller on the subresource (it answers the object)
+// - GET pods/{name}/log streams the container's log file the kubelet names
+//   (container, follow, tailLines, previous, limitBytes; `follow` keeps
+//   reading while the container runs), text/plain;
+// - any method on pods/[http:]{name}[:port]/proxy[/path] and
+//   services/[http:]{name}[:port]/proxy[/path] is forwarded as plain HTTP
+//   (method, headers but the credentials and hop-by-hop ones, body, query)
+//   to the pod's IP, or a ready endpoint of the service (port by number or
+//   name, as kube-apiserver resolves it), over a socket of the pod network,
+//   and the answer is streamed back; a failed dial is kube-apiserver's 503
+//   `error trying to reach service: dial tcp 10.244.0.7:9090: connect:
+//   connection refused`. The `https:` scheme is refused with a 503 (pods
+//   serve plain HTTP here).
+// Without a pod network these answer 503 naming --workloads.
+//
 // /sim/v1/... (the fault routes, never audited; admin only over HTTPS):
 //   POST /sim/v1/faults {fault}          -> 201 {"id":"f1"}
 //   DELETE /sim/v1/faults/{id}           -> 200 {} | 404 Status
@@ -34,16 +50,29 @@
 //        -> 200; then the listener closes, every connection is reset, the
 //        store resets (reset_atom) and the listener reopens on the same
 //        port after downSeconds.
+// With a pod network (else 404 naming --workloads):
+//   POST /sim/v1/podfaults {"namespace","labelSelector","state","count"}
+//        -> 201 the fault: Unschedulable goes to the scheduler, the other
+//        states (ImagePullBackOff, ErrImagePull, CreateContainerConfigError,
+//        CrashLoop) to the kubelet; 400 Status naming a bad field.
+//   POST /sim/v1/namespaces/{ns}/pods/{name}:kill {"signal":"KILL"}  -> 200 {}
+//   POST /sim/v1/namespaces/{ns}/pods/{name}:partition {"seconds":20}
+//        -> 200 {}: the pod's link is down that long.
+//   GET  /sim/v1/namespaces/{ns}/pods/{name} -> 200 {"pid","podIP","netns",
+//        "containers":[{"name","pid","restartCount"}]} (the kubelet's).
 #pragma once
 
 #include "k8s/sim/http/faults.hpp"
 #include "k8s/sim/http/tls.hpp"
+#include "k8s/sim/kubelet/kubelet.hpp"
+#include "k8s/sim/sandbox/sandbox.hpp"
 #include "k8s/sim/store/store.hpp"
 #include "proto/error.hpp"
 
 #include <caf/fwd.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +96,20 @@ struct front_options {
   std::uint64_t body_limit = 3u << 20;
 };
 
+/// What the front reaches pods through (sim-cluster --workloads).
+struct pod_network {
+  /// Sockets into the pod network (proxy dials).
+  std::shared_ptr<sandbox::cluster> cluster;
+  /// pods/log, pod faults, kill, partition, pod info.
+  kubelet::kubelet_actor kubelet;
+  /// The scheduler's Unschedulable fault: `(namespace, labelSelector,
+  /// count, done)`; `done` gets none or the error (a k8s status). Called on
+  /// an io thread; must not block.
+  std::function<void(std::string, std::string, std::int32_t,
+                     std::function<void(caf::error)>)>
+      unschedulable_fault;
+};
+
 /// The running front. start() binds and serves; stop() (also the
 /// destructor) closes the listener and every connection, then flushes and
 /// closes the audit log. Call start()/stop() from one thread.
@@ -82,6 +125,18 @@ public:
   /// audit log that cannot be opened, http_server::errc::bad_config for a
   /// TLS identity OpenSSL refuses.
   [[nodiscard]] caf::expected<std::uint16_t> start();
+
+  /// Serves a second listening socket as well, e.g. one bound on the pod
+  /// network's gateway: `open` returns a bound, listening TCP descriptor
+  /// (the front owns it); it is called now and again when the restart
+  /// fault reopens the listeners. Returns the socket's port. Needs start().
+  [[nodiscard]] caf::expected<std::uint16_t>
+  add_listener(std::function<caf::expected<int>()> open);
+
+  /// Turns the pod routes on (see the file comment); a network without a
+  /// cluster turns them off again (and drops the front's references).
+  /// Thread-safe.
+  void set_pod_network(pod_network net);
 
   /// Idempotent.
   void stop();

@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <arpa/inet.h>
 #include <memory>
 
 namespace aiperf::k8s::sim::http {
@@ -64,9 +65,37 @@ bool add_ext(X509* cert, X509* issuer, int nid, const char* value) {
   return ok;
 }
 
+bool is_ip_address(const std::string& s) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, s.c_str(), buf) == 1
+         || inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
+/// RFC 1123 labels joined by dots: what a DNS SAN may hold.
+bool is_dns_name(const std::string& s) {
+  if (s.empty() || s.size() > 253)
+    return false;
+  std::size_t label = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == '.') {
+      if (label == 0 || label > 63 || s[i - 1] == '-')
+        return false;
+      label = 0;
+      continue;
+    }
+    const char c = s[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9') || (c == '-' && label > 0);
+    if (!ok)
+      return false;
+    ++label;
+  }
+  return true;
+}
+
 caf::expected<x509_ptr> make_cert(EVP_PKEY* key, const char* common_name,
                                   X509* issuer, EVP_PKEY* issuer_key,
-                                  bool is_ca) {
+                                  bool is_ca, const std::string& sans) {
   x509_ptr cert{X509_new()};
   if (!cert)
     return openssl_error("X509_new");
@@ -97,8 +126,7 @@ caf::expected<x509_ptr> make_cert(EVP_PKEY* key, const char* common_name,
          && add_ext(cert.get(), signer, NID_key_usage,
                     "critical,digitalSignature,keyEncipherment")
          && add_ext(cert.get(), signer, NID_ext_key_usage, "serverAuth")
-         && add_ext(cert.get(), signer, NID_subject_alt_name,
-                    "IP:127.0.0.1,DNS:localhost")
+         && add_ext(cert.get(), signer, NID_subject_alt_name, sans.c_str())
          && add_ext(cert.get(), signer, NID_authority_key_identifier,
                     "keyid:always");
   }
@@ -128,19 +156,34 @@ std::string pem_of(EVP_PKEY* key) {
 
 } // namespace
 
-caf::expected<tls_identity> make_tls_identity() {
+caf::expected<tls_identity>
+make_tls_identity(const std::vector<std::string>& extra_sans) {
+  std::string sans = "IP:127.0.0.1,DNS:localhost";
+  for (const auto& san : extra_sans) {
+    if (is_ip_address(san)) {
+      sans += ",IP:" + san;
+    } else if (is_dns_name(san)) {
+      sans += ",DNS:" + san;
+    } else {
+      return make_error(http_server::errc::bad_config,
+                        "cannot make the simulator's TLS certificate: the "
+                        "subject alternative name '"
+                            + san
+                            + "' is neither an IP address nor a DNS name");
+    }
+  }
   auto ca_key = make_key();
   if (!ca_key)
     return ca_key.error();
-  auto ca
-      = make_cert(ca_key->get(), "aiperf-sim-ca", nullptr, ca_key->get(), true);
+  auto ca = make_cert(ca_key->get(), "aiperf-sim-ca", nullptr, ca_key->get(),
+                      true, "");
   if (!ca)
     return ca.error();
   auto server_key = make_key();
   if (!server_key)
     return server_key.error();
   auto server = make_cert(server_key->get(), "aiperf-sim", ca->get(),
-                          ca_key->get(), false);
+                          ca_key->get(), false, sans);
   if (!server)
     return server.error();
   return tls_identity{pem_of(ca->get()), pem_of(server->get()),

@@ -8,6 +8,7 @@
 #include "proto/error.hpp"
 
 #include <string>
+#include <vector>
 
 namespace aiperf::k8s::sim::http {
 
@@ -20,9 +21,13 @@ struct tls_identity {
 };
 
 /// Makes a self-signed CA ("aiperf-sim-ca") and a server certificate for the
-/// subject alternative names 127.0.0.1 and localhost, both EC P-256 keys,
-/// valid from one hour ago for ten years. Fails (http_server::errc::bad_config)
-/// only if OpenSSL refuses a step, naming it.
-[[nodiscard]] caf::expected<tls_identity> make_tls_identity();
+/// subject alternative names 127.0.0.1 and localhost plus `extra_sans`
+/// (each an IPv4/IPv6 address, written as an IP SAN, or a DNS name: the pod
+/// network's gateway and `kubernetes.default.svc...`, which pods dial), both
+/// EC P-256 keys, valid from one hour ago for ten years. Fails
+/// (http_server::errc::bad_config) if OpenSSL refuses a step, naming it, or
+/// for a SAN that is neither an address nor a DNS name.
+[[nodiscard]] caf::expected<tls_identity>
+make_tls_identity(const std::vector<std::string>& extra_sans = {});
 
 } // namespace aiperf::k8s::sim::http
