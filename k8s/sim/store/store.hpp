@@ -28,9 +28,20 @@
 //   `Operation cannot be fulfilled on pods/binding "p": pod p is already
 //   assigned to node "n"`; a Binding without target.name is the 500 upstream
 //   answers for its unwrapped validation error.
+// - Deletion is graceful (rest.BeforeDelete, CheckGracefulDelete): a DELETE
+//   of a bound pod not Succeeded/Failed sets deletionTimestamp = now + grace
+//   and deletionGracePeriodSeconds = grace (DeleteOptions.gracePeriodSeconds,
+//   else spec.terminationGracePeriodSeconds, else 30; negative counts as 1)
+//   and answers 200 with the pod (MODIFIED). A later DELETE may only shorten
+//   the period; one with gracePeriodSeconds 0 (the kubelet's last word)
+//   removes the pod unless finalizers hold it. An unbound or terminated pod
+//   gets grace 0 and is removed by the same request: watches see MODIFIED
+//   (with deletionTimestamp) then DELETED, as from the real registry. Updates
+//   never delete a pod whose grace period is still running.
+//   Namespace deletion and the garbage collector delete pods through the
+//   same path, so a namespace with bound pods waits for their kubelet.
 //
-// Also not emulated: graceful pod deletion (a DELETE removes a pod at once,
-// as for an unscheduled pod; no kubelet finishes it), version conversion of
+// Also not emulated: version conversion of
 // custom resources (an object is served at the requested version with only
 // apiVersion rewritten), core/v1 and events.k8s.io/v1 Events sharing one
 // storage (each group keeps its own), and managedFields of non-apply writes

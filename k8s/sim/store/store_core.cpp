@@ -1401,8 +1401,14 @@ store_core::write_update(const type_view& t, const request& req, json stored,
   std::string key = key_of(t, req.ref.namespace_name, name);
   ++revision_;
   updated["metadata"]["resourceVersion"] = std::to_string(revision_);
-  // ShouldDeleteDuringUpdate: the last finalizer of a deleting object went.
-  if (being_deleted(updated) && !has_finalizers(updated)
+  // ShouldDeleteDuringUpdate: the last finalizer of a deleting object went
+  // and no grace period is pending (a terminating pod lives on until its
+  // kubelet deletes it with grace 0).
+  auto pending_grace = old_meta.find("deletionGracePeriodSeconds");
+  bool grace_left = pending_grace != old_meta.end()
+                    && pending_grace->is_number_integer()
+                    && pending_grace->get<std::int64_t>() > 0;
+  if (being_deleted(stored) && !grace_left && !has_finalizers(updated)
       && !(t.resource == "namespaces" && t.group.empty()
            && !updated.value("spec", json::object())
                    .value("finalizers", json::array())
@@ -1624,6 +1630,65 @@ json store_core::delete_now(const type_view& t, const std::string& key,
   return last;
 }
 
+store_core::grace_outcome store_core::graceful_delete(const type_view& t,
+                                                      const json& options,
+                                                      json& object) const {
+  grace_outcome out;
+  if (!(t.group.empty() && t.resource == "pods"))
+    return out;
+  // Negative grace periods count as 1 s.
+  std::optional<std::int64_t> asked;
+  if (auto it = options.find("gracePeriodSeconds");
+      it != options.end() && it->is_number_integer())
+    asked = it->get<std::int64_t>() < 0 ? 1 : it->get<std::int64_t>();
+  json& meta = object["metadata"];
+  if (being_deleted(object)) {
+    auto it = meta.find("deletionGracePeriodSeconds");
+    std::int64_t current = it != meta.end() && it->is_number_integer()
+                               ? it->get<std::int64_t>()
+                               : 0;
+    if (current < 0)
+      current = 1;
+    // No grace left: delete now (or wait for the finalizers).
+    if (current == 0)
+      return out;
+    // Only a shorter grace period may be given.
+    if (!asked || *asked >= current) {
+      out.pending = true;
+      return out;
+    }
+    auto at = parse_time(meta_str(object, "deletionTimestamp"));
+    std::int64_t deadline
+        = (at ? *at / 1'000'000'000 : now()) - current + *asked;
+    meta["deletionTimestamp"] = format_time(deadline);
+    meta["deletionGracePeriodSeconds"] = *asked;
+    out.graceful = true;
+    out.seconds = *asked;
+    return out;
+  }
+  // CheckGracefulDelete: the request's period, else the pod's; none for a
+  // pod no node runs, or one that has terminated.
+  std::int64_t period = 30;
+  const json spec = object.value("spec", json::object());
+  if (asked)
+    period = *asked;
+  else if (auto it = spec.find("terminationGracePeriodSeconds");
+           it != spec.end() && it->is_number_integer())
+    period = it->get<std::int64_t>();
+  std::string phase = object.value("status", json::object()).value("phase", "");
+  if (spec.value("nodeName", "").empty() || phase == "Succeeded"
+      || phase == "Failed")
+    period = 0;
+  meta["deletionTimestamp"] = format_time(now() + period);
+  meta["deletionGracePeriodSeconds"] = period;
+  if (meta.contains("generation") && meta["generation"].is_number_integer()
+      && meta["generation"].get<std::int64_t>() > 0)
+    meta["generation"] = meta["generation"].get<std::int64_t>() + 1;
+  out.graceful = true;
+  out.seconds = period;
+  return out;
+}
+
 caf::expected<response> store_core::remove(const type_view& t,
                                            const request& req) {
   if (req.ref.name.empty())
@@ -1681,6 +1746,11 @@ caf::expected<response> store_core::remove(const type_view& t,
   std::int32_t code
       = orphan_flag_set && !options["orphanDependents"].get<bool>() ? 202 : 200;
   json next = *stored;
+  // Graceful deletion (rest.BeforeDelete with the pod strategy's
+  // CheckGracefulDelete): only pods support it.
+  auto grace = graceful_delete(t, options, next);
+  if (grace.pending)
+    return response{code, text_of(served(t, *stored)), {}};
   json& finalizers = next["metadata"]["finalizers"];
   if (!finalizers.is_array())
     finalizers = json::array();
@@ -1712,6 +1782,21 @@ caf::expected<response> store_core::remove(const type_view& t,
   bool is_namespace = t.resource == "namespaces" && t.group.empty();
   bool pending = has_finalizers(next) || is_namespace;
   std::string key = key_of(t, req.ref.namespace_name, name);
+  if (grace.graceful) {
+    // The grace period is written first (MODIFIED); a pod without one left
+    // and without finalizers is then removed in the same request (DELETED),
+    // as the registry's updateForGracefulDeletionAndFinalizers does.
+    next = canonical(t, next);
+    if (req.dry_run)
+      return response{code, text_of(served(t, next)), {}};
+    if (next != canonical(t, *stored))
+      store_modified(t, key, next, *stored);
+    if (pending || grace.seconds > 0)
+      return response{
+          code, text_of(served(t, *find(t, req.ref.namespace_name, name))), {}};
+    json last = delete_now(t, key, req);
+    return response{200, text_of(served(t, last)), {}};
+  }
   if (!pending) {
     if (req.dry_run) {
       status_details d = details_of(t, name);
@@ -1735,6 +1820,13 @@ caf::expected<response> store_core::remove(const type_view& t,
           = next["metadata"]["generation"].get<std::int64_t>() + 1;
     if (is_namespace)
       next["status"]["phase"] = "Terminating";
+  } else if (next["metadata"].contains("deletionGracePeriodSeconds")) {
+    // A pod whose grace period ended early: a deadline still ahead moves
+    // to now, and no grace is left.
+    auto at = parse_time(meta_str(next, "deletionTimestamp"));
+    if (at && *at / 1'000'000'000 > now())
+      next["metadata"]["deletionTimestamp"] = format_time(now());
+    next["metadata"]["deletionGracePeriodSeconds"] = 0;
   }
   next = canonical(t, next);
   if (next == canonical(t, *stored) || req.dry_run)

@@ -200,6 +200,17 @@ private:
                                       const std::string& name);
   json delete_now(const type_view& t, const std::string& key,
                   const request& req);
+  /// rest.BeforeDelete's grace period for `object` (pods only): `graceful`
+  /// when the object gets (or shortens) a deletionTimestamp and
+  /// deletionGracePeriodSeconds of `seconds`; `pending` when a grace period
+  /// already runs and this request does not shorten it (nothing changes).
+  struct grace_outcome {
+    bool graceful = false;
+    bool pending = false;
+    std::int64_t seconds = 0;
+  };
+  grace_outcome graceful_delete(const type_view& t, const json& options,
+                                json& object) const;
   /// Stores `next` in place of `old` at a new resourceVersion and tells the
   /// watches (MODIFIED), bypassing admission: the storage-level updates of
   /// subresources such as binding. Returns the stored object.

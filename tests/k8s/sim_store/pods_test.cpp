@@ -1,6 +1,7 @@
-// The store's pod semantics: pods/binding.
+// The store's pod semantics: pods/binding and graceful deletion.
 #include "k8s/api/json.hpp"
 #include "k8s/object/status_json.hpp"
+#include "k8s/object/time.hpp"
 #include "k8s/sim/store/store.hpp"
 #include "tests/support/caf_gtest.hpp"
 
@@ -72,6 +73,18 @@ json binding(const std::string& name, const std::string& node) {
           {"kind", "Binding"},
           {"metadata", {{"name", name}}},
           {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+}
+
+json grace(std::int64_t seconds) {
+  return {{"apiVersion", "v1"},
+          {"kind", "DeleteOptions"},
+          {"gracePeriodSeconds", seconds}};
+}
+
+std::int64_t seconds_of(const json& obj, const char* field) {
+  auto t = parse_time(obj["metadata"][field].get<std::string>());
+  EXPECT_TRUE(t);
+  return t ? *t / 1'000'000'000 : 0;
 }
 
 struct pods_test : caf_gtest::fixture<> {
@@ -226,6 +239,113 @@ TEST_F(pods_test, a_binding_needs_create_on_pods_binding) {
                             "group \"\" in the namespace \"default\""),
             std::string::npos)
       << st.message;
+}
+
+// --- graceful deletion
+// --------------------------------------------------------
+
+TEST_F(pods_test, deleting_a_bound_pod_starts_its_grace_period) {
+  auto bound = bound_pod("p");
+  auto log = watch_pods();
+  advance_time(std::chrono::seconds(5));
+  auto res = call(make(verb::remove, core("pods", "default", "p")));
+  ASSERT_TRUE(res) << error_message(res.error());
+  EXPECT_EQ(res->code, 200);
+  auto answered = json::parse(res->body);
+  EXPECT_EQ(answered["kind"], "Pod");
+  EXPECT_EQ(answered["metadata"]["deletionGracePeriodSeconds"], 30);
+  auto pending = get_pod("p");
+  EXPECT_EQ(pending["metadata"]["deletionGracePeriodSeconds"], 30);
+  EXPECT_EQ(seconds_of(pending, "deletionTimestamp"),
+            seconds_of(bound, "creationTimestamp") + 5 + 30);
+  // A longer period, or none, changes nothing; a shorter one moves the
+  // deadline back by the difference.
+  ok(make(verb::remove, core("pods", "default", "p"), grace(60)));
+  ok(make(verb::remove, core("pods", "default", "p")));
+  EXPECT_EQ(get_pod("p")["metadata"]["resourceVersion"],
+            pending["metadata"]["resourceVersion"]);
+  auto shorter
+      = ok(make(verb::remove, core("pods", "default", "p"), grace(10)));
+  EXPECT_EQ(shorter["metadata"]["deletionGracePeriodSeconds"], 10);
+  EXPECT_EQ(seconds_of(shorter, "deletionTimestamp"),
+            seconds_of(pending, "deletionTimestamp") - 20);
+  // The kubelet reports the containers' end; that keeps the pod.
+  auto st = make(verb::patch, core("pods", "default", "p", "status"),
+                 json{{"status", {{"phase", "Failed"}}}});
+  st.patch = patch_type::merge;
+  ok(st);
+  EXPECT_EQ(get_pod("p")["status"]["phase"], "Failed");
+  // Its final delete, with grace 0, removes it.
+  auto last = ok(make(verb::remove, core("pods", "default", "p"), grace(0)));
+  EXPECT_EQ(last["metadata"]["deletionGracePeriodSeconds"], 0);
+  EXPECT_EQ(failure(make(verb::get, core("pods", "default", "p"))).code, 404);
+  EXPECT_EQ(log->types(),
+            (std::vector<std::string>{"MODIFIED", "MODIFIED", "MODIFIED",
+                                      "MODIFIED", "DELETED"}));
+}
+
+TEST_F(pods_test, the_pods_own_grace_period_is_the_default) {
+  auto bound = bound_pod("p", {{"terminationGracePeriodSeconds", 7}});
+  auto pending = ok(make(verb::remove, core("pods", "default", "p")));
+  EXPECT_EQ(pending["metadata"]["deletionGracePeriodSeconds"], 7);
+  EXPECT_EQ(seconds_of(pending, "deletionTimestamp"),
+            seconds_of(bound, "creationTimestamp") + 7);
+  bound_pod("q");
+  auto negative
+      = ok(make(verb::remove, core("pods", "default", "q"), grace(-5)));
+  EXPECT_EQ(negative["metadata"]["deletionGracePeriodSeconds"], 1);
+}
+
+TEST_F(pods_test, an_unbound_pod_goes_at_once_with_modified_then_deleted) {
+  ok(make(verb::create, core("pods", "default"), pod("p")));
+  auto log = watch_pods();
+  auto gone = ok(make(verb::remove, core("pods", "default", "p")));
+  EXPECT_EQ(gone["kind"], "Pod");
+  EXPECT_EQ(gone["metadata"]["deletionGracePeriodSeconds"], 0);
+  EXPECT_EQ(failure(make(verb::get, core("pods", "default", "p"))).code, 404);
+  EXPECT_EQ(log->types(), (std::vector<std::string>{"MODIFIED", "DELETED"}));
+  auto modified = json::parse(log->events[0].object);
+  EXPECT_TRUE(modified["metadata"].contains("deletionTimestamp"));
+}
+
+TEST_F(pods_test, a_terminated_pod_goes_at_once) {
+  bound_pod("p");
+  auto st = make(verb::patch, core("pods", "default", "p", "status"),
+                 json{{"status", {{"phase", "Succeeded"}}}});
+  st.patch = patch_type::merge;
+  ok(st);
+  ok(make(verb::remove, core("pods", "default", "p")));
+  EXPECT_EQ(failure(make(verb::get, core("pods", "default", "p"))).code, 404);
+}
+
+TEST_F(pods_test, finalizers_hold_a_pod_after_its_final_delete) {
+  auto created = ok(make(verb::create, core("pods", "default"), [] {
+    auto p = pod("p");
+    p["metadata"]["finalizers"] = json::array({"example.com/hold"});
+    return p;
+  }()));
+  ok(make(verb::create, core("pods", "default", "p", "binding"),
+          binding("p", "n")));
+  ok(make(verb::remove, core("pods", "default", "p")));
+  auto held = ok(make(verb::remove, core("pods", "default", "p"), grace(0)));
+  EXPECT_EQ(held["metadata"]["deletionGracePeriodSeconds"], 0);
+  EXPECT_EQ(get_pod("p")["metadata"]["finalizers"],
+            json::array({"example.com/hold"}));
+  auto drop = make(verb::patch, core("pods", "default", "p"),
+                   json{{"metadata", {{"finalizers", nullptr}}}});
+  drop.patch = patch_type::merge;
+  ok(drop);
+  EXPECT_EQ(failure(make(verb::get, core("pods", "default", "p"))).code, 404);
+  (void)created;
+}
+
+TEST_F(pods_test, a_dry_run_delete_of_a_bound_pod_changes_nothing) {
+  auto bound = bound_pod("p");
+  auto r = make(verb::remove, core("pods", "default", "p"));
+  r.dry_run = true;
+  auto answered = ok(r);
+  EXPECT_EQ(answered["metadata"]["deletionGracePeriodSeconds"], 30);
+  EXPECT_EQ(get_pod("p"), bound);
 }
 
 } // namespace
