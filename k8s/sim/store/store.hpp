@@ -40,6 +40,13 @@
 //   never delete a pod whose grace period is still running.
 //   Namespace deletion and the garbage collector delete pods through the
 //   same path, so a namespace with bound pods waits for their kubelet.
+// - `pods/log`, `pods/proxy` and `services/proxy` are authorized as that
+//   subresource with the verb of the HTTP method (GET get, POST create, PUT
+//   update, PATCH patch, DELETE delete; log serves get only, else 405) and
+//   answered 200 with the pod or service itself: the HTTP front streams the
+//   log or forwards the request into the pod network, using the object's
+//   address and status, and audits the request as the subresource. A proxy
+//   name may be `[scheme:]name[:port]`; the object is found by its name.
 //
 // Also not emulated: version conversion of
 // custom resources (an object is served at the requested version with only

@@ -641,6 +641,10 @@ caf::expected<response> store_core::handle(const request& original) {
                             "Request entity too large: limit is "
                                 + std::to_string(max_request_bytes),
                             {}});
+  // Streams and forwarded requests are the front's; the store authorizes
+  // them (above) and hands it the object they concern.
+  if (req.ref.subresource == "log" || req.ref.subresource == "proxy")
+    return pass_through(*t, req);
   if (t->create_only && req.verb != verb::create)
     return fail(req, method_not_allowed(*t, req));
   switch (req.verb) {
@@ -1123,7 +1127,7 @@ store_core::token_request(const type_view& t, const request& req, json body) {
       201, text_of(auth::token_request_response(body, token, *claims)), {}};
 }
 
-// --- pods/binding
+// --- pods/binding, log and proxy
 // -----------------------------------------------------------
 
 // BindingREST.Create (kubernetes/kubernetes pkg/registry/core/pod/storage/
@@ -1255,6 +1259,46 @@ json store_core::store_modified(const type_view& t, const std::string& key,
   objects_[t.storage_key()][key] = next;
   commit(t, "MODIFIED", next, std::move(before));
   return next;
+}
+
+// pods/log, pods/proxy and services/proxy: authorized as the subresource
+// with the verb of the HTTP method; the answer is the pod or service, whose
+// address and status the front needs to stream the log or forward the
+// request. A proxy name may carry a scheme and port
+// (`[scheme:]name[:port]`, apimachinery util/net SplitSchemeNamePort).
+caf::expected<response> store_core::pass_through(const type_view& t,
+                                                 const request& req) {
+  const auto* sub
+      = t.rt != nullptr ? t.rt->find_subresource(req.ref.subresource) : nullptr;
+  std::string verb_name = to_string(req.verb);
+  if (sub == nullptr
+      || std::find(sub->verbs.begin(), sub->verbs.end(), verb_name)
+             == sub->verbs.end())
+    return fail(req, method_not_allowed(t, req));
+  std::string name = req.ref.name;
+  if (req.ref.subresource == "proxy") {
+    std::vector<std::string> parts;
+    std::size_t from = 0;
+    for (;;) {
+      auto colon = name.find(':', from);
+      parts.push_back(name.substr(from, colon - from));
+      if (colon == std::string::npos)
+        break;
+      from = colon + 1;
+    }
+    if (parts.size() == 2)
+      name = parts[0];
+    else if (parts.size() == 3)
+      name = parts[1];
+    else if (parts.size() > 3)
+      return fail(req, bad_request(std::string{"invalid "}
+                                   + (t.resource == "pods" ? "pod" : "service")
+                                   + " request " + go_quote(req.ref.name)));
+  }
+  const json* obj = find(t, req.ref.namespace_name, name);
+  if (obj == nullptr)
+    return fail(req, not_found_status(t, name));
+  return response{200, text_of(served(t, *obj)), {}};
 }
 
 caf::expected<request> store_core::authorize(const request& original) {

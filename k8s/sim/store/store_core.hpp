@@ -175,6 +175,8 @@ private:
   /// POST pods/<name>/binding: the scheduler's assignment of a pod to a node.
   caf::expected<response> bind(const type_view& t, const request& req,
                                json body);
+  /// pods/log, pods/proxy, services/proxy: the object itself, for the front.
+  caf::expected<response> pass_through(const type_view& t, const request& req);
   /// Impersonation, then RBAC: the request as its effective user, or the
   /// 403 (401 for nobody) the real server answers.
   caf::expected<request> authorize(const request& req);

@@ -1,4 +1,5 @@
-// The store's pod semantics: pods/binding and graceful deletion.
+// The store's pod semantics: pods/binding, graceful deletion, and the
+// log/proxy subresources the HTTP front serves from the pod or service.
 #include "k8s/api/json.hpp"
 #include "k8s/object/status_json.hpp"
 #include "k8s/object/time.hpp"
@@ -346,6 +347,60 @@ TEST_F(pods_test, a_dry_run_delete_of_a_bound_pod_changes_nothing) {
   auto answered = ok(r);
   EXPECT_EQ(answered["metadata"]["deletionGracePeriodSeconds"], 30);
   EXPECT_EQ(get_pod("p"), bound);
+}
+
+// --- log and proxy
+// --------------------------------------------------------------
+
+TEST_F(pods_test, log_and_proxy_answer_the_object_itself) {
+  auto p = bound_pod("p");
+  auto log = ok(make(verb::get, core("pods", "default", "p", "log")));
+  EXPECT_EQ(log, p);
+  for (verb v :
+       {verb::get, verb::create, verb::update, verb::patch, verb::remove}) {
+    auto proxied
+        = call(make(v, core("pods", "default", "p:8080", "proxy"), json{}));
+    ASSERT_TRUE(proxied) << to_string(v) << ": "
+                         << error_message(proxied.error());
+    EXPECT_EQ(json::parse(proxied->body), p) << to_string(v);
+  }
+  EXPECT_EQ(ok(make(verb::get, core("pods", "default", "http:p:80", "proxy"))),
+            p);
+  auto svc = ok(make(verb::create, core("services", "default"),
+                     json{{"apiVersion", "v1"},
+                          {"kind", "Service"},
+                          {"metadata", {{"name", "mock"}}},
+                          {"spec",
+                           {{"ports", json::array({{{"port", 8000}}})},
+                            {"selector", {{"app", "mock"}}}}}}));
+  EXPECT_EQ(ok(make(verb::get, core("services", "default", "mock", "proxy"))),
+            svc);
+  EXPECT_EQ(
+      failure(make(verb::create, core("pods", "default", "p", "log"))).code,
+      405);
+  EXPECT_EQ(
+      failure(make(verb::get, core("pods", "default", "q", "log"))).message,
+      "pods \"q\" not found");
+  EXPECT_EQ(
+      failure(make(verb::get, core("pods", "default", "a:b:c:d", "proxy")))
+          .code,
+      400);
+}
+
+TEST_F(pods_test, log_and_proxy_are_authorized_as_the_subresource) {
+  bound_pod("p");
+  auto r = make(verb::get, core("pods", "default", "p", "log"));
+  r.impersonate_user = "system:serviceaccount:default:default";
+  auto st = failure(r);
+  EXPECT_EQ(st.code, 403);
+  EXPECT_NE(st.message.find("cannot get resource \"pods/log\""),
+            std::string::npos)
+      << st.message;
+  auto proxy = make(verb::create, core("pods", "default", "p:80", "proxy"));
+  proxy.impersonate_user = "system:serviceaccount:default:default";
+  EXPECT_NE(
+      failure(proxy).message.find("cannot create resource \"pods/proxy\""),
+      std::string::npos);
 }
 
 } // namespace
