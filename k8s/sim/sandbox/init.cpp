@@ -7,6 +7,7 @@
 #include "k8s/sim/sandbox/detail.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -303,6 +304,16 @@ json op_setup(init_state& st, const json& req) {
     ::pause();
 }
 
+// 02:42 and the four bytes of the IPv4 address `ip`.
+std::string mac_of(const std::string& ip) {
+  unsigned b[4] = {};
+  std::sscanf(ip.c_str(), "%u.%u.%u.%u", &b[0], &b[1], &b[2], &b[3]);
+  char out[18];
+  std::snprintf(out, sizeof out, "02:42:%02x:%02x:%02x:%02x", b[0] & 0xff,
+                b[1] & 0xff, b[2] & 0xff, b[3] & 0xff);
+  return out;
+}
+
 std::pair<json, pid_t> op_create(init_state& st, const json& req) {
   auto id = req.value("id", "");
   auto hostname = req.value("hostname", "");
@@ -335,8 +346,12 @@ std::pair<json, pid_t> op_create(init_state& st, const json& req) {
     return abandon(said.empty() ? "the holder process died" : said);
   auto ip = req.value("ip", "") + "/" + std::to_string(req.value("prefix", 0));
   auto pid_text = std::to_string(pid);
-  if (auto err = run_ip(st, {"link", "add", veth, "type", "veth", "peer",
-                             "name", "eth0", "netns", pid_text});
+  // The pod's MAC follows from its address (as Docker's bridge does), so a
+  // reused address keeps its MAC and no neighbour cache (the gateway's,
+  // other pods') goes stale when a pod's address passes to a new pod.
+  if (auto err
+      = run_ip(st, {"link", "add", veth, "type", "veth", "peer", "name", "eth0",
+                    "address", mac_of(req.value("ip", "")), "netns", pid_text});
       !err.empty())
     return abandon(err);
   std::vector<std::pair<std::vector<std::string>, pid_t>> steps{
@@ -500,6 +515,18 @@ void bind_file_over(const child_ctx& c, const std::string& src,
   c.check(::mount("proc", proc.c_str(), "proc",
                   MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr),
           "mount /proc");
+  // Read-only sysfs (what cpu counts and network tools read), its net
+  // class the pod's own; not fatal where sysfs cannot be mounted.
+  auto sys = root + "/sys";
+  ::mkdir(sys.c_str(), 0555);
+  ::mount("sysfs", sys.c_str(), "sysfs",
+          MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+  for (const char* d : {"/run", "/var", "/var/tmp", "/root", "/home"})
+    ::mkdir((root + d).c_str(), 0755);
+  ::chmod((root + "/var/tmp").c_str(), 01777);
+  if (!ro_root)
+    ::mount("tmpfs", (root + "/run").c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+            "mode=755");
   auto dev = root + "/dev";
   ::mkdir(dev.c_str(), 0755);
   c.check(

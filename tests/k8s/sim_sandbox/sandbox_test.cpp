@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -178,11 +179,15 @@ protected:
     }
   }
 
+  // The pods' resolver is their own loopback: no DNS server runs here, and
+  // the gateway's ICMP "port unreachable" answers to a resolver are rate
+  // limited per address, so a server that resolves its name at start
+  // (python's http.server) could wait seconds for its resolver's timeout.
   sbx::sandbox_info create(const std::string& id) {
     sbx::sandbox_info out;
     sbx::sandbox_spec spec{id, "host-" + id,
                            "127.0.0.1\tlocalhost\n10.253.0.99\tpeer\n",
-                           "nameserver 10.253.0.1\nsearch ns.svc.cluster."
+                           "nameserver 127.0.0.1\nsearch ns.svc.cluster."
                            "local svc.cluster.local cluster.local\noptions "
                            "ndots:5\n"};
     self->request(rt, request_timeout, sbx::create_sandbox_atom::value, spec)
@@ -368,7 +373,7 @@ TEST_F(sandbox_test, container_runs_with_the_identity_files_and_mounts_given) {
   auto log = log_of(spec);
   auto expected = std::string{"1000\n1000\n1000 2000 3000\nhost-pod-a\n"}
                   + "127.0.0.1\tlocalhost\n10.253.0.99\tpeer\n"
-                  + "nameserver 10.253.0.1\nsearch ns.svc.cluster.local "
+                  + "nameserver 127.0.0.1\nsearch ns.svc.cluster.local "
                     "svc.cluster.local cluster.local\noptions ndots:5\n"
                   + "from a config map\n/scratch\n";
   EXPECT_EQ(log.substr(0, expected.size()), expected) << log;
@@ -483,6 +488,59 @@ TEST_F(sandbox_test, pods_reach_each_other_and_the_host_only_via_the_cluster) {
                 .find("connect: Connection refused"),
             std::string::npos)
       << aiperf::error_message(refused.error());
+}
+
+TEST_F(sandbox_test, a_server_on_the_gateway_is_reachable_from_pods) {
+  create("pod-a");
+  auto listener = cl->open_socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC);
+  ASSERT_TRUE(listener) << aiperf::error_message(listener.error());
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(9000);
+  inet_pton(AF_INET, cl->gateway().c_str(), &addr.sin_addr);
+  ASSERT_EQ(::bind(*listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+            0)
+      << std::strerror(errno);
+  ASSERT_EQ(::listen(*listener, 4), 0);
+  auto client = shell("client", "");
+  client.argv
+      = {"/usr/bin/python3", "-c",
+         "import socket; s = socket.create_connection(('" + cl->gateway()
+             + "', 9000), 10); s.sendall(b'ping'); "
+               "print(s.recv(16).decode())"};
+  ASSERT_TRUE(start("pod-a", client));
+  pollfd pfd{*listener, POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 20000), 1);
+  int conn = ::accept4(*listener, nullptr, nullptr, SOCK_CLOEXEC);
+  ASSERT_GE(conn, 0);
+  char buf[16] = {};
+  pollfd cfd{conn, POLLIN, 0};
+  ASSERT_EQ(::poll(&cfd, 1, 10000), 1);
+  EXPECT_EQ(::recv(conn, buf, sizeof buf, 0), 4);
+  EXPECT_EQ(std::string(buf, 4), "ping");
+  ::send(conn, "pong", 4, MSG_NOSIGNAL);
+  ::close(conn);
+  ::close(*listener);
+  auto exit = wait_exit("client");
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->second, 0) << log_of(client);
+  EXPECT_EQ(log_of(client), "pong\n");
+}
+
+TEST_F(sandbox_test, a_reused_address_answers_at_once) {
+  auto a = create("pod-a");
+  ASSERT_TRUE(start("pod-a", http_server("web")));
+  ASSERT_TRUE(probe_until_ok(a.ip, 8080));
+  call_void(sbx::remove_sandbox_atom::value, std::string{"pod-a"});
+  auto c = create("pod-c");
+  ASSERT_EQ(c.ip, a.ip);
+  ASSERT_TRUE(start("pod-c", http_server("web2")));
+  // The gateway knew the address under the old pod: it must reach the new
+  // one at once (the MAC follows the address, so its neighbour entry stays
+  // right).
+  EXPECT_TRUE(probe_until_ok(c.ip, 8080, 5s))
+      << run("nsenter --net=/proc/" + std::to_string(cl->init_pid())
+             + "/ns/net ip neigh");
 }
 
 TEST_F(sandbox_test, signals_end_containers_with_their_exit_codes) {
