@@ -182,8 +182,10 @@ TEST_F(network_test, endpoints_follow_pod_readiness) {
             get(named(pods_ref, "a"))["metadata"]["uid"]);
   EXPECT_FALSE(a.contains("hostname"));
   EXPECT_EQ(ep["metadata"]["labels"], json({{"team", "perf"}}));
-  EXPECT_TRUE(ep["metadata"]["annotations"].contains(
-      "endpoints.kubernetes.io/last-change-trigger-time"));
+  // The earliest change not yet seen: the pods' Ready transition.
+  EXPECT_EQ(ep["metadata"]["annotations"]
+              ["endpoints.kubernetes.io/last-change-trigger-time"],
+            "2026-11-18T11:10:00Z");
 
   set_status("b", "10.1.0.6", true);
   ep = get(named(endpoints_ref, "mock"));
@@ -340,6 +342,31 @@ TEST_F(network_test, deleted_endpoints_come_back_and_selectorless_are_left) {
             std::vector<std::string>{"10.1.0.5"});
   EXPECT_FALSE(call(verb::get, named(endpoints_ref, "manual")));
   EXPECT_TRUE(slices_of("manual").empty());
+}
+
+TEST_F(network_test, controllers_relist_after_their_watches_drop) {
+  start_endpoint_controllers();
+  create_service("mock", web_service());
+  create_pod("a", {{"app", "mock"}});
+  auto dropped
+      = request<std::uint64_t>(store, drop_watches_atom::value, std::string{});
+  ASSERT_TRUE(dropped);
+  EXPECT_GE(*dropped, 6u); // 3 + 3 watches of the two controllers (+ GC)
+  drain();
+  // Changed while nobody watches: seen by the relist a second later.
+  set_status("a", "10.1.0.5", true);
+  EXPECT_FALSE(get(named(endpoints_ref, "mock")).contains("subsets"));
+  advance_time(std::chrono::seconds{1});
+  auto ep = get(named(endpoints_ref, "mock"));
+  ASSERT_TRUE(ep.contains("subsets")) << ep.dump();
+  EXPECT_EQ(ips(ep["subsets"][0]["addresses"]),
+            std::vector<std::string>{"10.1.0.5"});
+  EXPECT_EQ(slices_of("mock")[0]["endpoints"].size(), 1u);
+  // And the new watches deliver again.
+  set_status("a", "10.1.0.5", false);
+  ep = get(named(endpoints_ref, "mock"));
+  EXPECT_EQ(ips(ep["subsets"][0]["notReadyAddresses"]),
+            std::vector<std::string>{"10.1.0.5"});
 }
 
 // --- ServiceAccounts and kube-root-ca.crt ---

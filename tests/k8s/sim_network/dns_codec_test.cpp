@@ -228,6 +228,10 @@ struct zone_test : ::testing::Test {
     services["bench/mock"] = service("bench", "mock", false, port);
     services["bench/run"] = service("bench", "run", true, port);
     services["bench/empty"] = service("bench", "empty", true);
+    auto ext = service("bench", "ext", false);
+    ext["spec"]["type"] = "ExternalName";
+    ext["spec"]["externalName"] = "db.example.com";
+    services["bench/ext"] = ext;
     slices["bench/mock-1"] = slice(
         "bench", "mock",
         json::array({endpoint("10.1.0.5", true), endpoint("10.1.0.6", false)}),
@@ -339,6 +343,13 @@ TEST_F(zone_test, unknown_names_are_nxdomain_and_others_refused) {
   EXPECT_EQ(out.code, rcode::refused);
   EXPECT_FALSE(out.authoritative);
   EXPECT_TRUE(out.authority.empty());
+}
+
+TEST_F(zone_test, an_external_name_service_is_a_cname) {
+  auto a = ask("ext.bench.svc.cluster.local");
+  ASSERT_EQ(a.answers.size(), 1u);
+  EXPECT_EQ(a.answers[0].rtype, type::cname);
+  EXPECT_EQ(texts(a), std::vector<std::string>{"db.example.com"});
 }
 
 TEST_F(zone_test, reverse_lookups_name_the_endpoint) {

@@ -211,17 +211,21 @@ struct dns_server : caf_gtest::fixture<> {
                   {"subdomain", "run"},
                   {"containers",
                    json::array({{{"name", "c"}, {"image", "x:1"}}})}}}});
-      auto ip = "10.1.0." + std::to_string(10 + i);
-      json status = {{"phase", "Running"},
-                     {"podIP", ip},
-                     {"podIPs", json::array({{{"ip", ip}}})},
-                     {"conditions",
-                      json::array({{{"type", "Ready"}, {"status", "True"}}})}};
-      auto ref = pods_ref;
-      ref.name = name;
-      ref.subresource = "status";
-      call(verb::patch, ref, json{{"status", status}}, patch_type::merge);
+      set_ready(name, "10.1.0." + std::to_string(10 + i), true);
     }
+  }
+
+  void set_ready(const std::string& name, const std::string& ip, bool ready) {
+    json status = {
+        {"phase", "Running"},
+        {"podIP", ip},
+        {"podIPs", json::array({{{"ip", ip}}})},
+        {"conditions", json::array({{{"type", "Ready"},
+                                     {"status", ready ? "True" : "False"}}})}};
+    auto ref = pods_ref;
+    ref.name = name;
+    ref.subresource = "status";
+    call(verb::patch, ref, json{{"status", status}}, patch_type::merge);
   }
 
   void start(int udp_fd, int tcp_fd) {
@@ -258,6 +262,14 @@ TEST_F(dns_server, answers_over_udp_and_tcp_from_the_store) {
       udp_port, dns::encode_query(12, "run-w-1.run.default.svc.cluster.local",
                                   dns::type::a)));
   EXPECT_EQ(addresses(m), std::vector<std::string>{"10.1.0.11"});
+
+  // A pod that stops being ready leaves the answers once the slice says so.
+  set_ready("run-w-1", "10.1.0.11", false);
+  m = decode(udp_exchange(
+      udp_port,
+      dns::encode_query(14, "run.default.svc.cluster.local", dns::type::a)));
+  EXPECT_EQ(addresses(m), std::vector<std::string>{"10.1.0.10"});
+  set_ready("run-w-1", "10.1.0.11", true);
 
   m = decode(udp_exchange(
       udp_port,
