@@ -560,7 +560,8 @@ void bind_file_over(const child_ctx& c, const std::string& src,
                     "mode=1777"),
             "mount /tmp");
   // The executable, when it lives outside the system folders (a build
-  // tree): visible at its own path, read-only.
+  // tree, a test image's script): its folder, read-only at its own path, so
+  // files beside it (a script's modules) come along.
   const auto& argv_json = req.at("argv");
   auto exe
       = argv_json.empty() ? std::string{} : argv_json[0].get<std::string>();
@@ -570,9 +571,15 @@ void bind_file_over(const child_ctx& c, const std::string& src,
     if (!exe.empty() && exe[0] == '/'
         && ::stat((root + exe).c_str(), &inside_sb) != 0
         && ::stat(exe.c_str(), &host_sb) == 0 && S_ISREG(host_sb.st_mode)) {
-      mkdir_p(root + parent_of(exe));
-      make_file(root + exe);
-      bind_mount(c, exe, root + exe, true, "mount the executable " + exe);
+      auto dir = parent_of(exe);
+      if (dir == "/") {
+        make_file(root + exe);
+        bind_mount(c, exe, root + exe, true, "mount the executable " + exe);
+      } else {
+        mkdir_p(root + dir);
+        bind_mount(c, dir, root + dir, true,
+                   "mount the executable's folder " + dir);
+      }
     }
   }
   for (const auto& m : req.value("mounts", json::array())) {

@@ -428,6 +428,36 @@ TEST_F(sandbox_test, dropped_capabilities_and_no_new_privs_hold_for_uid_0) {
   EXPECT_NE(log.find("NoNewPrivs:\t0"), std::string::npos) << log;
 }
 
+TEST_F(sandbox_test,
+       executables_outside_the_system_folders_run_with_their_folder) {
+  create("pod-a");
+  auto image = work / "image";
+  fs::create_directories(image);
+  write_file(image / "data.txt", "beside the script\n");
+  write_file(image / "app.sh",
+             "#!/bin/sh\ncat \"$(dirname \"$0\")/data.txt\"\n");
+  fs::permissions(image / "app.sh", fs::perms::owner_all);
+  sbx::container_spec script;
+  script.name = "script";
+  script.argv = {(image / "app.sh").string()};
+  script.log_path = (work / "logs" / "script.log").string();
+  ASSERT_TRUE(start("pod-a", script));
+  auto exit = wait_exit("script");
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->second, 0) << log_of(script);
+  EXPECT_EQ(log_of(script), "beside the script\n");
+  // A binary of the build tree (linked against the host's libraries).
+  sbx::container_spec binary;
+  binary.name = "binary";
+  binary.argv = {SIM_POD_INIT_TEST_BIN};
+  binary.log_path = (work / "logs" / "binary.log").string();
+  ASSERT_TRUE(start("pod-a", binary));
+  exit = wait_exit("binary");
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->second, 2) << log_of(binary);
+  EXPECT_EQ(log_of(binary).rfind("usage: ", 0), 0u) << log_of(binary);
+}
+
 TEST_F(sandbox_test, start_errors_name_the_failing_step) {
   create("pod-a");
   sbx::container_spec missing;
