@@ -36,6 +36,7 @@ struct sandbox_entry {
   sandbox_info info;
   std::uint32_t slot = 0;
   std::string veth;
+  std::string hostname;
 };
 
 struct runtime_state {
@@ -154,6 +155,7 @@ caf::expected<sandbox_info> create(runtime_ptr self, const sandbox_spec& spec) {
   sandbox_entry e;
   e.slot = slot;
   e.veth = veth;
+  e.hostname = spec.hostname;
   e.info.id = spec.id;
   e.info.ip = ip;
   e.info.pid = r->pid;
@@ -165,10 +167,34 @@ caf::expected<sandbox_info> create(runtime_ptr self, const sandbox_spec& spec) {
   return info;
 }
 
+// The container's environment: the spec's, plus what a container runtime
+// adds when the image or the spec does not say (Docker's default PATH,
+// HOSTNAME, and HOME as runc derives it for a user without a passwd entry).
+std::vector<std::string> env_of(const container_spec& spec,
+                                const std::string& hostname) {
+  auto env = spec.env;
+  auto has = [&](const std::string& key) {
+    for (const auto& e : env)
+      if (e.size() > key.size() && e.compare(0, key.size(), key) == 0
+          && e[key.size()] == '=')
+        return true;
+    return false;
+  };
+  if (!has("PATH"))
+    env.push_back(
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  if (!has("HOSTNAME"))
+    env.push_back("HOSTNAME=" + hostname);
+  if (!has("HOME"))
+    env.push_back(spec.uid == 0 ? "HOME=/root" : "HOME=/");
+  return env;
+}
+
 caf::expected<std::int32_t> start(runtime_ptr self, const std::string& id,
                                   const container_spec& spec) {
   auto& st = self->state;
-  if (st.sandboxes.count(id) == 0)
+  auto sb = st.sandboxes.find(id);
+  if (sb == st.sandboxes.end())
     return make_error(errc::unknown_sandbox,
                       "no sandbox " + id
                           + " on this node; create the pod sandbox first");
@@ -216,7 +242,7 @@ caf::expected<std::int32_t> start(runtime_ptr self, const std::string& id,
            {"hosts", (pod_dir(st, id) / "hosts").string()},
            {"resolv", (pod_dir(st, id) / "resolv.conf").string()},
            {"argv", spec.argv},
-           {"env", spec.env},
+           {"env", env_of(spec, sb->second.hostname)},
            {"working_dir", spec.working_dir},
            {"uid", spec.uid},
            {"gid", spec.gid},

@@ -356,7 +356,8 @@ TEST_F(sandbox_test, container_runs_with_the_identity_files_and_mounts_given) {
   auto spec = shell("show", "id -u; id -g; id -G; "
                             "cat /proc/sys/kernel/hostname; cat /etc/hosts; "
                             "cat /etc/resolv.conf; cat /config/data.txt; "
-                            "pwd; echo written > /scratch/out; "
+                            "pwd; echo \"$HOSTNAME $HOME $PATH\"; "
+                            "echo written > /scratch/out; "
                             "echo ro > /config/data.txt || echo ro-refused");
   spec.uid = 1000;
   spec.gid = 1000;
@@ -375,7 +376,8 @@ TEST_F(sandbox_test, container_runs_with_the_identity_files_and_mounts_given) {
                   + "127.0.0.1\tlocalhost\n10.253.0.99\tpeer\n"
                   + "nameserver 127.0.0.1\nsearch ns.svc.cluster.local "
                     "svc.cluster.local cluster.local\noptions ndots:5\n"
-                  + "from a config map\n/scratch\n";
+                  + "from a config map\n/scratch\n"
+                  + "host-pod-a / /usr/local/bin:/usr/bin:/bin\n";
   EXPECT_EQ(log.substr(0, expected.size()), expected) << log;
   EXPECT_NE(log.find("ro-refused"), std::string::npos) << log;
   EXPECT_EQ(read_file(scratch / "out"), "written\n");
@@ -434,8 +436,8 @@ TEST_F(sandbox_test,
   auto image = work / "image";
   fs::create_directories(image);
   write_file(image / "data.txt", "beside the script\n");
-  write_file(image / "app.sh",
-             "#!/bin/sh\ncat \"$(dirname \"$0\")/data.txt\"\n");
+  write_file(image / "app.sh", "#!/bin/sh\ncat \"$(dirname \"$0\")/data.txt\"\n"
+                               "echo \"$HOSTNAME $HOME $PATH\"\n");
   fs::permissions(image / "app.sh", fs::perms::owner_all);
   sbx::container_spec script;
   script.name = "script";
@@ -445,7 +447,10 @@ TEST_F(sandbox_test,
   auto exit = wait_exit("script");
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->second, 0) << log_of(script);
-  EXPECT_EQ(log_of(script), "beside the script\n");
+  // No env in the spec: the runtime's defaults.
+  EXPECT_EQ(log_of(script),
+            "beside the script\nhost-pod-a /root "
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
   // A binary of the build tree (linked against the host's libraries).
   sbx::container_spec binary;
   binary.name = "binary";
