@@ -110,8 +110,7 @@ using kubelet_actor = caf::typed_actor<
 
 /// Starts the kubelet over `api` and `runtime` (it subscribes to the
 /// runtime's exits) and marks its Nodes Ready.
-[[nodiscard]] kubelet_actor spawn_kubelet(caf::actor_system& sys,
-                                          api_actor api,
+[[nodiscard]] kubelet_actor spawn_kubelet(caf::actor_system& sys, api_actor api,
                                           sandbox::runtime_actor runtime,
                                           kubelet_config cfg);
 
