@@ -4,7 +4,11 @@
 // (pkg/webhooks/jobset_webhook.go Default) is a schema `default` wherever a
 // default can sit (an absent parent object is defaulted to {} so that its
 // members' defaults apply); the validating webhook's generated-name length
-// checks are CEL rules at the root, where `self.metadata.name` is known.
+// checks are CEL rules at the root, where `self.metadata.name` is known,
+// and so is its update check that replicatedJobs do not change — unless the
+// JobSet is or becomes suspended, when upstream lets the pod template's
+// labels, annotations, nodeSelector, tolerations and schedulingGates change
+// (for Kueue); here anything in them may change then.
 #include "k8s/sim/jobs/jobs.hpp"
 
 namespace aiperf::k8s::sim {
@@ -285,6 +289,10 @@ constexpr const char* crd_text = R"json({
           }
         },
         "x-kubernetes-validations": [
+          {"rule": "(has(self.spec) && has(self.spec.suspend) && self.spec.suspend) || (has(oldSelf.spec) && has(oldSelf.spec.suspend) && oldSelf.spec.suspend) || (has(self.spec) ? (has(self.spec.replicatedJobs) ? self.spec.replicatedJobs : []) : []) == (has(oldSelf.spec) ? (has(oldSelf.spec.replicatedJobs) ? oldSelf.spec.replicatedJobs : []) : [])",
+           "message": "field is immutable",
+           "fieldPath": ".spec.replicatedJobs",
+           "reason": "FieldValueInvalid"},
           {"rule": "!has(self.spec) || !has(self.spec.replicatedJobs) || self.spec.replicatedJobs.all(r, size(self.metadata.name) + size(r.name) + size(string(r.replicas - 1)) + 2 <= 63)",
            "message": "JobSet name is too long, job names generated for this JobSet will exceed 63 characters",
            "fieldPath": ".spec.replicatedJobs",

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 namespace aiperf::k8s::sim::jobs_detail {
 
@@ -424,9 +425,13 @@ void engine::event(const json& object, const std::string& type,
     ns = "default";
   auto stamp = now_text();
   char suffix[17];
+  // client-go names an Event <object>.<unix nanoseconds in hex>; the
+  // component's hash keeps two controllers' Events apart in one second.
   std::snprintf(suffix, sizeof suffix, "%016llx",
                 static_cast<unsigned long long>(now_unix()) * 1'000'000'000ULL
-                    + ++event_seq_);
+                    + (std::hash<std::string>{}(component_) % 1'000'000ULL)
+                          * 1000ULL
+                    + ++event_seq_ % 1000ULL);
   auto api_version = str(object, "apiVersion");
   json ev = {
       {"apiVersion", "v1"},

@@ -95,9 +95,10 @@ struct jobs_config {
 /// at most 63 characters, refused with upstream's messages ("JobSet name is
 /// too long, job names generated for this JobSet will exceed 63
 /// characters"). Not emulated: the webhook's DNS-1035 format checks of
-/// generated names, the subdomain and groupName checks, and the update
-/// rule that lets a suspended JobSet's pod template change (replicatedJobs
-/// are immutable here, as for a running JobSet).
+/// generated names, and the subdomain and groupName checks. replicatedJobs
+/// are immutable unless the JobSet is or becomes suspended (then upstream
+/// allows pod template labels, annotations, nodeSelector, tolerations and
+/// schedulingGates to change; here any change is allowed).
 [[nodiscard]] json jobset_crd();
 
 /// Starts the Job controller over `api`: it lists and watches Jobs and

@@ -458,6 +458,15 @@ TEST_F(jobs_test, the_jobset_crd_installs_and_defaults_as_the_webhook) {
   install_crd();
   auto js = create(jobsets_ref(), make_jobset("train"));
   const auto& spec = js["spec"];
+  auto crd = get(crds_ref("jobsets.jobset.x-k8s.io"));
+  std::vector<std::string> columns;
+  for (const auto& c : crd["spec"]["versions"][0]["additionalPrinterColumns"])
+    columns.push_back(c["name"]);
+  EXPECT_EQ(columns,
+            (std::vector<std::string>{"TerminalState", "Restarts", "Completed",
+                                      "Suspended", "Age"}));
+  EXPECT_TRUE(crd["spec"]["versions"][0]["subresources"].contains("status"));
+  EXPECT_FALSE(crd["spec"]["names"].contains("shortNames")); // as upstream
   EXPECT_EQ(spec["successPolicy"]["operator"], "All");
   EXPECT_EQ(spec["startupPolicy"]["startupPolicyOrder"], "AnyOrder");
   EXPECT_EQ(spec["network"]["enableDNSHostnames"], true);
@@ -481,10 +490,17 @@ TEST_F(jobs_test, a_jobset_name_too_long_for_its_children_is_refused) {
   const auto* st = k8s::status_of(res.error());
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(st->code, 422);
-  EXPECT_NE(st->message.find("JobSet name is too long, job names generated "
-                             "for this JobSet will exceed 63 characters"),
-            std::string::npos)
-      << st->message;
+  // The webhook's texts; CEL names the list, not the item the webhook names
+  // (spec.replicatedJobs[0].name with the generated name as the value).
+  auto name = std::string(55, 'a');
+  EXPECT_EQ(st->message,
+            "JobSet.jobset.x-k8s.io \"" + name
+                + "\" is invalid: [spec.replicatedJobs: Invalid value: "
+                  "\"object\": JobSet name is too long, job names generated "
+                  "for this JobSet will exceed 63 characters, "
+                  "spec.replicatedJobs: Invalid value: \"object\": JobSet "
+                  "name is too long, pod names generated for this JobSet "
+                  "will exceed 63 characters]");
   // Job names fit (54 + "-w-0"), pod names do not (+ "-0-abcde").
   auto pods_too_long = make_jobset(std::string(54, 'b'));
   pods_too_long["spec"]["replicatedJobs"] = json::array({rjob("w", 1, 2)});
@@ -709,6 +725,19 @@ TEST_F(jobset_test, suspend_and_resume) {
   ASSERT_NE(cond(js, "Suspended"), nullptr);
   EXPECT_EQ((*cond(js, "Suspended"))["status"], "False");
   EXPECT_EQ((*cond(js, "Suspended"))["reason"], "ResumeJobs");
+
+  // A running JobSet's replicatedJobs are immutable.
+  auto running = jobset("train");
+  running["spec"]["replicatedJobs"][1]["replicas"] = 3;
+  auto refused = call(verb::update, jobsets_ref("train"), running);
+  ASSERT_FALSE(refused);
+  const auto* st = k8s::status_of(refused.error());
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->code, 422);
+  EXPECT_NE(st->message.find("spec.replicatedJobs: Invalid value: "
+                             "\"object\": field is immutable"),
+            std::string::npos)
+      << st->message;
 
   // Suspending a running JobSet suspends its Jobs, which drop their pods.
   merge(jobsets_ref("train"), json{{"spec", {{"suspend", true}}}});
