@@ -141,6 +141,17 @@ protected:
                           "bridges, veth pairs)",
                           "run the integration tests as root");
     }
+    for (const char* tool : {"ip", "nsenter", "/usr/bin/python3"}) {
+      if (run(std::string{"command -v "} + tool).empty()) {
+        AIPERF_SKIP_OR_FAIL(
+            std::string{"the "} + tool + " command is missing",
+            aiperf::test::bootstrap_hint(tool == std::string{"ip"}
+                                             ? "iproute2"
+                                             : (tool == std::string{"nsenter"}
+                                                    ? "util-linux"
+                                                    : "python3")));
+      }
+    }
     char tmpl[] = "/tmp/aiperf-sbx-test-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     work = tmpl;

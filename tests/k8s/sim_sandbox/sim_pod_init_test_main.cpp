@@ -1,4 +1,4 @@
-// The sandbox tests' helper executable.
+// The sandbox tests' second executable.
 //   sim_pod_init_test sim-pod-init <fd>   the cluster's init (as aiperf-node's
 //                                         hidden entry point does)
 //   sim_pod_init_test own-cluster <dir>   starts a cluster with two sandboxes
