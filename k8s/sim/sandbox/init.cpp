@@ -59,6 +59,11 @@ struct init_state {
   std::map<pid_t, container_rec> containers;
 };
 
+// containerd's and Docker's default capabilities: CHOWN, DAC_OVERRIDE,
+// FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE, NET_RAW,
+// SYS_CHROOT, MKNOD, AUDIT_WRITE, SETFCAP (CapBnd 00000000a80425fb).
+constexpr std::uint64_t default_capabilities = 0xa80425fbULL;
+
 std::string errno_text() {
   return std::strerror(errno);
 }
@@ -616,12 +621,15 @@ void bind_file_over(const child_ctx& c, const std::string& src,
                       MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr),
               "remount " + o + " read-only");
   }
+  // The bounding set: empty when the spec drops ALL, else the default set
+  // of containerd and Docker, so a pod that needs more than a real node
+  // grants (mount, NET_ADMIN ...) fails here too.
   const bool drop = req.value("drop_all_capabilities", false);
-  if (drop) {
-    for (int cap = 0; cap <= 63; ++cap)
-      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
-        c.fail("drop capability " + std::to_string(cap));
-  }
+  const std::uint64_t keep = drop ? 0 : default_capabilities;
+  for (int cap = 0; cap <= 63; ++cap)
+    if ((keep & (std::uint64_t{1} << cap)) == 0
+        && ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+      c.fail("drop capability " + std::to_string(cap));
   std::vector<gid_t> groups;
   for (const auto& g : req.value("groups", json::array()))
     groups.push_back(g.get<gid_t>());
@@ -631,14 +639,19 @@ void bind_file_over(const child_ctx& c, const std::string& src,
   c.check(::setgid(gid), "setgid " + std::to_string(gid));
   c.check(::setuid(uid), "setuid " + std::to_string(uid));
   c.check(::chdir(wd.c_str()), "chdir " + wd);
-  if (drop) {
-    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    // With an empty bounding set, an exec as uid 0 still gains the
-    // inheritable set: empty every set.
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  {
+    // An exec as uid 0 gains the bounding set and the inheritable one: the
+    // inheritable set is emptied always, the others too when dropping ALL.
     __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2] = {};
+    if (!drop)
+      c.check(static_cast<int>(::syscall(SYS_capget, &hdr, data)),
+              "read the capability sets");
+    data[0].inheritable = 0;
+    data[1].inheritable = 0;
     c.check(static_cast<int>(::syscall(SYS_capset, &hdr, data)),
-            "clear the capability sets");
+            "set the capability sets");
   }
   if (req.value("no_new_privileges", false))
     c.check(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs");
