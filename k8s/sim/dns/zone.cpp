@@ -266,54 +266,60 @@ zone build_zone(const zone_config& cfg,
   z.config = cfg;
   z.config.domain = lower(cfg.domain);
   z.serial = serial;
-  for (const auto& [key, svc] : services) {
-    service_info info;
-    auto type = text(svc, "spec", "type");
-    if (!type.empty())
-      info.type = type;
-    info.headless = text(svc, "spec", "clusterIP") == "None";
-    info.external_name = text(svc, "spec", "externalName");
-    if (svc.contains("spec"))
-      info.ports = ports_of(svc["spec"]);
-    z.services[lower(key)] = std::move(info);
-  }
-  for (const auto& [key, slice] : slices) {
-    if (!slice.is_object() || !slice.contains("metadata"))
-      continue;
-    const auto& meta = slice["metadata"];
-    std::string svc;
-    if (meta.contains("labels") && meta["labels"].is_object())
-      svc = meta["labels"].value("kubernetes.io/service-name", "");
-    auto ns = meta.value("namespace", "");
-    auto it = z.services.find(lower(ns + "/" + svc));
-    if (svc.empty() || it == z.services.end())
-      continue;
-    if (slice.value("addressType", "") != "IPv4")
-      continue;
-    auto ports = ports_of(slice);
-    if (!slice.contains("endpoints") || !slice["endpoints"].is_array())
-      continue;
-    for (const auto& ep : slice["endpoints"]) {
-      if (!ep.is_object())
-        continue;
-      if (ep.contains("conditions") && ep["conditions"].is_object()
-          && ep["conditions"].contains("ready")
-          && ep["conditions"]["ready"] == json(false))
-        continue;
-      if (!ep.contains("addresses") || !ep["addresses"].is_array())
-        continue;
-      for (const auto& address : ep["addresses"]) {
-        if (!address.is_string())
-          continue;
-        endpoint_info e;
-        e.ip = address.get<std::string>();
-        if (ep.contains("hostname") && ep["hostname"].is_string())
-          e.hostname = ep["hostname"].get<std::string>();
-        e.ports = ports;
-        it->second.endpoints.push_back(std::move(e));
-      }
+  // One object of an unexpected shape (a field of another type makes
+  // nlohmann's accessors throw) is left out, not the whole zone.
+  for (const auto& [key, svc] : services)
+    try {
+      service_info info;
+      auto type = text(svc, "spec", "type");
+      if (!type.empty())
+        info.type = type;
+      info.headless = text(svc, "spec", "clusterIP") == "None";
+      info.external_name = text(svc, "spec", "externalName");
+      if (svc.contains("spec"))
+        info.ports = ports_of(svc["spec"]);
+      z.services[lower(key)] = std::move(info);
+    } catch (const json::exception&) {
     }
-  }
+  for (const auto& [key, slice] : slices)
+    try {
+      if (!slice.is_object() || !slice.contains("metadata"))
+        continue;
+      const auto& meta = slice["metadata"];
+      std::string svc;
+      if (meta.contains("labels") && meta["labels"].is_object())
+        svc = meta["labels"].value("kubernetes.io/service-name", "");
+      auto ns = meta.value("namespace", "");
+      auto it = z.services.find(lower(ns + "/" + svc));
+      if (svc.empty() || it == z.services.end())
+        continue;
+      if (slice.value("addressType", "") != "IPv4")
+        continue;
+      auto ports = ports_of(slice);
+      if (!slice.contains("endpoints") || !slice["endpoints"].is_array())
+        continue;
+      for (const auto& ep : slice["endpoints"]) {
+        if (!ep.is_object())
+          continue;
+        if (ep.contains("conditions") && ep["conditions"].is_object()
+            && ep["conditions"].contains("ready")
+            && ep["conditions"]["ready"] == json(false))
+          continue;
+        if (!ep.contains("addresses") || !ep["addresses"].is_array())
+          continue;
+        for (const auto& address : ep["addresses"]) {
+          if (!address.is_string())
+            continue;
+          endpoint_info e;
+          e.ip = address.get<std::string>();
+          if (ep.contains("hostname") && ep["hostname"].is_string())
+            e.hostname = ep["hostname"].get<std::string>();
+          e.ports = ports;
+          it->second.endpoints.push_back(std::move(e));
+        }
+      }
+    } catch (const json::exception&) {
+    }
   for (auto& [key, s] : z.services)
     std::sort(s.endpoints.begin(), s.endpoints.end(),
               [](const endpoint_info& a, const endpoint_info& b) {

@@ -119,6 +119,16 @@ struct write_batch {
 template <class State>
 using ctl_ptr = network_controller_actor::stateful_pointer<State>;
 
+/// State::sync, with what a malformed object makes nlohmann throw caught:
+/// that key is skipped (see watch_set).
+template <class State>
+void safe_sync(ctl_ptr<State> self, const std::string& key) {
+  try {
+    State::sync(self, key);
+  } catch (const json::exception&) {
+  }
+}
+
 /// Ends one key's writes: retried after retry_delay if one failed, synced
 /// again at once if it changed meanwhile.
 template <class State>
@@ -131,7 +141,7 @@ void finish(ctl_ptr<State> self, const std::string& key, bool ok) {
     return;
   }
   if (again)
-    State::sync(self, key);
+    safe_sync<State>(self, key);
 }
 
 /// Sends `req`; on success `on_ok(json answer)`, then one write of `batch`

@@ -139,7 +139,7 @@ public:
                           relist_later(self, kind);
                         });
               if (all_synced() && on_synced)
-                on_synced();
+                guarded(on_synced);
             },
             [this, self, kind](caf::error&) { relist_later(self, kind); });
   }
@@ -173,14 +173,14 @@ public:
           continue;
         objs.erase(it);
         if (on_change)
-          on_change(kind, key, &before, nullptr);
+          notify(kind, key, &before, nullptr);
         continue;
       }
       if (it != objs.end() && older(obj, it->second))
         continue; // a write's answer already gave a newer copy
       objs[key] = obj;
       if (on_change)
-        on_change(kind, key, before.is_null() ? nullptr : &before, &obj);
+        notify(kind, key, before.is_null() ? nullptr : &before, &obj);
     }
     return true;
   }
@@ -204,6 +204,26 @@ public:
   }
 
 private:
+  // The callbacks read objects written by anyone: a field of an unexpected
+  // type makes nlohmann's accessors throw, which must cost that object its
+  // update, not the actor its life.
+  template <class F> static void guarded(F& f) {
+    try {
+      f();
+    } catch (const json::exception&) {
+    }
+  }
+
+  void notify(std::size_t kind, const std::string& key, const json* before,
+              const json* after) {
+    if (!on_change)
+      return;
+    try {
+      on_change(kind, key, before, after);
+    } catch (const json::exception&) {
+    }
+  }
+
   std::size_t kind_of_watch(std::uint64_t id) const {
     for (std::size_t i = 0; i < kinds.size(); ++i)
       if (id != 0 && kinds[i].watch_id == id)
@@ -248,13 +268,13 @@ private:
     for (const auto& [key, before] : old) {
       auto it = fresh.find(key);
       if (it == fresh.end())
-        on_change(kind, key, &before, nullptr);
+        notify(kind, key, &before, nullptr);
       else if (it->second != before)
-        on_change(kind, key, &before, &it->second);
+        notify(kind, key, &before, &it->second);
     }
     for (const auto& [key, after] : fresh)
       if (!old.count(key))
-        on_change(kind, key, nullptr, &after);
+        notify(kind, key, nullptr, &after);
   }
 };
 

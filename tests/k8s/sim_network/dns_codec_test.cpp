@@ -360,3 +360,26 @@ TEST_F(zone_test, reverse_lookups_name_the_endpoint) {
 
 } // namespace
 } // namespace aiperf::k8s::sim::dns
+
+namespace aiperf::k8s::sim::dns {
+namespace {
+
+TEST(dns_zone, fields_of_an_unexpected_type_read_as_absent) {
+  std::map<std::string, json> services;
+  services["a/good"] = service("a", "good", true);
+  services["a/odd"] = json::parse(
+      R"({"metadata":{"name":"odd","namespace":"a"},"spec":{"type":7}})");
+  std::map<std::string, json> slices;
+  slices["a/good-1"]
+      = slice("a", "good", json::array({endpoint("10.1.0.5", true)}));
+  slices["a/bad-1"] = json::parse(R"({"metadata":{"namespace":["x"]}})");
+  auto z = build_zone(zone_config{}, services, slices, 1);
+  ASSERT_EQ(z.services.count("a/good"), 1u);
+  ASSERT_EQ(z.services.count("a/odd"), 1u);
+  EXPECT_EQ(z.services["a/odd"].type, "ClusterIP"); // type 7: the default
+  ASSERT_EQ(z.services["a/good"].endpoints.size(), 1u);
+  EXPECT_EQ(z.services["a/good"].endpoints[0].ip, "10.1.0.5");
+}
+
+} // namespace
+} // namespace aiperf::k8s::sim::dns
