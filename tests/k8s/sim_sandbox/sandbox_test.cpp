@@ -133,6 +133,26 @@ std::string http_get(int fd, const std::string& ip, const std::string& path) {
   return out;
 }
 
+TEST(sandbox_start, refuses_non_root_and_bad_cidrs_with_the_reason) {
+  if (::geteuid() != 0) {
+    AIPERF_SKIP_OR_FAIL("starting a cluster as another uid needs root",
+                        "run the integration tests as root");
+  }
+  auto as = [](const std::string& uid, const std::string& cidr) {
+    return run(std::string{SIM_POD_INIT_TEST_BIN} + " start-as " + uid + " '"
+               + cidr + "'");
+  };
+  auto out = as("65534", "10.244.0.0/16");
+  EXPECT_EQ(out.rfind("not_root: the pod network needs root", 0), 0u) << out;
+  for (const char* bad : {"10.244.0.0/30", "10.244.0.0/7", "10.244.0.0",
+                          "300.1.2.3/16", "10.244.0.0/1x"}) {
+    EXPECT_EQ(as("0", bad),
+              std::string{"bad_cidr: pod CIDR \""} + bad
+                  + "\" is not an IPv4 prefix of /8 to /28; give one like "
+                    "10.244.0.0/16\n");
+  }
+}
+
 class sandbox_test : public ::testing::Test {
 protected:
   void SetUp() override {

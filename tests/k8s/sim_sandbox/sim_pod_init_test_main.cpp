@@ -5,6 +5,9 @@
 //                                         and a sleeping container in each,
 //                                         prints `pids <init> <holder>…
 //                                         <container>…` and waits to be killed
+//   sim_pod_init_test start-as <uid> <cidr>  prints cluster::start's error
+//                                         code and message as that uid
+#include "k8s/sim/sandbox/errors.hpp"
 #include "k8s/sim/sandbox/sandbox.hpp"
 
 #include <caf/actor_system.hpp>
@@ -67,6 +70,24 @@ int own_cluster(const std::string& dir) {
     ::pause();
 }
 
+// Prints the code of cluster::start's error (or "started") as uid `uid`.
+int start_as(const std::string& uid, const std::string& cidr) {
+  if (std::atoi(uid.c_str()) != 0 && ::setuid(std::atoi(uid.c_str())) != 0)
+    return 3;
+  sbx::cluster_options opts;
+  opts.pod_cidr = cidr;
+  opts.work_dir = "/tmp";
+  opts.init_executable = "/proc/self/exe";
+  auto c = sbx::cluster::start(opts);
+  if (c) {
+    std::cout << "started" << std::endl;
+    return 0;
+  }
+  std::cout << to_string(static_cast<sbx::errc>(c.error().code())) << ": "
+            << aiperf::error_message(c.error()) << std::endl;
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -74,6 +95,8 @@ int main(int argc, char** argv) {
     return sbx::init_main(std::atoi(argv[2]));
   if (argc == 3 && std::string{argv[1]} == "own-cluster")
     return own_cluster(argv[2]);
+  if (argc == 4 && std::string{argv[1]} == "start-as")
+    return start_as(argv[2], argv[3]);
   std::cerr << "usage: " << argv[0]
             << " sim-pod-init <fd> | own-cluster <dir>\n";
   return 2;
