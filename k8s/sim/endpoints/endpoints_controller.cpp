@@ -139,8 +139,15 @@ void ep_state::start(ptr self) {
     auto& st = self->state;
     if (!st.ws.all_synced())
       return;
-    if (kind != st.pods) {
+    if (kind == st.services) {
       sync(self, key);
+      return;
+    }
+    if (kind == st.endpoints) {
+      // Only a deletion, as upstream's informer handler: an Endpoints
+      // object written before its Service is not taken for a leftover.
+      if (after == nullptr)
+        sync(self, key);
       return;
     }
     // A pod: every Service of its namespace that selected it before or

@@ -342,6 +342,20 @@ TEST_F(network_test, deleted_endpoints_come_back_and_selectorless_are_left) {
             std::vector<std::string>{"10.1.0.5"});
   EXPECT_FALSE(call(verb::get, named(endpoints_ref, "manual")));
   EXPECT_TRUE(slices_of("manual").empty());
+  // Endpoints written by hand for the selector-less Service, and for one
+  // that does not exist yet, stay.
+  for (auto name : {"manual", "later"})
+    create(
+        endpoints_ref,
+        json{{"apiVersion", "v1"},
+             {"kind", "Endpoints"},
+             {"metadata", {{"name", name}, {"namespace", "default"}}},
+             {"subsets",
+              json::array({{{"addresses", json::array({{{"ip", "10.9.0.1"}}})},
+                            {"ports", json::array({{{"port", 80}}})}}})}});
+  EXPECT_EQ(ips(get(named(endpoints_ref, "manual"))["subsets"][0]["addresses"]),
+            std::vector<std::string>{"10.9.0.1"});
+  EXPECT_TRUE(call(verb::get, named(endpoints_ref, "later")));
 }
 
 TEST_F(network_test, controllers_relist_after_their_watches_drop) {
