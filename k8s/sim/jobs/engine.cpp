@@ -333,7 +333,8 @@ void engine::apply(std::size_t which, const json& object, bool deleted) {
 
 void engine::write(const pass_ptr& p, request req,
                    std::optional<std::size_t> which,
-                   std::function<void(const json&)> on_ok) {
+                   std::function<void(const json&)> on_ok,
+                   std::function<void(const std::string&)> on_err) {
   ++p->pending;
   const bool is_delete = req.verb == verb::remove;
   self_->request(api_, cfg_.request_timeout, std::move(req))
@@ -353,9 +354,16 @@ void engine::write(const pass_ptr& p, request req,
             if (--p->pending == 0 && !p->open)
               finish(p);
           },
-          [this, p, is_delete](caf::error& err) {
-            if (!(is_delete && is_error(err, k8s::errc::not_found)))
+          [this, p, is_delete, on_err](caf::error& err) {
+            if (!(is_delete && is_error(err, k8s::errc::not_found))) {
               p->failed = true;
+              if (on_err) {
+                const auto* st = k8s::status_of(err);
+                on_err(st != nullptr && !st->message.empty()
+                           ? st->message
+                           : error_message(err));
+              }
+            }
             if (--p->pending == 0 && !p->open)
               finish(p);
           });

@@ -118,9 +118,11 @@ public:
   /// Sends `req` as part of `p`; its answer (an object of the which-th
   /// resource, if `which` is set) replaces the cached copy. `on_ok` runs
   /// with the answered object. NotFound of a delete counts as done; any
-  /// other error fails the pass (the key is retried with back-off).
+  /// other error fails the pass (the key is retried with back-off) and is
+  /// handed to `on_err` with the server's message.
   void write(const pass_ptr& p, request req, std::optional<std::size_t> which,
-             std::function<void(const json&)> on_ok = nullptr);
+             std::function<void(const json&)> on_ok = nullptr,
+             std::function<void(const std::string&)> on_err = nullptr);
 
   /// Ends `p`'s reconcile function (call when it returns).
   void close(const pass_ptr& p);

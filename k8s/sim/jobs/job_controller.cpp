@@ -245,13 +245,19 @@ struct job_controller {
   }
 
   void create_pod(const pass_ptr& p, const json& job, int index) {
-    eng->write(p,
-               make_request(verb::create, pods_ref(namespace_of(job)),
-                            make_pod(job, index)),
-               pods_idx, [this, job](const json& pod) {
-                 eng->event(job, "Normal", "SuccessfulCreate",
-                            "Created pod: " + name_of(pod));
-               });
+    eng->write(
+        p,
+        make_request(verb::create, pods_ref(namespace_of(job)),
+                     make_pod(job, index)),
+        pods_idx,
+        [this, job](const json& pod) {
+          eng->event(job, "Normal", "SuccessfulCreate",
+                     "Created pod: " + name_of(pod));
+        },
+        [this, job](const std::string& message) {
+          eng->event(job, "Warning", "FailedCreate",
+                     "Error creating: " + message);
+        });
   }
 
   void reconcile(const std::string& key, const pass_ptr& p) {

@@ -602,7 +602,10 @@ struct jobset_controller {
              {"publishNotReadyAddresses",
               flag(obj(spec, "network"), "publishNotReadyAddresses", true)}}}};
     eng->write(p, make_request(verb::create, services_ref(ns), svc),
-               services_idx);
+               services_idx, nullptr, [this, js](const std::string& message) {
+                 eng->event(js, "Warning", "HeadlessServiceCreationFailed",
+                            message);
+               });
   }
 
   void create_jobs(const pass_ptr& p, const json& js, const json& spec,
@@ -621,9 +624,14 @@ struct jobset_controller {
         auto job = construct_job(js, spec, rjob, i, restarts);
         if (existing.count(name_of(job)))
           continue;
-        eng->write(p,
-                   make_request(verb::create, jobs_ref(namespace_of(js)), job),
-                   jobs_idx);
+        eng->write(
+            p, make_request(verb::create, jobs_ref(namespace_of(js)), job),
+            jobs_idx, nullptr,
+            [this, js, name = name_of(job)](const std::string& message) {
+              eng->event(js, "Warning", "JobCreationFailed",
+                         "job \"" + name
+                             + "\" creation failed with error: " + message);
+            });
       }
     }
   }

@@ -775,5 +775,17 @@ TEST_F(jobset_test, depends_on_waits_for_the_previous_replicated_job) {
                                       "train-workers-1"}));
 }
 
+TEST_F(jobset_test, a_foreign_job_in_the_way_is_an_event) {
+  create(jobs_ref(), make_job("train-leader-0", json::object()));
+  create(jobsets_ref(), make_jobset("train"));
+  EXPECT_TRUE(has_event("train", "JobCreationFailed",
+                        "job \"train-leader-0\" creation failed with error: "
+                        "jobs.batch \"train-leader-0\" already exists"));
+  // The others were made; the foreign Job is left alone.
+  EXPECT_TRUE(exists(jobs_ref("train-workers-1")));
+  EXPECT_FALSE(
+      get(jobs_ref("train-leader-0"))["metadata"].contains("ownerReferences"));
+}
+
 } // namespace
 } // namespace aiperf::k8s::sim
