@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <unistd.h>
 #include <vector>
 
@@ -155,7 +156,7 @@ caf::error cluster_impl::boot() {
   // PR_SET_PDEATHSIG fires when the forking thread ends, so init is forked
   // by a thread that lives exactly as long as this object; it also reaps
   // init at the end.
-  owner_ = std::thread{[this, &forked, &argv, child_fd] {
+  auto owner_body = [this, &forked, &argv, child_fd] {
     long pid = ::syscall(SYS_clone,
                          CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | SIGCHLD,
                          nullptr, nullptr, nullptr, nullptr);
@@ -176,7 +177,16 @@ caf::error cluster_impl::boot() {
     lock.unlock();
     ::kill(static_cast<pid_t>(pid), SIGKILL);
     ::waitpid(static_cast<pid_t>(pid), nullptr, 0);
-  }};
+  };
+  try {
+    owner_ = std::thread{owner_body};
+  } catch (const std::system_error& e) {
+    ::close(child_fd);
+    return make_error(errc::init_failed,
+                      std::string{"cannot start the thread that forks the "
+                                  "cluster init: "}
+                          + e.what());
+  }
   long pid = result.get();
   ::close(child_fd);
   if (pid < 0) {
@@ -190,7 +200,14 @@ caf::error cluster_impl::boot() {
                             "forbids them");
   }
   init_pid_ = static_cast<std::int32_t>(pid);
-  reader_ = std::thread{[this] { read_loop(); }};
+  try {
+    reader_ = std::thread{[this] { read_loop(); }};
+  } catch (const std::system_error& e) {
+    return make_error(errc::init_failed,
+                      std::string{"cannot start the cluster init's reader "
+                                  "thread: "}
+                          + e.what());
+  }
   json setup{{"op", "setup"}, {"gateway", gateway_}, {"prefix", net_.prefix}};
   auto r = call(std::move(setup), setup_timeout);
   if (!r)
@@ -211,16 +228,20 @@ caf::expected<int> cluster_impl::open_socket(int domain, int type,
   // on a thread of its own and the caller's thread stays where it was.
   int fd = -1;
   int err = 0;
-  std::thread worker{[&] {
-    if (::setns(netns_fd_, CLONE_NEWNET) != 0) {
-      err = errno;
-      return;
-    }
-    fd = ::socket(domain, type, protocol);
-    if (fd < 0)
-      err = errno;
-  }};
-  worker.join();
+  try {
+    std::thread worker{[&] {
+      if (::setns(netns_fd_, CLONE_NEWNET) != 0) {
+        err = errno;
+        return;
+      }
+      fd = ::socket(domain, type, protocol);
+      if (fd < 0)
+        err = errno;
+    }};
+    worker.join();
+  } catch (const std::system_error& e) {
+    err = e.code().value();
+  }
   if (fd < 0)
     return make_error(errc::network_failed,
                       "cannot make a socket in the pod network: "

@@ -4,6 +4,16 @@
 // commands that wire the network. Being PID 1 it inherits every orphan of the
 // cluster and reaps it; when it ends, the kernel kills every process of its
 // PID namespace, which is what makes the cluster vanish with the simulator.
+//
+// Where a container here differs from one on a real node:
+// - it shares the cluster's PID namespace (as with shareProcessNamespace):
+//   it sees every pod's processes, and it is not PID 1, so a signal it does
+//   not handle ends it (on a node, PID 1 of a container ignores those);
+//   when its main process ends, the rest of its processes are killed;
+// - no cgroups: no CPU or memory limits, no OOM kills;
+// - no seccomp or AppArmor profile, no user namespace;
+// - /dev holds null, zero, full, random, urandom, tty and shm only (no
+//   /dev/pts); the system folders are the host's, under a writable layer.
 #include "k8s/sim/sandbox/detail.hpp"
 
 #include <cerrno>
