@@ -100,6 +100,8 @@ std::vector<std::string> split(const std::string& name) {
 void put_labels_plain(std::vector<std::uint8_t>& out,
                       const std::vector<std::string>& labels) {
   for (const auto& l : labels) {
+    if (l.empty())
+      continue; // a zero length would end the name
     auto n = std::min(l.size(), max_label);
     out.push_back(static_cast<std::uint8_t>(n));
     out.insert(out.end(), l.begin(), l.begin() + static_cast<long>(n));
@@ -121,6 +123,8 @@ public:
   void write(std::vector<std::uint8_t>& out,
              const std::vector<std::string>& labels) {
     for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i].empty())
+        continue; // a zero length would end the name
       auto key = suffix_key(labels, i);
       auto it = offsets_.find(key);
       if (it != offsets_.end()) {

@@ -383,3 +383,43 @@ TEST(dns_zone, fields_of_an_unexpected_type_read_as_absent) {
 
 } // namespace
 } // namespace aiperf::k8s::sim::dns
+
+namespace aiperf::k8s::sim::dns {
+namespace {
+
+TEST_F(zone_test, any_name_and_type_gets_one_of_the_expected_answers) {
+  const std::vector<std::string> parts
+      = {"run",      "mock",    "bench", "svc",  "pod",
+         "cluster",  "local",   "_http", "_tcp", "run-w-0-0",
+         "10-1-0-5", "in-addr", "arpa",  "10",   "x"};
+  const std::vector<std::uint16_t> types
+      = {type::a,   type::aaaa, type::srv,  type::ptr, type::soa,
+         type::any, type::txt,  type::axfr, 999};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    question q;
+    auto n = rng() % 8;
+    for (std::size_t k = 0; k < n; ++k)
+      q.labels.push_back(parts[rng() % parts.size()]);
+    q.qtype = types[rng() % types.size()];
+    q.qclass = rng() % 10 == 0 ? 3 : class_in;
+    auto a = lookup(z, q);
+    ASSERT_TRUE(a.code == rcode::noerror || a.code == rcode::nxdomain
+                || a.code == rcode::refused)
+        << q.name();
+    if (a.code == rcode::refused) {
+      EXPECT_TRUE(a.answers.empty());
+    } else if (a.answers.empty()) {
+      EXPECT_EQ(a.authority.size(), 1u) << q.name(); // the SOA
+    }
+    query wire;
+    wire.q = q;
+    auto out = encode_response(wire, a, 512);
+    EXPECT_LE(out.size(), 512u);
+    EXPECT_TRUE(decode_message(out.data(), out.size()).has_value())
+        << q.name() << " " << q.qtype;
+  }
+}
+
+} // namespace
+} // namespace aiperf::k8s::sim::dns
