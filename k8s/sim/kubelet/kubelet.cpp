@@ -255,7 +255,7 @@ struct kubelet_state {
 
 using self_ptr = impl_actor::stateful_pointer<kubelet_state>;
 
-// --- clock ------------------------------------------------------------------
+// --- clock -------------------------------------------------------------------
 
 std::int64_t now_ns(self_ptr self) {
   auto& st = self->state;
@@ -322,8 +322,7 @@ const std::string& restart_policy(const pod_rt& p) {
   return v.is_string() ? v.get_ref<const std::string&>() : always;
 }
 
-// --- events
-// -------------------------------------------------------------------
+// --- events ------------------------------------------------------------------
 
 // An Event about the pod (or one of its containers), aggregated as kubelet's
 // event correlator does: the same reason and message again raise count.
@@ -386,8 +385,7 @@ void record(self_ptr self, pod_rt& p, const container_rt* c,
       .then([](response&) {}, [](caf::error&) {});
 }
 
-// --- status
-// -------------------------------------------------------------------
+// --- status ------------------------------------------------------------------
 
 json terminated_json(const container_rt& c) {
   json t = json::object();
@@ -678,8 +676,7 @@ void flush(self_ptr self, pod_rt& p) {
   write_status(self, p.uid);
 }
 
-// --- volumes
-// --------------------------------------------------------------------
+// --- volumes -----------------------------------------------------------------
 
 enum class volumes_state { ready, pending, failed };
 
@@ -1036,8 +1033,7 @@ void request_token(self_ptr self, const std::string& uid,
           });
 }
 
-// --- containers
-// -------------------------------------------------------------------
+// --- containers --------------------------------------------------------------
 
 std::string search_path(const std::string& name) {
   if (name.find('/') != std::string::npos)
@@ -1244,8 +1240,7 @@ void start_container(self_ptr self, pod_rt& p, std::int32_t idx) {
           });
 }
 
-// --- probes
-// -------------------------------------------------------------------
+// --- probes ------------------------------------------------------------------
 
 const char* probe_title(const std::string& kind) {
   return kind == "startup"    ? "Startup"
@@ -1417,8 +1412,7 @@ void run_probe(self_ptr self, pod_rt& p, std::int32_t idx,
           });
 }
 
-// --- lifecycle
-// -------------------------------------------------------------------
+// --- lifecycle ---------------------------------------------------------------
 
 void remove_pod(self_ptr self, const std::string& uid) {
   auto* p = find_pod(self, uid);
@@ -1668,8 +1662,7 @@ void on_exit(self_ptr self, const std::string& uid, std::int32_t idx,
   flush(self, p);
 }
 
-// --- watches
-// -------------------------------------------------------------------
+// --- watches -----------------------------------------------------------------
 
 bool my_node(self_ptr self, const json& pod) {
   auto node = str(member(pod, "spec"), "nodeName");
@@ -1951,8 +1944,7 @@ void post_node_status(self_ptr self, const std::string& node) {
           });
 }
 
-// --- the fault and inspection interface
-// ------------------------------------------
+// --- the fault and inspection interface --------------------------------------
 
 caf::expected<fault_rt> parse_fault(const std::string& text) {
   auto doc = parse(text);

@@ -2,12 +2,39 @@
 // nodes (spec.nodeName) as real processes through the container runtime
 // (k8s/sim/sandbox), and reports them in pod status as kubelet does.
 //
-// It watches pods, ConfigMaps and Secrets over `api_actor` (list + watch,
-// relisted when a watch ends) and writes only pod status, Events and, for a
-// finished graceful deletion, the final DELETE (gracePeriodSeconds 0, uid
-// precondition). Time comes only from the actor clock (back-offs, probe
-// periods, grace periods are delayed messages), so under the test
-// coordinator with a fake runtime every step follows simulated time.
+// It watches pods, ConfigMaps, Secrets, PersistentVolumeClaims and
+// PersistentVolumes over `api_actor` (list + watch, relisted when a watch
+// ends) and writes pod status (PUT pods/<name>/status with the
+// resourceVersion it last saw; a Conflict is read again and retried), Events
+// (aggregated: a repeat raises `count`), Node status (Ready, KubeletReady;
+// a missing Node is registered) and, for a finished graceful deletion, the
+// final DELETE (gracePeriodSeconds 0, uid precondition). Time comes only
+// from the actor clock (back-offs, probe periods, grace periods are delayed
+// messages), so under the test coordinator with a fake runtime every step
+// follows simulated time.
+//
+// Rules chosen where a node would read image metadata: an image whose name
+// contains "aiperf-node" runs as uid/gid 1000 (the product Dockerfile's
+// USER), a mapped image as uid 0; runAsUser without runAsGroup runs with
+// gid 0. `command` replaces the entrypoint (a bare name is looked up in the
+// host's PATH; "aiperf-node" or ".../aiperf-node" is cfg.aiperf_node_path).
+//
+// Files: `<work_dir>/pods/<uid>/volumes/<volume>` (ConfigMap, Secret,
+// projected and downwardAPI volumes in the atomic writer's `..data` layout,
+// mounted read-only; emptyDir), `<work_dir>/pods/<uid>/logs/<container>/
+// <attempt>.log`, and `<work_dir>/pods/<uid>/etc-hosts`: kubelet's managed
+// /etc/hosts with the pod's address, written once create_sandbox answers
+// and passed to every container as a mount on /etc/hosts (the sandbox's
+// hosts_file, made before the address is known, lacks the pod's line).
+// resolv.conf is the sandbox's (ClusterFirst: search <ns>.svc.<domain>
+// svc.<domain> <domain>, nameserver cfg.dns_server, ndots:5).
+//
+// Not emulated: exec and grpc probes (they succeed); tcpSocket probes are an
+// HTTP GET that fails only when the connection does; OOMKilled; service
+// links other than the `kubernetes` service's variables; dnsPolicy other
+// than ClusterFirst; readiness gates; lifecycle hooks; node heartbeats and
+// leases. The sandbox is removed when the pod is deleted, not when it
+// finishes (its logs stay readable while the pod exists).
 #pragma once
 
 #include "k8s/api/api.hpp"

@@ -325,8 +325,7 @@ struct kubelet_test : caf_gtest::fixture<> {
   }
 };
 
-// --- the pure rules
-// -----------------------------------------------------------
+// --- the pure rules ----------------------------------------------------------
 
 TEST(kubelet_detail, expansion_follows_kubernetes) {
   auto lookup = [](const std::string& n) -> std::optional<std::string> {
@@ -350,8 +349,7 @@ TEST(kubelet_detail, hosts_and_resolv_conf_as_kubelet_writes_them) {
             "nameserver 10.244.0.1\noptions ndots:5\n");
 }
 
-// --- security
-// -------------------------------------------------------------------
+// --- security ----------------------------------------------------------------
 
 TEST_F(kubelet_test, run_as_non_root_with_a_root_image_is_refused) {
   start();
@@ -408,8 +406,7 @@ TEST_F(kubelet_test, security_context_reaches_the_runtime) {
                                       "-p", "8000"}));
 }
 
-// --- env
-// ------------------------------------------------------------------------
+// --- env ---------------------------------------------------------------------
 
 TEST_F(kubelet_test, missing_secret_and_key_are_kubelet_messages) {
   start();
@@ -477,8 +474,7 @@ TEST_F(kubelet_test, env_field_refs_secrets_and_expansion) {
             "cluster.local\nnameserver 10.244.0.1\noptions ndots:5\n");
 }
 
-// --- volumes
-// ---------------------------------------------------------------------
+// --- volumes -----------------------------------------------------------------
 
 TEST_F(kubelet_test, config_map_volume_has_the_atomic_writer_layout) {
   start();
@@ -562,8 +558,7 @@ TEST_F(kubelet_test, projected_token_is_pod_bound_and_rotated) {
   EXPECT_NE(std::string(std::istreambuf_iterator<char>(t2), {}), first);
 }
 
-// --- probes
-// ----------------------------------------------------------------------
+// --- probes ------------------------------------------------------------------
 
 TEST_F(kubelet_test, readiness_probe_drives_ready) {
   start();
@@ -622,8 +617,7 @@ TEST_F(kubelet_test, liveness_failure_kills_and_restarts) {
   EXPECT_TRUE(s["state"].contains("running"));
 }
 
-// --- restarts
-// ----------------------------------------------------------------------
+// --- restarts ----------------------------------------------------------------
 
 TEST_F(kubelet_test, crash_loop_back_off_doubles_from_ten_seconds) {
   start();
@@ -693,8 +687,7 @@ TEST_F(kubelet_test, on_failure_and_never) {
   EXPECT_EQ(rt->starts.size(), 2u);
 }
 
-// --- STATUS over a pod's life
-// -------------------------------------------------------
+// --- STATUS over a pod's life ------------------------------------------------
 
 TEST_F(kubelet_test, status_column_pending_creating_running_completed) {
   rt->hold_sandboxes = true;
@@ -760,8 +753,7 @@ TEST_F(kubelet_test, unpullable_image_backs_off) {
   EXPECT_TRUE(rt->starts.empty());
 }
 
-// --- deletion
-// -------------------------------------------------------------------------
+// --- deletion ----------------------------------------------------------------
 
 TEST_F(kubelet_test, graceful_deletion_sigterm_then_sigkill_then_delete) {
   start();
@@ -797,8 +789,28 @@ TEST_F(kubelet_test, graceful_deletion_sigterm_then_sigkill_then_delete) {
   EXPECT_FALSE(call(verb::get, ref("pods", "p")));
 }
 
-// --- logs
-// ---------------------------------------------------------------------------------
+TEST_F(kubelet_test, graceful_deletion_through_the_store_grace_period) {
+  start();
+  auto uid = run(make_pod("p", json::array({container()})))["metadata"]["uid"]
+                 .get<std::string>();
+  ASSERT_TRUE(
+      call(verb::remove, ref("pods", "p"), json{{"gracePeriodSeconds", 3}}));
+  drain();
+  auto held = pod();
+  ASSERT_TRUE(held["metadata"].contains("deletionTimestamp")) << held.dump();
+  EXPECT_EQ(held["metadata"]["deletionGracePeriodSeconds"], 3);
+  ASSERT_EQ(rt->signals.size(), 1u);
+  EXPECT_EQ(std::get<2>(rt->signals[0]), 15);
+  advance_time(3s);
+  ASSERT_EQ(rt->signals.size(), 2u);
+  EXPECT_EQ(std::get<2>(rt->signals[1]), 9);
+  exit_container("p", "c", 137);
+  // The kubelet's DELETE (grace 0, uid precondition) removed it.
+  EXPECT_FALSE(call(verb::get, ref("pods", "p")));
+  EXPECT_EQ(rt->removed, std::vector<std::string>{uid});
+}
+
+// --- logs --------------------------------------------------------------------
 
 TEST_F(kubelet_test, pod_log_errors_name_the_container) {
   start();
@@ -833,8 +845,7 @@ TEST_F(kubelet_test, pod_log_errors_name_the_container) {
   EXPECT_EQ(status_of(unknown.error())->code, 404);
 }
 
-// --- faults
-// -------------------------------------------------------------------------------
+// --- faults ------------------------------------------------------------------
 
 TEST_F(kubelet_test, pod_faults_apply_to_the_next_matching_pods) {
   start();
@@ -908,8 +919,7 @@ TEST_F(kubelet_test, kill_partition_and_info) {
   EXPECT_EQ(rt->links[1], std::make_pair(uid, true));
 }
 
-// --- nodes
-// --------------------------------------------------------------------------------
+// --- nodes -------------------------------------------------------------------
 
 TEST_F(kubelet_test, nodes_are_ready) {
   start();
