@@ -18,7 +18,8 @@
 //   (FailJobSet / RestartJobSet with maxRestarts, strategy Recreate),
 //   deletion of every active child Job once the JobSet finished, suspend
 //   and resume, ttlSecondsAfterFinished, dependsOn, and
-//   status.replicatedJobsStatus / restarts / terminalState / conditions.
+//   startupPolicy InOrder, and status.replicatedJobsStatus / restarts /
+//   terminalState / conditions.
 // - the TTL-after-finished controller (pkg/controller/ttlafterfinished):
 //   a finished Job with ttlSecondsAfterFinished is deleted (Foreground,
 //   uid precondition) that long after its Complete/Failed condition's
@@ -30,9 +31,8 @@
 // podFailurePolicy, backoffLimitPerIndex, successPolicy of Jobs, pod
 // replacement policy (a replacement is made once the old pod is gone);
 // JobSet's in-place restart, RestartJob actions (feature-gated upstream),
-// exclusive placement, volumeClaimPolicies, coordinator labels are set but
-// nothing else of the coordinator, and startupPolicy InOrder (AnyOrder is
-// what every JobSet gets).
+// exclusive placement, volumeClaimPolicies, and of the coordinator only its
+// label and annotation are set.
 //
 // Each controller keeps its own copy of what it lists and watches (relisted
 // a second after a watch ends or fails) and a de-duplicating work queue;

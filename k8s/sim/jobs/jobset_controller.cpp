@@ -192,6 +192,19 @@ bool update_condition(json& status, const std::string& type,
       changed = true;
     }
   }
+  // StartupPolicyInProgress and StartupPolicyCompleted exclude each other
+  // (exclusiveConditions): the other one, if True, goes False.
+  if (value == "True"
+      && (type == "StartupPolicyInProgress"
+          || type == "StartupPolicyCompleted")) {
+    auto other = type == "StartupPolicyInProgress" ? "StartupPolicyCompleted"
+                                                   : "StartupPolicyInProgress";
+    for (auto& c : status["conditions"])
+      if (str(c, "type") == other && str(c, "status") == "True") {
+        c["status"] = "False";
+        changed = true;
+      }
+  }
   if (!found && value == "True") {
     status["conditions"].push_back(cond);
     changed = true;
@@ -608,9 +621,11 @@ struct jobset_controller {
                });
   }
 
-  void create_jobs(const pass_ptr& p, const json& js, const json& spec,
+  // reconcileReplicatedJobs. Returns false while an InOrder startup waits
+  // for a replicatedJob to start (later ones are not made yet).
+  bool create_jobs(const pass_ptr& p, const json& js, const json& spec,
                    const child_jobs& jobs, const json& statuses,
-                   std::int64_t restarts) {
+                   std::int64_t restarts, bool in_order) {
     std::set<std::string> existing;
     for (const auto* list :
          {&jobs.active, &jobs.successful, &jobs.failed, &jobs.previous})
@@ -618,6 +633,8 @@ struct jobset_controller {
         existing.insert(name_of(j));
     for (const auto& rjob : spec["replicatedJobs"]) {
       if (!dependencies_reached(rjob, spec, statuses))
+        continue;
+      if (in_order && all_started(rjob, statuses))
         continue;
       auto replicas = num(rjob, "replicas", 1);
       for (std::int64_t i = 0; i < replicas; ++i) {
@@ -633,7 +650,19 @@ struct jobset_controller {
                              + "\" creation failed with error: " + message);
             });
       }
+      if (in_order)
+        return false;
     }
+    return true;
+  }
+
+  // startup_policy.go allReplicasStarted.
+  static bool all_started(const json& rjob, const json& statuses) {
+    const json* s = rjob_status(statuses, str(rjob, "name"));
+    return s != nullptr
+           && num(rjob, "replicas", 1)
+                  == num(*s, "failed") + num(*s, "ready")
+                         + num(*s, "succeeded");
   }
 
   void suspend_jobs(const pass_ptr& p, const child_jobs& jobs) {
@@ -802,7 +831,20 @@ struct jobset_controller {
     }
 
     ensure_service(p, js, spec);
-    create_jobs(p, js, spec, jobs, statuses, restarts);
+    const bool in_order
+        = str(obj(spec, "startupPolicy"), "startupPolicyOrder") == "InOrder";
+    bool started = create_jobs(p, js, spec, jobs, statuses, restarts,
+                               in_order && !suspended);
+    if (in_order && !suspended) {
+      const char* type
+          = started ? "StartupPolicyCompleted" : "StartupPolicyInProgress";
+      const char* reason = started ? "InOrderStartupPolicyCompleted"
+                                   : "InOrderStartupPolicyInProgress";
+      const char* message = started ? "in order startup policy has completed"
+                                    : "in order startup policy is in progress";
+      if (update_condition(status, type, "True", reason, message, now))
+        events.push_back({"Normal", reason, message});
+    }
 
     if (suspended) {
       suspend_jobs(p, jobs);
@@ -812,16 +854,26 @@ struct jobset_controller {
       update_condition(status, restarting_type, "False", "JobSetSuspended",
                        suspended_message, now);
     } else {
+      // resumeJobsIfNecessary: InOrder resumes one replicatedJob at a
+      // time and leaves the Suspended condition until the last.
+      bool resumed_all = true;
       for (const auto& rjob : spec["replicatedJobs"]) {
         if (!dependencies_reached(rjob, spec, statuses))
+          continue;
+        if (in_order && all_started(rjob, statuses))
           continue;
         for (const auto& job : jobs.active)
           if (label(job, rjob_name_key) == str(rjob, "name")
               && flag(obj(job, "spec"), "suspend"))
             resume_job(p, job, rjob);
+        if (in_order) {
+          resumed_all = false;
+          break;
+        }
       }
-      if (update_condition(status, "Suspended", "False", resumed_reason,
-                           resumed_message, now))
+      if (resumed_all
+          && update_condition(status, "Suspended", "False", resumed_reason,
+                              resumed_message, now))
         events.push_back({"Normal", resumed_reason, resumed_message});
     }
     write_status();

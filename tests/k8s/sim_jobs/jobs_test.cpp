@@ -775,6 +775,33 @@ TEST_F(jobset_test, depends_on_waits_for_the_previous_replicated_job) {
                                       "train-workers-1"}));
 }
 
+TEST_F(jobset_test, in_order_startup_makes_one_replicated_job_at_a_time) {
+  create(jobsets_ref(),
+         make_jobset("train",
+                     {{"startupPolicy", {{"startupPolicyOrder", "InOrder"}}}}));
+  EXPECT_EQ(names(items(jobs_ref())),
+            (std::vector<std::string>{"train-leader-0"}));
+  ASSERT_TRUE(cond_true(jobset("train"), "StartupPolicyInProgress"));
+  // The leader's pod is Ready: its Job is ready, the workers come.
+  auto pods = pods_of("train-leader-0");
+  ASSERT_EQ(pods.size(), 1u);
+  set_pod(pods[0], "Running");
+  merge(pods_ref(pods[0]["metadata"]["name"], "status"),
+        json{{"status",
+              {{"conditions",
+                json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
+  EXPECT_EQ(names(items(jobs_ref())),
+            (std::vector<std::string>{"train-leader-0", "train-workers-0",
+                                      "train-workers-1"}));
+  EXPECT_FALSE(cond_true(jobset("train"), "StartupPolicyCompleted"));
+  for (const char* job : {"train-workers-0", "train-workers-1"})
+    for (const auto& p : pods_of(job))
+      set_pod(p, "Succeeded");
+  auto js = jobset("train");
+  ASSERT_TRUE(cond_true(js, "StartupPolicyCompleted")) << js["status"].dump();
+  EXPECT_EQ((*cond(js, "StartupPolicyInProgress"))["status"], "False");
+}
+
 TEST_F(jobset_test, a_foreign_job_in_the_way_is_an_event) {
   create(jobs_ref(), make_job("train-leader-0", json::object()));
   create(jobsets_ref(), make_jobset("train"));
