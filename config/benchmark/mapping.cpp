@@ -255,7 +255,7 @@ caf::expected<json> from_profile_config(const profile_config& raw) {
   if (cfg.conversation_num)
     p["sessions"] = *cfg.conversation_num;
   if (cfg.failed_request_threshold)
-    p["failedRequestThreshold"] = *cfg.failed_request_threshold / 100.0;
+    p["failedRequestThreshold"] = *cfg.failed_request_threshold;
   phases.push_back(std::move(p));
   b["phases"] = std::move(phases);
 
@@ -493,7 +493,7 @@ caf::expected<profile_config> map_document(const json& doc) {
         cfg.conversation_num = p["sessions"].get<std::int64_t>();
       if (p.contains("failedRequestThreshold"))
         cfg.failed_request_threshold
-            = p["failedRequestThreshold"].get<double>() * 100.0;
+            = p["failedRequestThreshold"].get<double>();
     }
 
   if (b.contains("slos"))

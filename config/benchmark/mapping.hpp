@@ -38,7 +38,7 @@
 //   --fixed-schedule (+ -auto-offset, -start-offset, -end-offset)
 //                                          phase type fixed_schedule,
 //                                          autoOffset, startOffset, endOffset
-//   --failed-request-threshold (percent)   phase failedRequestThreshold
+//   --failed-request-threshold (ratio)     phase failedRequestThreshold
 //                                          (ratio, AIPerf's unit)
 //   --random-seed                          randomSeed
 //   --goodput                              benchmark.slos

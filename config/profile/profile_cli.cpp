@@ -1,11 +1,13 @@
 #include "config/profile/profile_cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace aiperf::config {
 
@@ -58,8 +60,9 @@ CLI::Option* add_integer(CLI::App& cmd, const std::string& names,
 // Enum flags reject unknown spellings while parsing, listing the choices.
 template <class Enum, class Target>
 CLI::Option* add_enum(CLI::App& cmd, const std::string& names, Target& target,
-                      const std::string& help) {
-  auto flag = names.substr(names.rfind(',') + 1);
+                      const std::string& help, std::string flag = {}) {
+  if (flag.empty())
+    flag = names.substr(names.rfind(',') + 1);
   auto* opt = cmd.add_option_function<std::string>(
       names,
       [&target, flag](const std::string& text) {
@@ -72,6 +75,197 @@ CLI::Option* add_enum(CLI::App& cmd, const std::string& names, Target& target,
       help + " (" + enum_choices<Enum>() + ")");
   opt->type_name("ENUM");
   return opt;
+}
+
+// AIPerf 0.7 `profile` options aiperf-node does not implement. Each is
+// registered so that it is refused by name with exit code 2 (CLI11 alone
+// would say "argument was not expected"), and takes any number of values so
+// that its own values are never read as something else; none is accepted
+// and ignored. `names` are CLI11's, `why` says what aiperf-node does instead.
+struct unsupported_option {
+  const char* names;
+  const char* why;
+};
+
+constexpr unsupported_option unsupported_options[] = {
+    // Endpoint
+    {"--url-strategy", "requests already go round-robin over the --url "
+                       "values, AIPerf's only strategy; drop the flag"},
+    {"--transport,--transport-type",
+     "the transport follows the --url scheme (http or https); drop the flag"},
+    {"--connection-reuse-strategy",
+     "connections are always pooled keep-alive (AIPerf's default pooled)"},
+    {"--download-video-content", "there is no video endpoint type"},
+    {"--request-content-type", "request bodies are always application/json"},
+    // Tokenizer
+    {"--tokenizer-trust-remote-code",
+     "tokenizers load from tokenizer.json and never run a model's code"},
+    // Input
+    {"--public-dataset", "use --input-file with the dataset as JSONL"},
+    {"--hf-subset", "use --input-file with the dataset as JSONL"},
+    {"--dataset-sampling-strategy",
+     "synthetic prompts are shuffled and input files read in order "
+     "(AIPerf's defaults)"},
+    // Prompt
+    {"-b,--prompt-batch-size,--batch-size-text,--batch-size",
+     "every request carries one input"},
+    {"--prompt-prefix-pool-size,--prefix-prompt-pool-size,--num-prefix-prompts",
+     "synthetic prompts have no shared prefixes"},
+    {"--prompt-prefix-length,--prefix-prompt-length",
+     "synthetic prompts have no shared prefixes"},
+    {"--shared-system-prompt-length",
+     "synthetic prompts have no system prompt"},
+    {"--user-context-prompt-length",
+     "synthetic prompts have no per-session context"},
+    // Input and output sequence lengths
+    {"--prompt-input-tokens-block-size,--synthetic-input-tokens-block-size,"
+     "--isl-block-size",
+     "mooncake_trace hash_ids are 512-token blocks"},
+    {"--seq-dist,--sequence-distribution",
+     "use --isl/--isl-stddev and --osl/--osl-stddev"},
+    // Audio, image, video
+    {"--audio-batch-size,--batch-size-audio", "requests carry text only"},
+    {"--audio-length-mean", "requests carry text only"},
+    {"--audio-length-stddev", "requests carry text only"},
+    {"--audio-format", "requests carry text only"},
+    {"--audio-depths", "requests carry text only"},
+    {"--audio-sample-rates", "requests carry text only"},
+    {"--audio-num-channels", "requests carry text only"},
+    {"--image-width-mean", "requests carry text only"},
+    {"--image-width-stddev", "requests carry text only"},
+    {"--image-height-mean", "requests carry text only"},
+    {"--image-height-stddev", "requests carry text only"},
+    {"--image-batch-size,--batch-size-image", "requests carry text only"},
+    {"--image-format", "requests carry text only"},
+    {"--video-batch-size,--batch-size-video", "requests carry text only"},
+    {"--video-duration", "requests carry text only"},
+    {"--video-fps", "requests carry text only"},
+    {"--video-width", "requests carry text only"},
+    {"--video-height", "requests carry text only"},
+    {"--video-synth-type", "requests carry text only"},
+    {"--video-format", "requests carry text only"},
+    {"--video-codec", "requests carry text only"},
+    {"--video-audio-sample-rate", "requests carry text only"},
+    {"--video-audio-num-channels", "requests carry text only"},
+    {"--video-audio-codec", "requests carry text only"},
+    {"--video-audio-depth", "requests carry text only"},
+    // Rankings, trace synthesis
+    {"--rankings-passages-mean", "there is no rankings endpoint type"},
+    {"--rankings-passages-stddev", "there is no rankings endpoint type"},
+    {"--rankings-passages-prompt-token-mean",
+     "there is no rankings endpoint type"},
+    {"--rankings-passages-prompt-token-stddev",
+     "there is no rankings endpoint type"},
+    {"--rankings-query-prompt-token-mean",
+     "there is no rankings endpoint type"},
+    {"--rankings-query-prompt-token-stddev",
+     "there is no rankings endpoint type"},
+    {"--synthesis-speedup-ratio", "traces are replayed as recorded"},
+    {"--synthesis-prefix-len-multiplier", "traces are replayed as recorded"},
+    {"--synthesis-prefix-root-multiplier", "traces are replayed as recorded"},
+    {"--synthesis-prompt-len-multiplier", "traces are replayed as recorded"},
+    {"--synthesis-max-isl", "traces are replayed as recorded"},
+    {"--synthesis-max-osl", "traces are replayed as recorded"},
+    // Load generator
+    {"--concurrency-ramp-duration", "the load starts at its target"},
+    {"--prefill-concurrency-ramp-duration", "the load starts at its target"},
+    {"--request-rate-ramp-duration", "the load starts at its target"},
+    // Warmup
+    {"--warmup-duration", "warmup is a request count: --warmup-request-count"},
+    {"--num-warmup-sessions",
+     "warmup is a request count: --warmup-request-count"},
+    {"--warmup-concurrency", "warmup runs at the profiling load"},
+    {"--warmup-prefill-concurrency", "warmup runs at the profiling load"},
+    {"--warmup-request-rate", "warmup runs at the profiling load"},
+    {"--warmup-arrival-pattern", "warmup runs at the profiling load"},
+    {"--warmup-grace-period", "warmup waits for every request"},
+    {"--warmup-concurrency-ramp-duration", "warmup runs at the profiling load"},
+    {"--warmup-prefill-concurrency-ramp-duration",
+     "warmup runs at the profiling load"},
+    {"--warmup-request-rate-ramp-duration",
+     "warmup runs at the profiling load"},
+    // Request cancellation
+    {"--request-cancellation-rate",
+     "requests are cancelled only after --benchmark-grace-period or on Ctrl+C"},
+    {"--request-cancellation-delay",
+     "requests are cancelled only after --benchmark-grace-period or on Ctrl+C"},
+    // Output, HTTP trace
+    {"--profile-export-prefix,--profile-export-file",
+     "exports keep AIPerf's default names; choose the folder with "
+     "--artifact-dir"},
+    {"--export-http-trace", "no HTTP phase timings are recorded"},
+    {"--show-trace-timing", "no HTTP phase timings are recorded"},
+    // Telemetry
+    {"--server-metrics", "the server's /metrics is not scraped"},
+    {"--server-metrics-formats", "the server's /metrics is not scraped"},
+    {"--gpu-telemetry", "no GPU telemetry is collected"},
+    // Multi-run, accuracy
+    {"--num-profile-runs", "one run per invocation; run profile again"},
+    {"--profile-run-cooldown-seconds",
+     "one run per invocation; run profile again"},
+    {"--confidence-level", "one run per invocation; run profile again"},
+    {"--profile-run-disable-warmup-after-first",
+     "one run per invocation; run profile again"},
+    {"--no-profile-run-disable-warmup-after-first",
+     "one run per invocation; run profile again"},
+    {"--set-consistent-seed", "one run per invocation; use --random-seed"},
+    {"--no-set-consistent-seed", "one run per invocation; use --random-seed"},
+    {"--convergence-metric", "one run per invocation; run profile again"},
+    {"--convergence-stat", "one run per invocation; run profile again"},
+    {"--convergence-threshold", "one run per invocation; run profile again"},
+    {"--convergence-mode", "one run per invocation; run profile again"},
+    {"--accuracy-benchmark", "there are no accuracy benchmarks"},
+    {"--accuracy-tasks", "there are no accuracy benchmarks"},
+    {"--accuracy-n-shots", "there are no accuracy benchmarks"},
+    {"--accuracy-enable-cot", "there are no accuracy benchmarks"},
+    {"--accuracy-grader", "there are no accuracy benchmarks"},
+    {"--accuracy-system-prompt", "there are no accuracy benchmarks"},
+    {"--accuracy-verbose", "there are no accuracy benchmarks"},
+    // Service, ZMQ
+    {"-v,--verbose", "use --log-level debug (-vv: --log-level trace)"},
+    {"--extra-verbose", "use --log-level trace"},
+    {"--api-port", "profile serves no API (aiperf-node service does)"},
+    {"--api-host", "profile serves no API (aiperf-node service does)"},
+    {"--zmq-host", "the runtime binds its own sockets"},
+    {"--zmq-ipc-path", "the runtime binds its own sockets"},
+};
+
+// "-b/--prompt-batch-size/--batch-size" from CLI11's "-b,--prompt-...": the
+// message then holds whichever spelling the user typed. -v's names -vv too,
+// which CLI11 reads as -v twice.
+std::string label_of(std::string names) {
+  std::replace(names.begin(), names.end(), ',', '/');
+  if (names == "-v/--verbose")
+    names = "-v/-vv/--verbose";
+  return names;
+}
+
+void add_unsupported_options(CLI::App& cmd) {
+  const std::string g = "AIPerf options not supported by aiperf-node (refused)";
+  for (const auto& u : unsupported_options) {
+    auto label = label_of(u.names);
+    std::string why = u.why;
+    cmd.add_option_function<std::vector<std::string>>(
+           u.names,
+           [label, why](const std::vector<std::string>&) {
+             throw CLI::ValidationError(label,
+                                        "not supported by aiperf-node; " + why);
+           },
+           "refused: " + why)
+        ->expected(0, -1)
+        ->type_name("")
+        ->group(g);
+  }
+  // AIPerf's switches that turn a collection off: aiperf-node collects
+  // neither, so their meaning holds as given.
+  cmd.add_flag_function(
+         "--no-server-metrics", [](std::int64_t) {},
+         "Accepted: the server's /metrics is never scraped")
+      ->group("Telemetry");
+  cmd.add_flag_function(
+         "--no-gpu-telemetry", [](std::int64_t) {},
+         "Accepted: no GPU telemetry is collected")
+      ->group("Telemetry");
 }
 
 } // namespace
@@ -201,18 +395,19 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
               "--conversation-turn-mean", cfg.conversation_turn_mean,
               "Mean turns per session; default 1")
       ->group(g);
-  cmd.add_option("--conversation-turn-stddev", cfg.conversation_turn_stddev,
+  cmd.add_option("--conversation-turn-stddev,--session-turns-stddev",
+                 cfg.conversation_turn_stddev,
                  "Stddev of turns per session; default 0")
       ->group(g);
-  cmd.add_option("--conversation-turn-delay-mean",
+  cmd.add_option("--conversation-turn-delay-mean,--session-turn-delay-mean",
                  cfg.conversation_turn_delay_mean,
                  "Mean think time between turns (ms); default 0")
       ->group(g);
-  cmd.add_option("--conversation-turn-delay-stddev",
+  cmd.add_option("--conversation-turn-delay-stddev,--session-turn-delay-stddev",
                  cfg.conversation_turn_delay_stddev,
                  "Stddev of think time (ms); default 0")
       ->group(g);
-  cmd.add_option("--conversation-turn-delay-ratio",
+  cmd.add_option("--conversation-turn-delay-ratio,--session-delay-ratio",
                  cfg.conversation_turn_delay_ratio,
                  "Multiplier on every turn delay; default 1.0")
       ->group(g);
@@ -246,10 +441,12 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   add_integer(cmd, "--num-requests,--request-count", "--request-count",
               cfg.request_count,
               "Requests to send; default max(10, 2·concurrency), or 10 "
-              "with --request-rate alone")
+              "with --request-rate alone; with --benchmark-duration the "
+              "first reached ends the run")
       ->group(g);
   add_optional(cmd, "--benchmark-duration", cfg.benchmark_duration,
-               "Run for this many seconds instead of a request count")
+               "Seconds to send for; with --request-count the first "
+               "reached ends the run")
       ->group(g);
   add_optional(cmd, "--benchmark-grace-period", cfg.benchmark_grace_period,
                "Seconds in-flight requests may finish after the duration "
@@ -273,7 +470,9 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                  "SLOs \"tag:value ...\" in display units (ms, tokens/s)")
       ->group(g);
   add_optional(cmd, "--failed-request-threshold", cfg.failed_request_threshold,
-               "Abort when this percentage of requests failed")
+               "Abort the run once failed/total profiling records exceeds "
+               "this ratio in [0, 1] (0.05 = 5 %), judged from max("
+               "concurrency, 10) records on; exit code 4")
       ->group(g);
 
   // --- output ---
@@ -281,8 +480,9 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   cmd.add_option("--artifact-dir,--output-artifact-dir",
                  cfg.output_artifact_dir, "Artifact root; default artifacts")
       ->group(g);
-  add_enum<export_level>(cmd, "--export-level", cfg.export_level,
-                         "Per-request exports; default records")
+  add_enum<export_level>(
+      cmd, "--export-level,--profile-export-level", cfg.export_level,
+      "Per-request exports; default records", "--export-level")
       ->group(g);
   add_optional(cmd, "--slice-duration", cfg.slice_duration,
                "Also export metrics per window of this many seconds "
@@ -336,6 +536,8 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   add_optional(cmd, "--workers-per-pod", cfg.workers_per_pod,
                "Workers per pod; default --workers-max / --worker-pods")
       ->group(g);
+
+  add_unsupported_options(cmd);
 }
 
 } // namespace aiperf::config

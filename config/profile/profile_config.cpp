@@ -12,6 +12,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sys/resource.h>
@@ -80,6 +81,14 @@ std::string show(int x) {
 
 std::string show(double x) {
   return python_float(x);
+}
+
+// "5", "0.05", "500": the shortest spelling, for numbers quoted back in a
+// sentence.
+std::string shortest(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
 }
 
 std::string_view trim(std::string_view s) {
@@ -882,9 +891,6 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                     + show(*cfg.benchmark_grace_period) + ")");
   if (cfg.benchmark_grace_period && !cfg.benchmark_duration)
     return conflict("--benchmark-grace-period", "needs --benchmark-duration");
-  if (cfg.request_count && cfg.benchmark_duration)
-    return conflict("--request-count", "contradicts --benchmark-duration (two "
-                                       "stop conditions); use one");
   if (auto ok = at_least("--warmup-request-count", cfg.warmup_request_count,
                          std::int64_t{0});
       !ok)
@@ -952,12 +958,21 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                                  ? " or add --streaming"
                                  : ""));
   }
-  if (cfg.failed_request_threshold
-      && !(*cfg.failed_request_threshold > 0
-           && *cfg.failed_request_threshold <= 100))
-    return fail("--failed-request-threshold",
-                "must be a percentage in (0, 100] (got "
-                    + show(*cfg.failed_request_threshold) + ")");
+  if (cfg.failed_request_threshold) {
+    // AIPerf's unit is a ratio; a percentage typed out of habit (5 for 5 %)
+    // would never trip, so it is refused with the ratio it meant.
+    auto x = *cfg.failed_request_threshold;
+    if (x > 1 && x <= 100)
+      return fail("--failed-request-threshold",
+                  "is a ratio in [0, 1], as in AIPerf: " + shortest(x)
+                      + " means " + shortest(x * 100) + " %; pass "
+                      + shortest(x / 100) + " for " + shortest(x) + " %");
+    if (!(x >= 0 && x <= 1))
+      return fail("--failed-request-threshold",
+                  "must be a ratio in [0, 1] (0.05 = 5 % of the profiling "
+                  "requests failed; got "
+                      + show(x) + ")");
+  }
   return caf::unit;
 }
 

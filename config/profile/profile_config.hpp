@@ -258,6 +258,8 @@ struct profile_config {
   /// is given: max(10, 2·concurrency), or 10 with `--request-rate` alone
   /// (max(10, 2·num_users) in user-centric mode). Unset = stop on
   /// benchmark_duration, conversation_num or the end of a fixed schedule.
+  /// With benchmark_duration too, whichever is reached first stops the
+  /// sending (AIPerf).
   std::optional<std::int64_t> request_count;
   /// `--benchmark-duration` (s); unset = stop on a count.
   std::optional<double> benchmark_duration;
@@ -275,8 +277,10 @@ struct profile_config {
   std::optional<std::int64_t> num_users;
   /// `--goodput "tag:value ..."`; empty = no goodput metrics.
   std::vector<goodput_slo> goodput;
-  /// `--failed-request-threshold` (percent of failed requests, 0-100] that
-  /// aborts the run with a non-zero exit; unset = never abort.
+  /// `--failed-request-threshold`: a ratio in [0, 1] (AIPerf's unit, 0.05 =
+  /// 5 %). Once max(concurrency, 10) profiling records arrived, a record
+  /// that makes failed/total exceed it aborts the run (exit code 4, the
+  /// results so far exported); unset = never abort.
   std::optional<double> failed_request_threshold;
 
   // --- tokenizer ---

@@ -49,6 +49,9 @@ struct records_state {
   caf::actor listener;
   std::string line;
   records_progress progress;
+  /// The failed share crossed --failed-request-threshold and the listener
+  /// was told (once).
+  bool failed_threshold_sent = false;
   /// Profiling records whose streaming request got one JSON body.
   std::uint64_t stream_ignored = 0;
   // Set by `process`.
@@ -318,6 +321,17 @@ void finish(actor_ptr self) {
   st.promise.deliver(std::move(out));
 }
 
+} // namespace
+
+bool crosses_failed_threshold(std::uint64_t failed, std::uint64_t records,
+                              double threshold, std::uint64_t floor) noexcept {
+  if (threshold < 0 || records == 0 || records < floor)
+    return false;
+  return static_cast<double>(failed) / static_cast<double>(records) > threshold;
+}
+
+namespace {
+
 records_manager_impl::behavior_type records_impl(actor_ptr self,
                                                  records_config cfg,
                                                  caf::actor listener) {
@@ -351,6 +365,19 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
           ++(rec.has_error ? st.progress.profiling_errors
                            : st.progress.profiling_valid);
           st.stream_ignored += rec.stream_ignored;
+          // Judged at every record, as AIPerf does, so a share that crosses
+          // the line for a moment is seen.
+          auto records
+              = st.progress.profiling_errors + st.progress.profiling_valid;
+          if (!st.failed_threshold_sent && st.listener
+              && crosses_failed_threshold(st.progress.profiling_errors,
+                                          records,
+                                          st.cfg.failed_request_threshold,
+                                          st.cfg.failed_request_floor)) {
+            st.failed_threshold_sent = true;
+            caf::anon_send(st.listener, failed_threshold_atom::value,
+                           st.progress.profiling_errors, records);
+          }
         }
         if (st.jsonl) {
           st.line.clear();

@@ -35,10 +35,33 @@ struct records_config {
   std::int64_t slice_ns = 0;
   /// How long `process` waits for missing records before exporting anyway.
   std::int64_t drain_timeout_ms = 30'000;
+  /// `--failed-request-threshold` as a ratio in [0, 1]; < 0: off.
+  double failed_request_threshold = -1;
+  /// The threshold is armed once this many profiling records arrived:
+  /// max(concurrency, 10), as AIPerf's grace floor, so that one early
+  /// failure cannot end a run.
+  std::uint64_t failed_request_floor = 10;
 };
 
+/// `(failed_threshold_atom, uint64_t failed, uint64_t records)`: sent once
+/// to the listener, with the profiling counts of the record that made
+/// failed/records exceed records_config::failed_request_threshold (with at
+/// least failed_request_floor records). A one-way notice, like
+/// write_failed_atom: the listener stops the run (exit code 4); no reply.
+using failed_threshold_atom = caf::atom_constant<caf::atom("frthresh")>;
+
+/// Whether `failed` of `records` profiling records cross `threshold` (a
+/// ratio; < 0: off) once `floor` records arrived: AIPerf's strict
+/// failed/records > threshold. Pure.
+[[nodiscard]] bool crosses_failed_threshold(std::uint64_t failed,
+                                            std::uint64_t records,
+                                            double threshold,
+                                            std::uint64_t floor) noexcept;
+
 /// `listener` (may be null) hears `(write_failed_atom, caf::error)` when
-/// the JSONL stream fails mid-run (proto/records_path.hpp).
+/// the JSONL stream fails mid-run (proto/records_path.hpp), and
+/// `(failed_threshold_atom, ...)` when the failed share crosses
+/// `--failed-request-threshold`.
 [[nodiscard]] proto::records_manager_actor
 spawn_records_manager(caf::actor_system& sys, records_config cfg,
                       caf::actor listener = {});

@@ -200,6 +200,10 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   rec.input_config_json = std::move(input_config_json);
   rec.benchmark_id = std::move(run_id);
   plan.failed_request_threshold = cfg.failed_request_threshold.value_or(-1);
+  rec.failed_request_threshold = plan.failed_request_threshold;
+  // AIPerf's grace floor: max(concurrency, 10), concurrency 1 when unset.
+  rec.failed_request_floor = static_cast<std::uint64_t>(
+    std::max<std::int64_t>(cfg.concurrency.value_or(1), 10));
   plan.unreachable_timeout_ms = unreachable_timeout_ms(
     std::getenv("AIPERF_UNREACHABLE_TIMEOUT_MS"));
   for (auto& u : cfg.urls)

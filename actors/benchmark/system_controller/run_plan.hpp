@@ -28,7 +28,8 @@ struct run_plan {
   record_processor::processor_config processor;
   std::uint32_t num_processors = 1;
   records_manager::records_config records;
-  /// Percent of failed requests above which the exit code is 4 (< 0: off).
+  /// --failed-request-threshold, a ratio of failed profiling requests
+  /// (< 0: off); judged by the records_manager (records.failed_request_*).
   double failed_request_threshold = -1;
   /// The run stops (exit code 3) once every connection attempt was refused
   /// for this long, with no request reaching the server in between: env

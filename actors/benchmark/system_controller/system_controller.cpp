@@ -23,11 +23,9 @@ using judge_atom = caf::atom_constant<caf::atom("judge")>;
 
 using impl_actor = system_controller_actor::extend<
   caf::reacts_to<tick_atom>, caf::reacts_to<judge_atom>,
-  caf::reacts_to<write_failed_atom, caf::error>>;
-
-/// --failed-request-threshold is judged during the run once this many
-/// profiling records arrived; a smaller run is judged at its end.
-constexpr std::uint64_t threshold_min_records = 10;
+  caf::reacts_to<write_failed_atom, caf::error>,
+  caf::reacts_to<records_manager::failed_threshold_atom, std::uint64_t,
+                 std::uint64_t>>;
 
 struct controller_state {
   static inline const char* name = "system_controller";
@@ -149,8 +147,6 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
         r.warnings.insert(r.warnings.end(), out.warnings.begin(),
                           out.warnings.end());
         auto total = out.request_count + out.error_request_count;
-        double failed_pct
-          = total == 0 ? 0.0 : 100.0 * out.error_request_count / total;
         if (out.error) {
           // Some exports were written (r.files), others not: exit code 1
           // with every failed file and its reason.
@@ -175,15 +171,6 @@ void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
             for (auto& e : out.top_errors)
               r.message += "\n  " + e;
           }
-        } else if (st.plan.failed_request_threshold >= 0
-                   && failed_pct > st.plan.failed_request_threshold) {
-          r.exit_code = exit_failed_threshold;
-          char buf[160];
-          std::snprintf(buf, sizeof(buf),
-                        "%.2f%% of requests failed, above "
-                        "--failed-request-threshold %.2f%%",
-                        failed_pct, st.plan.failed_request_threshold);
-          r.message = buf;
         }
         finish(self, std::move(r));
       },
@@ -220,6 +207,25 @@ void abort_run(actor_ptr self, int code, std::string message) {
     self->send(st.timing, cancel_atom::value);
 }
 
+} // namespace
+
+std::string failed_threshold_message(std::uint64_t failed,
+                                     std::uint64_t records, double threshold) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "aborted: %llu of the first %llu profiling requests failed "
+                "(%.2f%%), above --failed-request-threshold %g (%g%%); check "
+                "the server's logs",
+                static_cast<unsigned long long>(failed),
+                static_cast<unsigned long long>(records),
+                records == 0 ? 0.0 : 100.0 * static_cast<double>(failed)
+                                       / static_cast<double>(records),
+                threshold, threshold * 100);
+  return buf;
+}
+
+namespace {
+
 /// Whether the endpoint counts as unreachable by `p`: a run of refused
 /// connections, with no request reaching the server, has lasted
 /// run_plan::unreachable_timeout_ms (then the run stops with exit code 3).
@@ -253,10 +259,10 @@ bool judge_unreachable(actor_ptr self, const records_progress& p) {
 }
 
 /// Asks the records_manager for its counters every 100 ms (up to 1 s while
-/// no record arrives): an endpoint
-/// unreachable for longer than run_plan::unreachable_timeout_ms, or a
-/// failed share past --failed-request-threshold (with enough records to
-/// judge), stops the run (abort_run).
+/// no record arrives): an endpoint unreachable for longer than
+/// run_plan::unreachable_timeout_ms stops the run (abort_run). The
+/// failed-request threshold is judged by the records_manager at every
+/// record instead (failed_threshold_atom).
 void judge_failures(actor_ptr self) {
   auto& st = self->state;
   self->request(st.records, std::chrono::seconds{5}, progress_atom::value)
@@ -267,21 +273,6 @@ void judge_failures(actor_ptr self) {
           return;
         if (judge_unreachable(self, p))
           return;
-        auto judged = p.profiling_valid + p.profiling_errors;
-        double pct = judged == 0 ? 0.0 : 100.0 * p.profiling_errors / judged;
-        if (st.plan.failed_request_threshold >= 0
-            && judged >= threshold_min_records
-            && pct > st.plan.failed_request_threshold) {
-          char buf[200];
-          std::snprintf(buf, sizeof(buf),
-                        "aborted: %llu of the first %llu requests failed "
-                        "(%.2f%%), above --failed-request-threshold %.2f%%",
-                        static_cast<unsigned long long>(p.profiling_errors),
-                        static_cast<unsigned long long>(judged), pct,
-                        st.plan.failed_request_threshold);
-          abort_run(self, exit_failed_threshold, buf);
-          return;
-        }
         if (p.received != st.judged_received)
           st.judge_interval = std::chrono::milliseconds{100};
         else
@@ -304,8 +295,7 @@ void start_run(actor_ptr self) {
     self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
   if (st.plan.client_self_check_start)
     st.plan.client_self_check_start();
-  if (st.plan.failed_request_threshold >= 0
-      || st.plan.unreachable_timeout_ms > 0)
+  if (st.plan.unreachable_timeout_ms > 0)
     self->send(self, judge_atom::value);
   self->request(st.timing, st.plan.timeouts.run, start_atom::value)
     .then(
@@ -489,6 +479,18 @@ controller_impl(actor_ptr self, run_plan plan,
                "(press Ctrl+C again to abort at once)");
       if (st.timing)
         self->send(st.timing, cancel_atom::value);
+    },
+    [=](records_manager::failed_threshold_atom, std::uint64_t failed,
+        std::uint64_t records) {
+      // From the records_manager, at the record that crossed the line: the
+      // run stops as after Ctrl+C (no more credits, requests in flight
+      // cancelled, the results so far exported) and exits 4.
+      auto& st = self->state;
+      if (st.finished || st.aborted || st.cancel_requested || st.write_failed)
+        return;
+      abort_run(self, exit_failed_threshold,
+                failed_threshold_message(failed, records,
+                                         st.plan.failed_request_threshold));
     },
     [=](judge_atom) {
       if (!self->state.finished)

@@ -14,6 +14,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ typename Inspector::result_type inspect(Inspector& f, run_result& x) {
 ///   credits, cancels in-flight requests (code 499), still writes every
 ///   export (`was_cancelled: true`); the reply then carries exit code 130
 ///   (main turns it into 143 for SIGTERM).
+/// A run whose failed share crosses `--failed-request-threshold` (the
+/// records_manager's failed_threshold_atom) stops like a cancel and exits 4
+/// with failed_threshold_message.
 /// Every service it spawns is linked to it: a service that fails ends the
 /// run with exit code 1 and the service's error. Each request to a service
 /// waits at most its `run_plan::timeouts` entry (dataset, registration,
@@ -63,6 +67,14 @@ using system_controller_actor = caf::typed_actor<
 using group_factory
   = std::function<worker_group_manager::worker_group_manager_actor(
     caf::actor_system&, worker_group_manager::group_config)>;
+
+/// The message of a run stopped by `--failed-request-threshold`
+/// (`threshold` a ratio): "aborted: 12 of the first 14 profiling requests
+/// failed (85.71%), above --failed-request-threshold 0.5 (50%); check the
+/// server's logs".
+[[nodiscard]] std::string failed_threshold_message(std::uint64_t failed,
+                                                   std::uint64_t records,
+                                                   double threshold);
 
 [[nodiscard]] system_controller_actor
 spawn_system_controller(caf::actor_system& sys, run_plan plan,

@@ -112,6 +112,12 @@ std::int64_t now_ns(actor_ptr self) {
     .count();
 }
 
+/// Whether a send due at `due_ns` falls at or after the duration's end: it
+/// is not granted ahead (lookahead) only to leave after the duration.
+bool past_deadline(const timing_manager_state& st, std::int64_t due_ns) {
+  return st.deadline_ns > 0 && due_ns >= st.deadline_ns;
+}
+
 bool budget_left(const timing_manager_state& st) {
   return st.budget == 0 || st.stats.sent < st.budget;
 }
@@ -325,6 +331,8 @@ void grant_rate_turns(actor_ptr self, std::int64_t now) {
   while (!st.sending_done && budget_left(st)
          && rate.next_due() <= now + st.cfg.lookahead_ns) {
     const auto target = rate.next_due();
+    if (past_deadline(st, target))
+      break; // the tick at the deadline ends the sending
     if (!slot_free(st)) {
       // AIPerf skips a tick that finds no free session slot. Decide only
       // once it is due: a session may end before then.
@@ -357,7 +365,7 @@ void grant_fixed_turns(actor_ptr self, std::int64_t now) {
     const auto conversation = st.fixed_order[st.fixed_next];
     const auto offset = st.cfg.sessions[conversation].start_offset_ns;
     const auto due = st.stats.start_ns + std::max<std::int64_t>(0, offset);
-    if (due > now + st.cfg.lookahead_ns)
+    if (due > now + st.cfg.lookahead_ns || past_deadline(st, due))
       break;
     if (!slot_free(st))
       break; // retried when a session ends
@@ -380,7 +388,8 @@ void grant_due(actor_ptr self, std::int64_t now) {
   if (st.cfg.mode == timing_mode::request_rate)
     grant_rate_turns(self, now);
   while (!st.sending_done && !st.pending.empty()
-         && st.pending.top().due_ns <= now + st.cfg.lookahead_ns) {
+         && st.pending.top().due_ns <= now + st.cfg.lookahead_ns
+         && !past_deadline(st, st.pending.top().due_ns)) {
     auto p = st.pending.top();
     st.pending.pop();
     grant_turn(self, p.session, p.due_ns);
@@ -516,10 +525,13 @@ void on_tick(actor_ptr self) {
     stop_sending(self);
   grant_due(self, now);
   if (st.sending_done && !st.in_flight.empty()) {
+    // The grace period follows the duration (AIPerf: "after the duration
+    // ends"), also when --request-count stopped the sending first: the
+    // requests in flight then have until duration + grace.
     if (st.grace_deadline_ns == 0)
       st.grace_deadline_ns = st.cfg.grace_ns < 0
                                ? std::numeric_limits<std::int64_t>::max()
-                               : now + st.cfg.grace_ns;
+                               : std::max(now, st.deadline_ns) + st.cfg.grace_ns;
     if (!st.cancelling && now >= st.grace_deadline_ns) {
       st.stats.timed_out = true;
       st.cancelling = true;

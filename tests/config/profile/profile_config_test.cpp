@@ -101,6 +101,30 @@ TEST(profile_defaults, duration_replaces_request_count_and_sets_grace) {
   EXPECT_TRUE(std::isinf(*inf.benchmark_grace_period));
 }
 
+// AIPerf accepts both stop conditions; the first one reached ends the run.
+TEST(profile_defaults, request_count_and_duration_are_both_kept) {
+  auto cfg = parse_ok(
+      {"-m", "m", "--request-count", "5", "--benchmark-duration", "3"});
+  EXPECT_EQ(cfg.request_count, 5);
+  EXPECT_EQ(cfg.benchmark_duration, 3.0);
+  EXPECT_EQ(cfg.benchmark_grace_period, 30.0);
+}
+
+// AIPerf's unit: a ratio; 0 and 1 are its bounds (0 = any failure once the
+// threshold is armed).
+TEST(profile_defaults, failed_request_threshold_is_a_ratio) {
+  EXPECT_EQ(parse_ok({"-m", "m", "--failed-request-threshold", "0.05"})
+                .failed_request_threshold,
+            0.05);
+  EXPECT_EQ(parse_ok({"-m", "m", "--failed-request-threshold", "0"})
+                .failed_request_threshold,
+            0.0);
+  EXPECT_EQ(parse_ok({"-m", "m", "--failed-request-threshold", "1"})
+                .failed_request_threshold,
+            1.0);
+  EXPECT_FALSE(parse_ok({"-m", "m"}).failed_request_threshold);
+}
+
 TEST(profile_defaults, explicit_request_count_wins) {
   EXPECT_EQ(parse_ok({"-m", "m", "--concurrency", "8", "--request-count", "3"})
                 .request_count,
@@ -334,7 +358,7 @@ TEST(profile_aliases, endpoint_flags) {
                        "--random-seed",
                        "42",
                        "--failed-request-threshold",
-                       "10",
+                       "0.1",
                        "--request-timeout-seconds",
                        "5",
                        "--prefill-concurrency",
@@ -348,7 +372,7 @@ TEST(profile_aliases, endpoint_flags) {
   EXPECT_EQ(cfg.api_key, "sk-1");
   EXPECT_TRUE(cfg.use_legacy_max_tokens);
   EXPECT_EQ(cfg.random_seed, 42u);
-  EXPECT_EQ(cfg.failed_request_threshold, 10.0);
+  EXPECT_EQ(cfg.failed_request_threshold, 0.1);
   EXPECT_EQ(cfg.request_timeout_seconds, 5.0);
   EXPECT_EQ(cfg.prefill_concurrency, 2);
   EXPECT_EQ(cfg.model_selection_strategy, model_selection_strategy::random);
@@ -498,8 +522,8 @@ TEST(profile_errors, codes_tell_missing_conflicting_and_unreadable_apart) {
   auto none = parse({});
   ASSERT_FALSE(none);
   EXPECT_TRUE(aiperf::is_error(none.error(), errc::missing));
-  auto both
-      = parse({"-m", "m", "--request-count", "5", "--benchmark-duration", "3"});
+  auto both = parse({"-m", "m", "--request-rate", "5", "--user-centric-rate",
+                     "2", "--num-users", "2", "--conversation-turn-mean", "2"});
   ASSERT_FALSE(both);
   EXPECT_TRUE(aiperf::is_error(both.error(), errc::conflict));
   auto file = parse({"-m", "m", "--input-file", "/nonexistent/in.jsonl"});
@@ -742,11 +766,6 @@ INSTANTIATE_TEST_SUITE_P(
                     "--benchmark-grace-period", "-1"},
                    "--benchmark-grace-period",
                    "≥ 0"},
-        error_case{
-            "count_and_duration",
-            {"-m", "m", "--request-count", "5", "--benchmark-duration", "5"},
-            "--request-count",
-            "--benchmark-duration"},
         error_case{"warmup_negative",
                    {"-m", "m", "--warmup-request-count", "-1"},
                    "--warmup-request-count"},
@@ -819,14 +838,19 @@ INSTANTIATE_TEST_SUITE_P(
                    {"-m", "m", "--goodput", "request_latency"},
                    "--goodput",
                    "tag:value"},
-        error_case{"failed_threshold_zero",
-                   {"-m", "m", "--failed-request-threshold", "0"},
+        error_case{"failed_threshold_negative",
+                   {"-m", "m", "--failed-request-threshold", "-0.1"},
                    "--failed-request-threshold",
-                   "(0, 100]"},
+                   "ratio in [0, 1]"},
+        error_case{"failed_threshold_a_percentage",
+                   {"-m", "m", "--failed-request-threshold", "5"},
+                   "--failed-request-threshold",
+                   "5 means 500 %; pass 0.05 for 5 %"},
         error_case{"failed_threshold_over_100",
                    {"-m", "m", "--failed-request-threshold", "150"},
                    "--failed-request-threshold",
-                   "(0, 100]"},
+                   "ratio in [0, 1]"},
+
         error_case{"artifact_dir_empty",
                    {"-m", "m", "--artifact-dir", ""},
                    "--output-artifact-dir"},

@@ -58,7 +58,7 @@ profile_config full_config() {
                     "--goodput",
                     "request_latency:250.5 time_to_first_token:40",
                     "--failed-request-threshold",
-                    "12.5",
+                    "0.125",
                     "--random-seed",
                     "18446744073709551615",
                     "--isl",

@@ -333,6 +333,64 @@ TEST_F(records_fixture, manager_stops_streaming_at_the_first_write_error) {
     EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
 }
 
+// --failed-request-threshold is judged at every profiling record, from
+// max(concurrency, 10) records on: the listener hears the record that made
+// failed/records exceed the ratio, once. Warmup records do not count.
+TEST_F(records_fixture, manager_tells_the_listener_when_the_failed_share_crosses) {
+  records_manager::records_config cfg;
+  cfg.artifact_dir = dir.string();
+  cfg.level = records_manager::export_level::summary;
+  cfg.benchmark_id = "run-1";
+  cfg.input_config_json = "{}";
+  cfg.failed_request_threshold = 0.5;
+  cfg.failed_request_floor = 10;
+  auto mgr = records_manager::spawn_records_manager(sys, cfg, caf::actor_cast<caf::actor>(self));
+  auto failed = [](std::uint32_t i, benchmark_phase ph = benchmark_phase::profiling) {
+    auto r = sample_metric(i);
+    r.phase = ph;
+    r.has_error = true;
+    r.error = {500, "Internal Server Error", "boom"};
+    return r;
+  };
+  metric_record_batch batch;
+  // 20 failed warmup records: not judged.
+  for (std::uint32_t i = 0; i < 20; ++i)
+    batch.records.push_back(failed(i, benchmark_phase::warmup));
+  // 9 failed profiling records: below the floor, not armed.
+  for (std::uint32_t i = 0; i < 9; ++i)
+    batch.records.push_back(failed(100 + i));
+  self->send(mgr, batch);
+  drain();
+  EXPECT_EQ(self->peek_at_next_mailbox_element(), nullptr);
+  // The 10th: 10 of 10 failed, above 0.5.
+  self->send(mgr, metric_record_batch{{failed(109)}});
+  drain();
+  std::uint64_t heard_failed = 0, heard_records = 0;
+  EXPECT_TRUE(receive_now([&](records_manager::failed_threshold_atom, std::uint64_t f,
+                              std::uint64_t n) {
+    heard_failed = f;
+    heard_records = n;
+  }));
+  EXPECT_EQ(heard_failed, 10u);
+  EXPECT_EQ(heard_records, 10u);
+  // Once only.
+  self->send(mgr, metric_record_batch{{failed(110), failed(111)}});
+  drain();
+  EXPECT_EQ(self->peek_at_next_mailbox_element(), nullptr);
+}
+
+TEST(records_manager_threshold, strictly_above_the_ratio_once_armed) {
+  using records_manager::crosses_failed_threshold;
+  EXPECT_FALSE(crosses_failed_threshold(9, 9, 0.5, 10)); // below the floor
+  EXPECT_TRUE(crosses_failed_threshold(6, 10, 0.5, 10));
+  EXPECT_FALSE(crosses_failed_threshold(5, 10, 0.5, 10)); // at the ratio
+  EXPECT_TRUE(crosses_failed_threshold(1, 64, 0.0, 64));  // 0: any failure
+  EXPECT_FALSE(crosses_failed_threshold(0, 64, 0.0, 64));
+  EXPECT_FALSE(crosses_failed_threshold(64, 64, 1.0, 10)); // 1: never
+  EXPECT_FALSE(crosses_failed_threshold(50, 50, -1, 10));  // off
+  EXPECT_FALSE(crosses_failed_threshold(0, 0, 0.0, 0));
+}
+
 TEST_F(records_fixture, set_aside_moves_only_an_earlier_runs_files) {
   for (const char* name : {"profile_export_aiperf.json", "profile_export_aiperf.csv",
                            "profile_export.jsonl", "profile_export_raw.jsonl", "inputs.json",

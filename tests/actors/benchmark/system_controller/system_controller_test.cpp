@@ -27,6 +27,8 @@ struct journal {
   std::vector<std::string> events;
   std::uint64_t credits = 0;
   std::uint64_t returned = 0;
+  /// Every n-th record fails (HTTP 500); 0: none.
+  std::uint64_t fail_every = 0;
 };
 
 credit_sink_actor::behavior_type fake_worker(credit_sink_actor::pointer self, std::uint32_t index,
@@ -42,6 +44,10 @@ credit_sink_actor::behavior_type fake_worker(credit_sink_actor::pointer self, st
         r.session_num = c.session_num;
         r.turn_index = c.turn_index;
         r.worker_id = "worker_" + std::to_string(index);
+        if (log->fail_every > 0 && log->credits % log->fail_every == 0) {
+          r.has_error = true;
+          r.error = {500, "Internal Server Error", "boom"};
+        }
         records.records.push_back(std::move(r));
         back.push_back({c.id, index, credit_outcome::ok, false});
       }
@@ -247,6 +253,40 @@ TEST_F(controller_fixture, a_failed_jsonl_stream_stops_the_run_with_its_error) {
   EXPECT_NE(result->message.find("No such file or directory"), std::string::npos)
     << result->message;
   EXPECT_LT(log->credits, 1000u) << "the run stopped early";
+}
+
+// --failed-request-threshold 0.5 with every request failing: armed at the
+// 10th record (max(concurrency 2, 10)), the run stops there, exports what it
+// has (was_cancelled) and exits 4 with the counts.
+TEST_F(controller_fixture, a_failed_share_above_the_threshold_aborts_with_exit_4) {
+  auto p = plan();
+  p.timing.request_count = 100'000;
+  p.failed_request_threshold = 0.5;
+  p.records.failed_request_threshold = 0.5;
+  p.records.failed_request_floor = 10;
+  log->fail_every = 1;
+  auto result = run(spawn(std::move(p)));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, sc::exit_failed_threshold) << result->message;
+  EXPECT_EQ(result->message,
+            "aborted: 10 of the first 10 profiling requests failed (100.00%), "
+            "above --failed-request-threshold 0.5 (50%); check the server's logs");
+  EXPECT_LT(log->credits, 100'000u) << "the run stopped early";
+  EXPECT_TRUE(fs::is_regular_file(dir / "profile_export_aiperf.json"));
+}
+
+// A run of fewer records than the floor is never judged (AIPerf): 6 requests,
+// every other one failing, above a 0.1 threshold, still exit 0.
+TEST_F(controller_fixture, a_run_below_the_threshold_floor_is_not_judged) {
+  auto p = plan();
+  p.failed_request_threshold = 0.1;
+  p.records.failed_request_threshold = 0.1;
+  p.records.failed_request_floor = 10;
+  log->fail_every = 2;
+  auto result = run(spawn(std::move(p)));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, sc::exit_ok) << result->message;
+  EXPECT_EQ(log->credits, 6u);
 }
 
 TEST_F(controller_fixture, a_bad_dataset_is_a_configuration_error) {

@@ -300,6 +300,102 @@ TEST_F(timing_fixture, cancellation_after_grace_period) {
   EXPECT_EQ((*results)[0].sent, (*results)[0].cancelled);
 }
 
+// --request-count with --benchmark-duration: the count is reached first
+// (5 requests answered at once, long before the 1 s duration) and ends the
+// phase there, without waiting for the duration.
+TEST_F(timing_fixture, request_count_reached_before_the_duration_ends_the_run) {
+  auto cfg = closed_loop(2, 5);
+  cfg.duration_ns = sec;
+  cfg.grace_ns = 30 * sec;
+  configure(cfg);
+  auto t0 = now_ns();
+  start();
+  run_answering(1ms);
+  EXPECT_EQ(log->credits.size(), 5u);
+  EXPECT_EQ((*results)[0].sent, 5u);
+  EXPECT_EQ((*results)[0].returned, 5u);
+  EXPECT_FALSE((*results)[0].timed_out);
+  EXPECT_LT(now_ns() - t0, 100 * ms) << "waited for the duration";
+}
+
+// The same pair the other way round: the duration ends first (2 in flight,
+// each answered within the 1 ms step, 10 ms of sending) and the count of
+// 1000 is never reached.
+TEST_F(timing_fixture, duration_reached_before_the_request_count_ends_the_run) {
+  auto cfg = closed_loop(2, 1000);
+  cfg.duration_ns = 10 * ms;
+  cfg.grace_ns = 30 * sec;
+  configure(cfg);
+  auto t0 = now_ns();
+  start();
+  // Each step answers what is in flight at its start, once.
+  for (int i = 0; i < 100 && !finished(); ++i) {
+    advance_time(1ms);
+    for (auto& c : outstanding())
+      give_back(c, worker_of(c.id));
+  }
+  ASSERT_TRUE(finished());
+  auto sent = (*results)[0].sent;
+  EXPECT_GE(sent, 2u);
+  EXPECT_LE(sent, 2u * 12);
+  EXPECT_LT(sent, 1000u);
+  EXPECT_EQ((*results)[0].returned, sent);
+  EXPECT_FALSE((*results)[0].timed_out);
+  EXPECT_GE(now_ns() - t0, 10 * ms);
+  EXPECT_LT(now_ns() - t0, 20 * ms);
+}
+
+// Both orders in rate mode. 5 requests at 100/s end at the 5th send
+// (~40 ms), before a 1 s duration.
+TEST_F(timing_fixture, rate_mode_count_reached_before_the_duration) {
+  auto cfg = constant_rate(100, 5);
+  cfg.duration_ns = sec;
+  cfg.grace_ns = 30 * sec;
+  configure(cfg);
+  auto t0 = now_ns();
+  start();
+  run_answering(1ms);
+  EXPECT_EQ((*results)[0].sent, 5u);
+  EXPECT_LT(now_ns() - t0, 100 * ms);
+}
+
+// 1000 requests at 1000/s stop at a 10 ms duration, after about 10 sends.
+TEST_F(timing_fixture, rate_mode_duration_reached_before_the_count) {
+  auto cfg = constant_rate(1000, 1000);
+  cfg.duration_ns = 10 * ms;
+  cfg.grace_ns = 30 * sec;
+  configure(cfg);
+  start();
+  run_answering(1ms);
+  auto sent = (*results)[0].sent;
+  EXPECT_GE(sent, 9u);
+  EXPECT_LE(sent, 11u);
+}
+
+// The grace period follows the duration even when the count stopped the
+// sending first: 2 requests sent at t=0 and never answered are cancelled at
+// duration + grace (15 ms), not at grace after the count was reached (5 ms).
+TEST_F(timing_fixture, grace_after_an_early_count_still_runs_from_the_duration) {
+  auto cfg = closed_loop(2, 2);
+  cfg.duration_ns = 10 * ms;
+  cfg.grace_ns = 5 * ms;
+  configure(cfg);
+  start();
+  EXPECT_EQ(outstanding().size(), 2u);
+  advance_time(7ms);
+  EXPECT_TRUE(log->cancels.empty()) << "cancelled before the duration ended";
+  advance_time(7ms); // 14 ms
+  EXPECT_TRUE(log->cancels.empty()) << "cancelled before duration + grace";
+  advance_time(2ms); // 16 ms
+  EXPECT_FALSE(log->cancels.empty());
+  while (return_oldest(credit_outcome::cancelled)) {
+  }
+  advance_time(1ms);
+  ASSERT_TRUE(finished());
+  EXPECT_TRUE((*results)[0].timed_out);
+  EXPECT_EQ((*results)[0].cancelled, 2u);
+}
+
 // Verifies a user cancel stops issuing, cancels in flight and reports it.
 TEST_F(timing_fixture, cancel_stops_issuing_and_reports) {
   configure(closed_loop(3, 100));
