@@ -1,13 +1,13 @@
 #include "runtime/selfcheck/selfcheck.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
-
-#include <algorithm>
-#include <charconv>
-#include <cstdio>
-#include <fstream>
 
 namespace aiperf::selfcheck {
 
@@ -56,30 +56,13 @@ std::optional<double> read_cpu_max(const std::string& path) {
   return parse_cgroup_cpu_max(line);
 }
 
-// The one-line warning of a client-limited `v`; `lag_note` follows the
-// lag's figure. Every saturated resource is named so the reader sees the
-// cause; the lag is always quoted because it is what the latencies absorbed.
-std::string warning_of(const verdict& v, const std::string& lag_note) {
-  std::vector<std::string> parts;
-  parts.push_back("I/O thread lag p99 " + format_ms(v.lag.p99_ns) + lag_note);
-  if (v.cpu_limited || !v.io_thread_limited)
-    parts.push_back("CPU " + format_percent(v.cpu.saturation()) + " of "
-                    + format_cores(v.cpu.cores_available));
-  if (v.io_thread_limited && v.io_thread_busy)
-    parts.push_back("I/O thread " + format_percent(*v.io_thread_busy)
-                    + " busy");
-  std::string out = "client-limited: ";
-  for (std::size_t i = 0; i < parts.size(); ++i)
-    out += (i ? ", " : "") + parts[i];
-  return out + "; results may include client overhead";
-}
-
 } // namespace
 
 double cpu_usage::cores_used() const noexcept {
   if (wall_ns <= 0)
     return 0;
-  return static_cast<double>(user_ns + system_ns) / static_cast<double>(wall_ns);
+  return static_cast<double>(user_ns + system_ns)
+         / static_cast<double>(wall_ns);
 }
 
 double cpu_usage::saturation() const noexcept {
@@ -99,10 +82,9 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
            && (!io_thread_busy || *io_thread_busy < limits.min_busy_cores);
   v.lag_limited = !v.idle && lag.samples >= limits.min_lag_samples
                   && lag.p99_ns > lag_line && lag.fifth_largest_ns > lag_line;
-  v.cpu_limited = cpu.wall_ns > 0
-                  && cpu.saturation() >= limits.cpu_saturation;
-  v.io_thread_limited = io_thread_busy
-                        && *io_thread_busy >= limits.io_thread_busy;
+  v.cpu_limited = cpu.wall_ns > 0 && cpu.saturation() >= limits.cpu_saturation;
+  v.io_thread_limited
+      = io_thread_busy && *io_thread_busy >= limits.io_thread_busy;
   v.client_limited = v.lag_limited || v.cpu_limited || v.io_thread_limited;
 
   std::string cpu_text = "CPU " + format_percent(cpu.saturation()) + " of "
@@ -114,15 +96,12 @@ verdict judge(const lag_stats& lag, const cpu_usage& cpu,
 
   v.summary = "client self-check: loop lag p50 " + format_ms(lag.p50_ns)
               + " p99 " + format_ms(lag.p99_ns) + " max "
-              + format_ms(lag.max_ns) + " ("
-              + std::to_string(lag.samples) + " samples), " + cpu_text;
+              + format_ms(lag.max_ns) + " (" + std::to_string(lag.samples)
+              + " samples), " + cpu_text;
   if (io_thread_busy)
     v.summary += ", " + io_text;
   if (v.idle)
     v.summary += " (idle: lag not judged)";
-
-  if (v.client_limited)
-    v.warning = warning_of(v, "");
   return v;
 }
 
@@ -144,23 +123,83 @@ verdict combine(const std::vector<verdict>& threads) {
   // The thread to quote: the most lagging of those over a line, else the
   // most lagging of all.
   const verdict* worst = nullptr;
-  std::size_t limited = 0;
   for (const auto& v : threads) {
-    limited += v.client_limited ? 1 : 0;
     if (worst == nullptr || (v.client_limited && !worst->client_limited)
         || (v.client_limited == worst->client_limited
             && v.lag.p99_ns > worst->lag.p99_ns))
       worst = &v;
   }
-  verdict out = *worst;
-  if (out.client_limited && threads.size() > 1)
-    out.warning = warning_of(
-        out, limited == 1
-                 ? " (1 of " + std::to_string(threads.size()) + " I/O threads)"
-                 : " (the worst of " + std::to_string(limited) + " of "
-                       + std::to_string(threads.size())
-                       + " I/O threads over the line)");
-  return out;
+  return *worst;
+}
+
+void read_counts::add_gaps(const std::vector<std::int64_t>& gaps) noexcept {
+  if (gaps.empty())
+    return;
+  // A read is a run of events sharing a stamp: the first event opens it,
+  // every 0 gap extends it, every other gap opens the next one.
+  ++reads;
+  bool in_merged = false;
+  for (auto g : gaps) {
+    if (g == 0) {
+      ++lost_gaps;
+      if (!in_merged)
+        ++merged_reads;
+      in_merged = true;
+    } else {
+      ++reads;
+      in_merged = false;
+    }
+  }
+}
+
+void read_counts::merge(const read_counts& other) noexcept {
+  reads += other.reads;
+  merged_reads += other.merged_reads;
+  lost_gaps += other.lost_gaps;
+}
+
+double read_counts::merged_share() const noexcept {
+  return reads == 0
+             ? 0.0
+             : static_cast<double>(merged_reads) / static_cast<double>(reads);
+}
+
+std::string merged_reads_warning(const read_counts& counts, double share) {
+  if (counts.reads == 0 || !(counts.merged_share() > share))
+    return {};
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "%.1f%% of the SSE reads (%llu of %llu) carried two or more events: "
+      "%llu inter-chunk gaps read 0 ms and are lost from inter_chunk_latency "
+      "(its low percentiles read 0). The client read later than the server's "
+      "next write (loop lag above the gap between two writes) or the server "
+      "wrote them together; at most %.0f%% is not warned about",
+      counts.merged_share() * 100,
+      static_cast<unsigned long long>(counts.merged_reads),
+      static_cast<unsigned long long>(counts.reads),
+      static_cast<unsigned long long>(counts.lost_gaps), share * 100);
+  return buf;
+}
+
+std::string send_lag_warning(std::uint64_t sends, double send_lag_p99_ns,
+                             double request_rate, double fraction) {
+  if (sends < send_lag_min_sends || !(request_rate > 0)
+      || !std::isfinite(request_rate))
+    return {};
+  const double gap_ns = 1e9 / request_rate;
+  if (!(send_lag_p99_ns > fraction * gap_ns))
+    return {};
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "send lag p99 %s is %.0f%% of the scheduled inter-arrival time (%s at "
+      "--request-rate %g), above %.0f%%: the client sent scheduled requests "
+      "late, so the server saw another arrival process than the one asked "
+      "for; the *_from_intended latencies include the lag",
+      format_ms(send_lag_p99_ns).c_str(), 100 * send_lag_p99_ns / gap_ns,
+      format_ms(gap_ns).c_str(), request_rate, fraction * 100);
+  return buf;
 }
 
 cpu_reading read_process_cpu() noexcept {
@@ -207,11 +246,13 @@ std::optional<double> parse_cgroup_cpu_max(std::string_view text) {
     return std::nullopt;
   long q = 0;
   long p = 0;
-  auto [qe, qerr] = std::from_chars(quota.data(), quota.data() + quota.size(), q);
-  auto [pe, perr] = std::from_chars(period.data(), period.data() + period.size(), p);
+  auto [qe, qerr]
+      = std::from_chars(quota.data(), quota.data() + quota.size(), q);
+  auto [pe, perr]
+      = std::from_chars(period.data(), period.data() + period.size(), p);
   if (qerr != std::errc{} || perr != std::errc{}
-      || qe != quota.data() + quota.size() || pe != period.data() + period.size()
-      || q <= 0 || p <= 0)
+      || qe != quota.data() + quota.size()
+      || pe != period.data() + period.size() || q <= 0 || p <= 0)
     return std::nullopt;
   return static_cast<double>(q) / static_cast<double>(p);
 }

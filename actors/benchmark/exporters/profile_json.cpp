@@ -149,7 +149,8 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info) {
     str(w, warning);
   w.EndArray();
   if (summary.target_request_rate || summary.achieved_request_rate
-      || summary.send_lag_p50_ms || summary.mean_requests_in_flight) {
+      || summary.send_lag_p50_ms || summary.mean_requests_in_flight
+      || summary.sse_reads.reads > 0) {
     key(w, "load");
     w.StartObject();
     auto opt = [&](std::string_view k, const std::optional<double>& v) {
@@ -167,6 +168,16 @@ render_profile_json(const metrics::run_summary& summary, const run_info& info) {
       w.Uint(*summary.target_concurrency);
     }
     opt("mean_requests_in_flight", summary.mean_requests_in_flight);
+    if (summary.sse_reads.reads > 0) {
+      // Reads of the streamed responses with two or more content events;
+      // a merged read lost inter-chunk samples (selfcheck::read_counts).
+      key(w, "sse_reads");
+      w.Uint64(summary.sse_reads.reads);
+      key(w, "sse_merged_reads");
+      w.Uint64(summary.sse_reads.merged_reads);
+      key(w, "sse_lost_gaps");
+      w.Uint64(summary.sse_reads.lost_gaps);
+    }
     w.EndObject();
   }
   w.EndObject();

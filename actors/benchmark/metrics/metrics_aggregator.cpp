@@ -101,6 +101,7 @@ void metrics_aggregator::add(const proto::metric_record& r) {
     values_[i].add(r.values[i]);
   }
   icl_.add_all(r.inter_chunk_latency);
+  reads_.add_gaps(r.inter_chunk_latency);
   if (r.usage_discrepancy)
     ++usage_discrepancy_count_;
   if (r.osl_mismatch)
@@ -138,6 +139,7 @@ void metrics_aggregator::merge(const metrics_aggregator& other) {
   good_count_ += other.good_count_;
   usage_discrepancy_count_ += other.usage_discrepancy_count_;
   osl_mismatch_count_ += other.osl_mismatch_count_;
+  reads_.merge(other.reads_);
   sends_.merge(other.sends_);
   for (const auto& [key, n] : other.errors_)
     errors_[key] += n;
@@ -285,6 +287,7 @@ metrics_aggregator::finalize(const std::optional<client_cpu>& cpu) const {
   }
   s.target_concurrency = options_.target_concurrency;
   s.mean_requests_in_flight = sends_.mean();
+  s.sse_reads = reads_;
 
   // Warnings worth a line in the console and the JSON.
   auto total = request_count_ + error_count_;
@@ -319,6 +322,17 @@ metrics_aggregator::finalize(const std::optional<client_cpu>& cpu) const {
              < *s.target_request_rate * rate_shortfall_warning)
     s.warnings.push_back("achieved request rate is below the target: the "
                          "client or the server could not keep up");
+  // Where the client's lateness can change a number (selfcheck.hpp): a read
+  // that merged two server writes, a scheduled send that left late.
+  if (auto w = selfcheck::merged_reads_warning(reads_); !w.empty())
+    s.warnings.push_back(std::move(w));
+  if (const auto* lag = s.find("send_lag");
+      lag && lag->stats && s.target_request_rate)
+    if (auto w = selfcheck::send_lag_warning(
+            lag->stats->count, lag->stats->at(stats::pct::p99) * 1e6,
+            *s.target_request_rate);
+        !w.empty())
+      s.warnings.push_back(std::move(w));
   // Judged once every slot has been refilled at least once: before that the
   // window is one ramp.
   if (s.target_concurrency && s.mean_requests_in_flight

@@ -6,6 +6,7 @@
 #include "actors/benchmark/metrics/metric_options.hpp"
 #include "actors/benchmark/metrics/metric_registry.hpp"
 #include "proto/records.hpp"
+#include "runtime/selfcheck/selfcheck.hpp"
 #include "runtime/stats/sample_accumulator.hpp"
 
 #include <array>
@@ -63,6 +64,9 @@ struct run_summary {
   std::optional<std::uint32_t> target_concurrency;
   /// Time-weighted mean of the requests in flight (in_flight_meter).
   std::optional<double> mean_requests_in_flight;
+  /// The socket reads of the streamed responses with two or more content
+  /// events, and how many carried two or more (selfcheck::read_counts).
+  selfcheck::read_counts sse_reads;
 
   /// Returns the metric with `tag`, or nullptr when absent.
   [[nodiscard]] const metric_result* find(std::string_view tag) const noexcept;
@@ -154,6 +158,7 @@ private:
   std::uint64_t good_count_ = 0;
   std::uint64_t usage_discrepancy_count_ = 0;
   std::uint64_t osl_mismatch_count_ = 0;
+  selfcheck::read_counts reads_;
   std::int64_t min_request_ns_ = 0;
   std::int64_t max_response_ns_ = 0;
   /// Every sent profiling request (valid or not): the achieved rate and

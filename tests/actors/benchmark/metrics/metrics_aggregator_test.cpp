@@ -256,6 +256,73 @@ TEST(metrics_aggregator, achieved_rate_and_send_lag) {
   EXPECT_NE(s.find("request_latency_from_intended"), nullptr);
 }
 
+namespace {
+
+/// How many of `s`'s warnings contain `part`.
+std::size_t warnings_with(const metrics::run_summary& s, std::string_view part) {
+  std::size_t n = 0;
+  for (const auto& w : s.warnings)
+    n += w.find(part) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+} // namespace
+
+// Responses whose events arrive in reads of their own (the built-in mock
+// writes 5 ms apart) lose no inter-chunk sample and earn no warning; the
+// counts are reported.
+TEST(metrics_aggregator, separate_reads_give_no_merged_read_warning) {
+  metrics::metrics_aggregator agg{streaming()};
+  for (int i = 0; i < 50; ++i)
+    add(agg, make_record(0, {20'000'000, 25'000'000, 30'000'000, 35'000'000}));
+  auto s = agg.finalize();
+  EXPECT_EQ(s.sse_reads.reads, 200u);
+  EXPECT_EQ(s.sse_reads.merged_reads, 0u);
+  EXPECT_EQ(warnings_with(s, "SSE reads"), 0u) << testing::PrintToString(s.warnings);
+}
+
+// Events sharing a read's stamp: a merged read, their gap 0 and lost. Above
+// 1 % of the reads, one warning with the share; merging pods add up.
+TEST(metrics_aggregator, merged_reads_are_counted_and_warned_once) {
+  metrics::metrics_aggregator agg{streaming()};
+  metrics::metrics_aggregator other{streaming()};
+  for (int i = 0; i < 30; ++i) {
+    // 4 events, the last two in one read: 3 reads, 1 merged, 1 gap lost.
+    add(agg, make_record(0, {20'000'000, 25'000'000, 30'000'000, 30'000'000}));
+    add(other, make_record(0, {20'000'000, 25'000'000, 30'000'000, 35'000'000}));
+  }
+  agg.merge(other);
+  auto s = agg.finalize();
+  EXPECT_EQ(s.sse_reads.reads, 30u * 3 + 30u * 4);
+  EXPECT_EQ(s.sse_reads.merged_reads, 30u);
+  EXPECT_EQ(s.sse_reads.lost_gaps, 30u);
+  ASSERT_EQ(warnings_with(s, "SSE reads"), 1u) << testing::PrintToString(s.warnings);
+  EXPECT_EQ(warnings_with(s, "14.3% of the SSE reads (30 of 210)"), 1u)
+      << testing::PrintToString(s.warnings);
+}
+
+// Rate mode at 47 requests/s (21.3 ms apart): a send lag of 1.3 ms is no
+// warning, 8 ms (38 %) is one, quoted against the inter-arrival time.
+TEST(metrics_aggregator, send_lag_is_judged_against_the_inter_arrival_time) {
+  for (std::int64_t lag_us : {1'300, 8'000}) {
+    SCOPED_TRACE(lag_us);
+    auto o = streaming();
+    o.target_request_rate = 47;
+    o.coordinated_omission = true;
+    metrics::metrics_aggregator agg{o};
+    for (int i = 0; i < 200; ++i) {
+      std::int64_t intended = i * 21'276'596ll;
+      auto r = make_record(intended + lag_us * 1'000,
+                           {intended + 40'000'000, intended + 45'000'000});
+      r.intended_send_ns = intended;
+      add(agg, r);
+    }
+    auto s = agg.finalize();
+    EXPECT_EQ(warnings_with(s, "send lag p99"), lag_us > 5'300 ? 1u : 0u)
+        << testing::PrintToString(s.warnings);
+  }
+}
+
 // A request cancelled before its due time (or never connected) has no
 // start; counting it as a send at time 0 made the achieved rate ~0.
 TEST(metrics_aggregator, a_request_that_never_left_is_no_send) {
