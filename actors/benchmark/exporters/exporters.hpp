@@ -80,11 +80,16 @@ render_timeslices_csv(const std::vector<metrics::timeslice>& slices);
 /// Allocation-free once `out` has grown; meant to run per record.
 void append_jsonl_line(std::string& out, const proto::metric_record& record);
 
+/// The console table's title: our product's name, not AIPerf's ("NVIDIA
+/// AIPerf | LLM Metrics"); the metric names and the JSON/CSV keys stay
+/// AIPerf's.
+inline constexpr std::string_view console_title = "aiperf-node | LLM Metrics";
+
 /// Renders AIPerf's console table: one row per console metric with columns
 /// avg, min, max, p99, p90, p50, std; scalars show avg only.
 [[nodiscard]] std::string
 render_console_table(const metrics::run_summary& summary,
-                     std::string_view title = "NVIDIA AIPerf | LLM Metrics");
+                     std::string_view title = console_title);
 
 /// Formats epoch ns as ISO-8601 UTC with microseconds
 /// ("2026-11-29T11:40:39.123456+00:00").
