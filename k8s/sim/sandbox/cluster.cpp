@@ -111,8 +111,20 @@ cluster_impl::~cluster_impl() {
   // Init and with it every pod process are gone: their mounts lived in
   // their own mount namespaces, so only plain folders remain.
   std::error_code ec;
-  std::filesystem::remove_all(std::filesystem::path{opts_.work_dir} / "pods",
-                              ec);
+  auto pods = std::filesystem::path{opts_.work_dir} / "pods";
+  for (const auto& entry : std::filesystem::directory_iterator{pods, ec})
+    remove_pod_files(entry.path().string());
+  std::filesystem::remove(pods, ec); // only when empty
+}
+
+void remove_pod_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p{dir};
+  fs::remove_all(p / "containers", ec);
+  fs::remove(p / "hosts", ec);
+  fs::remove(p / "resolv.conf", ec);
+  fs::remove(p, ec); // only when empty
 }
 
 caf::error cluster_impl::boot() {

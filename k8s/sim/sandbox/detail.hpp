@@ -128,6 +128,11 @@ private:
   std::thread reader_;
 };
 
+/// Removes what the runtime put in the pod folder `dir` (hosts,
+/// resolv.conf, containers/) and the folder itself once it is empty; the
+/// kubelet's files there (logs, volumes) stay for it to remove.
+void remove_pod_files(const std::string& dir);
+
 /// The probe, blocking (run it off an actor's thread).
 [[nodiscard]] caf::expected<std::int32_t> run_probe(const cluster& c,
                                                     const http_probe& p);

@@ -149,7 +149,7 @@ caf::expected<sandbox_info> create(runtime_ptr self, const sandbox_spec& spec) {
            {"veth", veth}};
   auto r = st.cluster->call(std::move(req), call_timeout);
   if (!r) {
-    fs::remove_all(dir, ec);
+    detail::remove_pod_files(dir.string());
     return std::move(r.error());
   }
   sandbox_entry e;
@@ -270,7 +270,7 @@ caf::expected<void> remove(runtime_ptr self, const std::string& id) {
   st.used_veths.erase(i->second.veth);
   st.sandboxes.erase(i);
   std::error_code ec;
-  fs::remove_all(pod_dir(st, id), ec);
+  detail::remove_pod_files(pod_dir(st, id).string());
   return caf::unit;
 }
 

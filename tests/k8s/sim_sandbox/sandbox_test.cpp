@@ -368,9 +368,17 @@ TEST_F(sandbox_test, sandboxes_get_distinct_addresses_and_namespaces) {
                    + "/ns/net ip -o link show master aiperf0");
   EXPECT_NE(links.find("vethpoda"), std::string::npos) << links;
   EXPECT_EQ(run("ip -o link").find("vethpoda"), std::string::npos);
-  // A removed sandbox frees its address and its processes.
+  // A removed sandbox frees its address, its processes and its files, but
+  // not the kubelet's files in the same pod folder (logs outlive it).
+  auto pod_a = work / "node" / "pods" / "pod-a";
+  EXPECT_TRUE(fs::exists(pod_a / "hosts"));
+  fs::create_directories(pod_a / "logs");
+  write_file(pod_a / "logs" / "0.log", "kept\n");
   call_void(sbx::remove_sandbox_atom::value, std::string{"pod-a"});
   EXPECT_TRUE(process_gone(a.pid));
+  EXPECT_FALSE(fs::exists(pod_a / "hosts"));
+  EXPECT_FALSE(fs::exists(pod_a / "containers"));
+  EXPECT_EQ(read_file(pod_a / "logs" / "0.log"), "kept\n");
   auto c = create("pod-c");
   EXPECT_EQ(c.ip, "10.253.0.2");
   links = run("nsenter --net=/proc/" + std::to_string(cl->init_pid())
