@@ -1,7 +1,8 @@
 // The simulated cluster's DNS server: what CoreDNS is to a cluster, on the
 // pod network's gateway. It answers from a cache of Services and
-// EndpointSlices that it lists and watches over `k8s::api_actor` (so the
-// EndpointSlice controller must run), with the records zone.hpp describes:
+// EndpointSlices (and, for a Service no slice names, its Endpoints) that
+// it lists and watches over `k8s::api_actor` (so the EndpointSlice
+// controller must run), with the records zone.hpp describes:
 // Services, pod hostnames, named-port SRV, `kubernetes.default.svc`, pod
 // A records and PTR. Names outside the cluster domain are REFUSED (no
 // forwarding), so pods resolve cluster names only.

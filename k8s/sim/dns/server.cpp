@@ -63,8 +63,8 @@ struct zone_slot {
 
 // --- The cache actor -------------------------------------------------------
 
-/// Lists and watches Services and EndpointSlices and publishes a new zone
-/// after every batch of changes. It is the sink of its own watches;
+/// Lists and watches Services, EndpointSlices and Endpoints and publishes a new
+/// zone after every batch of changes. It is the sink of its own watches;
 /// `(net_relist_atom, kind)` is its relist timer. No requests, no replies.
 using dns_cache_actor = watch_sink_actor::extend<
     caf::reacts_to<net::net_relist_atom, std::uint64_t>>;
@@ -79,6 +79,7 @@ struct cache_state {
   std::shared_ptr<zone_slot> slot;
   std::size_t services = 0;
   std::size_t slices = 0;
+  std::size_t endpoints = 0;
   std::uint32_t serial = 0;
   bool dirty = false;
   static inline const char* name = "k8s_dns_cache";
@@ -91,9 +92,9 @@ void publish(cache_ptr self) {
   st.dirty = false;
   if (!st.ws.all_synced())
     return;
-  auto z = std::make_shared<zone>(
-      build_zone(st.config, st.ws.objects(st.services),
-                 st.ws.objects(st.slices), ++st.serial));
+  auto z = std::make_shared<zone>(build_zone(
+      st.config, st.ws.objects(st.services), st.ws.objects(st.slices),
+      ++st.serial, st.ws.objects(st.endpoints)));
   st.slot->set(std::move(z));
 }
 
@@ -109,6 +110,7 @@ dns_cache_actor::behavior_type cache_impl(cache_ptr self, api_actor api,
   st.services = st.ws.add({"", "v1", "services", "", "", ""});
   st.slices
       = st.ws.add({"discovery.k8s.io", "v1", "endpointslices", "", "", ""});
+  st.endpoints = st.ws.add({"", "v1", "endpoints", "", "", ""});
   st.ws.on_change = [self](std::size_t, const std::string&, const json*,
                            const json*) { self->state.dirty = true; };
   st.ws.on_synced = [self] { publish(self); };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace aiperf::k8s::sim::dns {
 
@@ -260,8 +261,8 @@ record soa_of(const zone& z, const std::string& apex) {
 
 zone build_zone(const zone_config& cfg,
                 const std::map<std::string, json>& services,
-                const std::map<std::string, json>& slices,
-                std::uint32_t serial) {
+                const std::map<std::string, json>& slices, std::uint32_t serial,
+                const std::map<std::string, json>& endpoints) {
   zone z;
   z.config = cfg;
   z.config.domain = lower(cfg.domain);
@@ -281,6 +282,7 @@ zone build_zone(const zone_config& cfg,
       z.services[lower(key)] = std::move(info);
     } catch (const json::exception&) {
     }
+  std::set<std::string> sliced; // Services some slice names
   for (const auto& [key, slice] : slices)
     try {
       if (!slice.is_object() || !slice.contains("metadata"))
@@ -295,6 +297,7 @@ zone build_zone(const zone_config& cfg,
         continue;
       if (slice.value("addressType", "") != "IPv4")
         continue;
+      sliced.insert(it->first);
       auto ports = ports_of(slice);
       if (!slice.contains("endpoints") || !slice["endpoints"].is_array())
         continue;
@@ -314,6 +317,30 @@ zone build_zone(const zone_config& cfg,
           e.ip = address.get<std::string>();
           if (ep.contains("hostname") && ep["hostname"].is_string())
             e.hostname = ep["hostname"].get<std::string>();
+          e.ports = ports;
+          it->second.endpoints.push_back(std::move(e));
+        }
+      }
+    } catch (const json::exception&) {
+    }
+  for (const auto& [key, ep] : endpoints)
+    try {
+      auto it = z.services.find(lower(key));
+      if (it == z.services.end() || sliced.count(it->first) || !ep.is_object()
+          || !ep.contains("subsets") || !ep["subsets"].is_array())
+        continue;
+      for (const auto& subset : ep["subsets"]) {
+        if (!subset.is_object() || !subset.contains("addresses")
+            || !subset["addresses"].is_array())
+          continue;
+        auto ports = ports_of(subset);
+        for (const auto& address : subset["addresses"]) {
+          auto ip = text(address, "ip");
+          if (ip.empty())
+            continue;
+          endpoint_info e;
+          e.ip = ip;
+          e.hostname = text(address, "hostname");
           e.ports = ports;
           it->second.endpoints.push_back(std::move(e));
         }

@@ -80,11 +80,14 @@ struct zone {
 /// "namespace/name"): a slice belongs to the Service its
 /// `kubernetes.io/service-name` label names; an endpoint counts when its
 /// `conditions.ready` is not false (the EndpointSlice controller already
-/// folds publishNotReadyAddresses into it).
-[[nodiscard]] zone build_zone(const zone_config& cfg,
-                              const std::map<std::string, json>& services,
-                              const std::map<std::string, json>& slices,
-                              std::uint32_t serial);
+/// folds publishNotReadyAddresses into it). A Service no slice names takes
+/// the ready `addresses` of its Endpoints object instead, as the
+/// EndpointSlice mirroring controller would have copied them for a
+/// Service without a selector.
+[[nodiscard]] zone
+build_zone(const zone_config& cfg, const std::map<std::string, json>& services,
+           const std::map<std::string, json>& slices, std::uint32_t serial,
+           const std::map<std::string, json>& endpoints = {});
 
 /// The answer to `q` (class IN or ANY; other classes are REFUSED).
 [[nodiscard]] answer lookup(const zone& z, const question& q);

@@ -364,6 +364,31 @@ TEST_F(zone_test, reverse_lookups_name_the_endpoint) {
 namespace aiperf::k8s::sim::dns {
 namespace {
 
+TEST(dns_zone, a_service_without_slices_takes_its_endpoints) {
+  std::map<std::string, json> services;
+  services["a/host"] = service("a", "host", false);
+  services["a/both"] = service("a", "both", false);
+  std::map<std::string, json> slices;
+  slices["a/both-1"]
+      = slice("a", "both", json::array({endpoint("10.1.0.5", true)}));
+  auto eps = [](const std::string& name, const std::string& ip) {
+    return json{
+        {"metadata", {{"name", name}, {"namespace", "a"}}},
+        {"subsets", json::array({{{"addresses", json::array({{{"ip", ip}}})},
+                                  {"notReadyAddresses",
+                                   json::array({{{"ip", "10.9.9.9"}}})}}})}};
+  };
+  std::map<std::string, json> endpoints;
+  endpoints["a/host"] = eps("host", "10.1.0.1");
+  endpoints["a/both"] = eps("both", "10.1.0.99");
+  auto z = build_zone(zone_config{}, services, slices, 1, endpoints);
+  ASSERT_EQ(z.services["a/host"].endpoints.size(), 1u);
+  EXPECT_EQ(z.services["a/host"].endpoints[0].ip, "10.1.0.1");
+  // The slice wins where there is one.
+  ASSERT_EQ(z.services["a/both"].endpoints.size(), 1u);
+  EXPECT_EQ(z.services["a/both"].endpoints[0].ip, "10.1.0.5");
+}
+
 TEST(dns_zone, fields_of_an_unexpected_type_read_as_absent) {
   std::map<std::string, json> services;
   services["a/good"] = service("a", "good", true);
