@@ -392,6 +392,33 @@ TEST_F(jobs_test, container_restarts_count_under_on_failure) {
                             + pods[0]["metadata"]["name"].get<std::string>()));
 }
 
+TEST_F(jobs_test, a_non_indexed_job_runs_parallelism_pods_up_to_completions) {
+  start_job_controller();
+  create(jobs_ref(),
+         make_job("batch", {{"completions", 3}, {"parallelism", 2}}));
+  auto pods = pods_of("batch");
+  ASSERT_EQ(pods.size(), 2u);
+  for (const auto& p : pods) {
+    EXPECT_FALSE(p["spec"].contains("hostname"));
+    EXPECT_FALSE(p["metadata"].contains("annotations"));
+  }
+  set_pod(pods[0], "Succeeded");
+  // Two left to do, two running: one more pod.
+  EXPECT_EQ(pods_of("batch").size(), 3u);
+  set_pod(pods[1], "Succeeded");
+  // One left, one running: nothing new.
+  pods = pods_of("batch");
+  ASSERT_EQ(pods.size(), 3u);
+  EXPECT_EQ(get(jobs_ref("batch"))["status"]["active"], 1);
+  for (const auto& p : pods)
+    if (p["status"]["phase"] != "Succeeded")
+      set_pod(p, "Succeeded");
+  auto job = get(jobs_ref("batch"));
+  EXPECT_TRUE(cond_true(job, "Complete")) << job["status"].dump();
+  EXPECT_EQ(job["status"]["succeeded"], 3);
+  EXPECT_FALSE(job["status"].contains("completedIndexes"));
+}
+
 TEST_F(jobs_test, a_suspended_job_runs_nothing_until_resumed) {
   start_job_controller();
   create(jobs_ref(), make_job("later", {{"suspend", true}}));
