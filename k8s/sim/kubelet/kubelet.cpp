@@ -1154,11 +1154,8 @@ void start_container(self_ptr self, pod_rt& p, std::int32_t idx) {
   if (command.empty()) {
     spec.argv.push_back(info.executable);
   } else if (is_aiperf_node(command[0])) {
-    spec.argv.push_back(info.executable.empty() ? st.cfg.aiperf_node_path
-                                                : info.executable);
-    if (is_aiperf_node(info.executable)
-        || image.find("aiperf-node") != std::string::npos)
-      spec.argv.back() = st.cfg.aiperf_node_path;
+    // "aiperf-node" names the product's executable in any image.
+    spec.argv.push_back(st.cfg.aiperf_node_path);
     spec.argv.insert(spec.argv.end(), command.begin() + 1, command.end());
   } else {
     spec.argv = command;

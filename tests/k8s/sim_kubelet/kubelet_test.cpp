@@ -558,6 +558,39 @@ TEST_F(kubelet_test, projected_token_is_pod_bound_and_rotated) {
   EXPECT_NE(std::string(std::istreambuf_iterator<char>(t2), {}), first);
 }
 
+TEST_F(kubelet_test, claim_volume_is_the_bound_claims_folder) {
+  start();
+  auto claim
+      = create("persistentvolumeclaims",
+               json::parse(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim",
+        "metadata":{"name":"data","namespace":"default"},
+        "spec":{"accessModes":["ReadWriteOnce"],
+                "resources":{"requests":{"storage":"1Gi"}}}})"));
+  auto c = container();
+  c["volumeMounts"] = {{{"name", "d"}, {"mountPath", "/data"}}};
+  auto p = make_pod("p", json::array({c}));
+  p["spec"]["volumes"]
+      = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "data"}}}}};
+  run(p);
+  EXPECT_TRUE(rt->sandboxes.empty()); // not bound yet
+  claim = get("persistentvolumeclaims", "data");
+  claim["status"] = {{"phase", "Bound"}};
+  auto bound = call(verb::update,
+                    resource_ref{"", "v1", "persistentvolumeclaims", "default",
+                                 "data", "status"},
+                    claim);
+  ASSERT_TRUE(bound) << error_message(bound.error());
+  drain();
+  ASSERT_EQ(rt->starts.size(), 1u);
+  const auto& mounts = rt->starts[0].second.mounts;
+  ASSERT_GE(mounts.size(), 1u);
+  EXPECT_EQ(mounts[0].source,
+            work + "/pv/" + claim["metadata"]["uid"].get<std::string>());
+  EXPECT_EQ(mounts[0].target, "/data");
+  EXPECT_FALSE(mounts[0].read_only);
+  EXPECT_TRUE(fs::is_directory(mounts[0].source));
+}
+
 // --- probes ------------------------------------------------------------------
 
 TEST_F(kubelet_test, readiness_probe_drives_ready) {
