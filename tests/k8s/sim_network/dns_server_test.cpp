@@ -320,6 +320,29 @@ TEST_F(dns_server, a_large_answer_is_truncated_over_udp_and_whole_over_tcp) {
   EXPECT_EQ(addresses(whole).size(), 40u);
 }
 
+TEST_F(dns_server, a_broken_tcp_message_closes_only_its_connection) {
+  populate(1);
+  int udp_fd = bound_socket(SOCK_DGRAM, 0);
+  int tcp_fd = bound_socket(SOCK_STREAM, 0);
+  auto tcp_port = port_of(tcp_fd);
+  start(udp_fd, tcp_fd);
+  // Five octets that are no header: no answer, the connection closes.
+  EXPECT_TRUE(tcp_exchange(tcp_port, {bytes{1, 2, 3, 4, 5}}).empty());
+  // A header whose question runs past the message: FORMERR, and the
+  // connection carries the next query.
+  bytes cut
+      = dns::encode_query(31, "run.default.svc.cluster.local", dns::type::a);
+  cut.resize(20);
+  auto answers = tcp_exchange(
+      tcp_port, {cut, dns::encode_query(32, "run.default.svc.cluster.local",
+                                        dns::type::a)});
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(decode(answers[0]).code(), dns::rcode::formerr);
+  EXPECT_EQ(decode(answers[0]).id, 31);
+  EXPECT_EQ(addresses(decode(answers[1])),
+            std::vector<std::string>{"10.1.0.10"});
+}
+
 TEST_F(dns_server, refuses_fds_that_are_not_its_sockets) {
   dns::dns_config cfg;
   auto none = dns::start_dns(sys, api, cfg);
