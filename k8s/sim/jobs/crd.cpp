@@ -289,6 +289,12 @@ constexpr const char* crd_text = R"json({
           }
         },
         "x-kubernetes-validations": [
+          {"rule": "!has(self.spec) || !has(self.spec.replicatedJobs) || size(self.spec.replicatedJobs) == 0 || !has(self.spec.replicatedJobs[0].dependsOn)",
+           "message": "DependsOn can't be set for the first ReplicatedJob",
+           "fieldPath": ".spec.replicatedJobs"},
+          {"rule": "!has(self.spec) || !has(self.spec.successPolicy) || !has(self.spec.successPolicy.targetReplicatedJobs) || self.spec.successPolicy.targetReplicatedJobs.all(t, has(self.spec.replicatedJobs) && self.spec.replicatedJobs.exists(r, r.name == t))",
+           "messageExpression": "'invalid replicatedJob name \\'' + self.spec.successPolicy.targetReplicatedJobs.filter(t, !has(self.spec.replicatedJobs) || !self.spec.replicatedJobs.exists(r, r.name == t))[0] + '\\' does not appear in .spec.ReplicatedJobs'",
+           "fieldPath": ".spec.successPolicy"},
           {"rule": "(has(self.spec) && has(self.spec.suspend) && self.spec.suspend) || (has(oldSelf.spec) && has(oldSelf.spec.suspend) && oldSelf.spec.suspend) || (has(self.spec) ? (has(self.spec.replicatedJobs) ? self.spec.replicatedJobs : []) : []) == (has(oldSelf.spec) ? (has(oldSelf.spec.replicatedJobs) ? oldSelf.spec.replicatedJobs : []) : [])",
            "message": "field is immutable",
            "fieldPath": ".spec.replicatedJobs",

@@ -539,6 +539,28 @@ TEST_F(jobs_test, a_jobset_name_too_long_for_its_children_is_refused) {
                              "for this JobSet will exceed 63 characters"),
             std::string::npos)
       << st->message;
+  // The webhook's other create checks.
+  auto first_depends = make_jobset("deps");
+  first_depends["spec"]["replicatedJobs"][0]["dependsOn"]
+      = json::array({{{"name", "workers"}, {"status", "Ready"}}});
+  res = call(verb::create, jobsets_ref(), first_depends);
+  ASSERT_FALSE(res);
+  EXPECT_NE(
+      k8s::status_of(res.error())
+          ->message.find("DependsOn can't be set for the first ReplicatedJob"),
+      std::string::npos)
+      << k8s::status_of(res.error())->message;
+  res = call(verb::create, jobsets_ref(),
+             make_jobset("targets",
+                         {{"successPolicy",
+                           {{"operator", "All"},
+                            {"targetReplicatedJobs", {"leader", "nobody"}}}}}));
+  ASSERT_FALSE(res);
+  EXPECT_NE(k8s::status_of(res.error())
+                ->message.find("invalid replicatedJob name 'nobody' does not "
+                               "appear in .spec.ReplicatedJobs"),
+            std::string::npos)
+      << k8s::status_of(res.error())->message;
   // Three characters less fit: 51 + "-w-0-1-abcde" is 63.
   auto fits = make_jobset(std::string(51, 'c'));
   fits["spec"]["replicatedJobs"] = json::array({rjob("w", 1, 2)});
