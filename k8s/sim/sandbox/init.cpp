@@ -52,6 +52,10 @@ struct container_rec {
   std::string id;
   std::string name;
   ino_t mnt_ns = 0;
+  // Held open until the container's end is handled: a namespace's inode
+  // number is reused once the namespace is freed, and a container started
+  // meanwhile must not pass for one of the dead container's processes.
+  int mnt_fd = -1;
 };
 
 struct sandbox_rec {
@@ -244,6 +248,8 @@ void finish_container(init_state& st, pid_t pid, int code) {
       {"event", "exited"}, {"id", rec.id}, {"name", rec.name}, {"code", code}};
   send_packet(st.ctrl, std::move(ev), pid);
   kill_ns_members("mnt", rec.mnt_ns);
+  if (rec.mnt_fd >= 0)
+    ::close(rec.mnt_fd);
   if (auto s = st.sandboxes.find(rec.id); s != st.sandboxes.end()) {
     auto c = s->second.containers.find(rec.name);
     if (c != s->second.containers.end() && c->second == pid)
@@ -450,7 +456,13 @@ void bind_file_over(const child_ctx& c, const std::string& src,
   bind_mount(c, src, path, false, "mount " + src + " at " + path);
 }
 
-[[noreturn]] void container_main(int report, const json& req, pid_t holder) {
+// The first byte a container child writes once its mount namespace exists;
+// it then waits for a byte on its `go` pipe, so that init can hold that
+// namespace before the child may exec and exit.
+constexpr char mount_ns_ready = '\x01';
+
+[[noreturn]] void container_main(int report, int go, const json& req,
+                                 pid_t holder) {
   child_ctx c{report};
   ::setsid();
   auto log = req.value("log", "");
@@ -469,6 +481,10 @@ void bind_file_over(const child_ctx& c, const std::string& src,
   c.check(::unshare(CLONE_NEWNS), "unshare the mount namespace");
   c.check(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr),
           "make / private");
+  (void)!::write(report, &mount_ns_ready, 1);
+  char byte = 0;
+  (void)!::read(go, &byte, 1);
+  ::close(go);
   const auto root = req.value("root", "");
   const auto layers = req.value("layers", "");
   const bool ro_root = req.value("read_only_root", false);
@@ -706,27 +722,50 @@ std::pair<json, pid_t> op_start(init_state& st, const json& req) {
                             + " still runs; signal it and wait for its exit"),
             0};
   int report[2];
+  int go[2];
   if (::pipe2(report, O_CLOEXEC) != 0)
     return {error_reply(errc::start_failed, "pipe: " + errno_text()), 0};
-  auto pid = ::fork();
-  if (pid < 0) {
+  if (::pipe2(go, O_CLOEXEC) != 0) {
     ::close(report[0]);
     ::close(report[1]);
+    return {error_reply(errc::start_failed, "pipe: " + errno_text()), 0};
+  }
+  auto pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {report[0], report[1], go[0], go[1]})
+      ::close(fd);
     return {error_reply(errc::start_failed, "fork: " + errno_text()), 0};
   }
   if (pid == 0) {
     ::close(report[0]);
-    container_main(report[1], req, sb->second.holder);
+    ::close(go[1]);
+    container_main(report[1], go[0], req, sb->second.holder);
   }
   ::close(report[1]);
+  ::close(go[0]);
+  container_rec rec{id, name, 0, -1};
+  std::string said;
+  char first = 0;
+  if (::read(report[0], &first, 1) == 1 && first == mount_ns_ready) {
+    auto mnt_path = "/proc/" + std::to_string(pid) + "/ns/mnt";
+    rec.mnt_fd = ::open(mnt_path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat mnt_sb {};
+    if (rec.mnt_fd >= 0 && ::fstat(rec.mnt_fd, &mnt_sb) == 0)
+      rec.mnt_ns = mnt_sb.st_ino;
+  } else if (first != 0) {
+    said.push_back(first);
+  }
+  (void)!::write(go[1], "g", 1);
+  ::close(go[1]);
   // EOF without a word: exec succeeded (the pipe is close-on-exec).
-  auto said = read_all(report[0]);
+  said += read_all(report[0]);
   ::close(report[0]);
   if (!said.empty()) {
+    if (rec.mnt_fd >= 0)
+      ::close(rec.mnt_fd);
     wait_exit(pid);
     return {error_reply(errc::start_failed, said), 0};
   }
-  container_rec rec{id, name, ns_inode(pid, "mnt")};
   st.containers.emplace(pid, std::move(rec));
   sb->second.containers[name] = pid;
   return {ok_reply(), pid};

@@ -667,6 +667,34 @@ TEST_F(sandbox_test, signals_end_containers_with_their_exit_codes) {
             std::string{"sleeper"}, std::int32_t{SIGTERM});
 }
 
+TEST_F(sandbox_test, a_containers_end_takes_its_other_processes_along) {
+  create("pod-a");
+  auto left = shell("left", "sleep 4321987 & exit 3");
+  ASSERT_TRUE(start("pod-a", left));
+  auto exit = wait_exit("left");
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->second, 3);
+  // The background sleep was the container's: it ends with it, as the
+  // processes of a container's PID namespace do on a node.
+  const std::string cmdline("sleep\0"
+                            "4321987\0",
+                            14);
+  auto running = [&] {
+    for (const auto& entry : fs::directory_iterator{"/proc"}) {
+      auto name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") == std::string::npos
+          && read_file(entry.path() / "cmdline") == cmdline
+          && !process_gone(std::stoi(name)))
+        return true;
+    }
+    return false;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(running());
+}
+
 TEST_F(sandbox_test, a_partitioned_pod_fails_probes_until_its_link_is_up) {
   auto a = create("pod-a");
   ASSERT_TRUE(start("pod-a", http_server("web")));
