@@ -193,12 +193,31 @@ void ep_state::sync(ptr self, const std::string& key) {
       return;
     if (!st.gate.begin(key))
       return;
-    auto batch = std::make_shared<write_batch>();
-    write<ep_state>(self, key, batch,
-                    make_request(verb::remove, endpoints_ref, ns, name),
-                    [self, key](const json&) {
-                      self->state.ws.forget(self->state.endpoints, key);
-                    });
+    // The two caches list apart: a Service made between the lists is
+    // missing from the older one. Only the API's 404 makes it a leftover.
+    auto uid = str(*current, "metadata", "uid");
+    self->request(st.api, api_timeout,
+                  make_request(verb::get, services_ref, ns, name))
+        .then(
+            [self, key](response&) {
+              finish<ep_state>(self, key, true); // its watch event follows
+            },
+            [self, key, ns, name, uid](caf::error& err) {
+              if (!is_error(err, errc::not_found)) {
+                finish<ep_state>(self, key, false);
+                return;
+              }
+              auto del = make_request(verb::remove, endpoints_ref, ns, name);
+              del.body = json{{"kind", "DeleteOptions"},
+                              {"apiVersion", "v1"},
+                              {"preconditions", {{"uid", uid}}}}
+                             .dump();
+              auto batch = std::make_shared<write_batch>();
+              write<ep_state>(
+                  self, key, batch, std::move(del), [self, key](const json&) {
+                    self->state.ws.forget(self->state.endpoints, key);
+                  });
+            });
     return;
   }
   if (!has_selector(*svc))

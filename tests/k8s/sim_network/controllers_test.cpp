@@ -358,6 +358,21 @@ TEST_F(network_test, deleted_endpoints_come_back_and_selectorless_are_left) {
   EXPECT_TRUE(call(verb::get, named(endpoints_ref, "later")));
 }
 
+TEST_F(network_test, a_leftover_endpoints_object_goes_at_start) {
+  create(endpoints_ref,
+         json{{"apiVersion", "v1"},
+              {"kind", "Endpoints"},
+              {"metadata", {{"name", "orphan"}, {"namespace", "default"}}}});
+  create_service("kept", json{{"ports", json::array({{{"port", 80}}})}});
+  create(endpoints_ref,
+         json{{"apiVersion", "v1"},
+              {"kind", "Endpoints"},
+              {"metadata", {{"name", "kept"}, {"namespace", "default"}}}});
+  start_endpoint_controllers();
+  EXPECT_FALSE(call(verb::get, named(endpoints_ref, "orphan")));
+  EXPECT_TRUE(call(verb::get, named(endpoints_ref, "kept")));
+}
+
 TEST_F(network_test, controllers_relist_after_their_watches_drop) {
   start_endpoint_controllers();
   create_service("mock", web_service());
