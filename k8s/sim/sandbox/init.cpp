@@ -796,7 +796,10 @@ json op_remove(init_state& st, const json& req) {
     run_ip(st, {"link", "del", rec.veth});
   for (const auto& [name, pid] : rec.containers)
     ::kill(pid, SIGKILL);
-  kill_ns_members("net", rec.net_ns);
+  // Only while the holder lives does the inode still name this pod's
+  // namespace (a freed one's number is reused).
+  if (rec.holder > 0)
+    kill_ns_members("net", rec.net_ns);
   for (const auto& [name, pid] : rec.containers) {
     siginfo_t si{};
     if (::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOWAIT) == 0)
