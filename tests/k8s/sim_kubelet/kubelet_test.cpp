@@ -720,6 +720,31 @@ TEST_F(kubelet_test, on_failure_and_never) {
   EXPECT_EQ(rt->starts.size(), 2u);
 }
 
+TEST_F(kubelet_test, a_status_write_fenced_out_is_read_again_and_retried) {
+  start();
+  auto uid = run(make_pod("p", json::array({container()}),
+                          "Never"))["metadata"]["uid"]
+                 .get<std::string>();
+  auto labelled = pod();
+  labelled["metadata"]["labels"] = {{"x", "1"}};
+  // The exit reaches the kubelet before the label change reaches the store:
+  // its status write carries the older resourceVersion and is refused.
+  self->send(rt->sink, sandbox::exited_atom::value, uid, std::string{"c"},
+             rt->pids[uid + "/c"], std::int32_t{0});
+  k8s::request update;
+  update.verb = verb::update;
+  update.ref = ref("pods", "p");
+  update.body = labelled.dump();
+  auto h = self->request(api(), caf::infinite, update);
+  drain();
+  h.receive([](response&) {},
+            [](caf::error& e) { FAIL() << error_message(e); });
+  auto now = pod();
+  EXPECT_EQ(now["metadata"]["labels"]["x"], "1");
+  EXPECT_EQ(now["status"]["phase"], "Succeeded");
+  EXPECT_EQ(status_column(), "Completed");
+}
+
 // --- STATUS over a pod's life ------------------------------------------------
 
 TEST_F(kubelet_test, status_column_pending_creating_running_completed) {
