@@ -22,6 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// How long a request waits for init's answer; past it the request fails
+/// with errc::timeout (init is stuck on a step: a container whose setup
+/// blocks, a process that does not die) and later answers are dropped.
 constexpr auto call_timeout = std::chrono::seconds{30};
 
 /// The runtime's own interface: the public one, plus the exits the control
@@ -29,6 +32,11 @@ constexpr auto call_timeout = std::chrono::seconds{30};
 using runtime_impl_actor = runtime_actor::extend<caf::reacts_to<
     exited_atom, std::string, std::string, std::int32_t, std::int32_t>>;
 
+/// One probe's actor: `(probe_atom, http_probe)` -> HTTP status, or
+/// errc::probe_failed naming the connect or answer that failed; it quits
+/// after answering. The runtime delegates the kubelet's request to it, so
+/// the kubelet's own request timeout bounds the wait, and the probe's
+/// timeout_ms bounds the work.
 using probe_worker_actor = caf::typed_actor<
     caf::replies_to<probe_atom, http_probe>::with<std::int32_t>>;
 
@@ -276,17 +284,30 @@ caf::expected<void> remove(runtime_ptr self, const std::string& id) {
 
 runtime_impl_actor::behavior_type runtime_fn(runtime_ptr self,
                                              std::shared_ptr<cluster> c) {
-  self->state.cluster = std::static_pointer_cast<detail::cluster_impl>(c);
+  self->state.cluster = std::dynamic_pointer_cast<detail::cluster_impl>(c);
+  // Every request but subscribe needs the cluster that cluster::start made.
+  auto no_cluster = [self] {
+    return self->state.cluster
+               ? caf::error{}
+               : make_error(errc::bad_options,
+                            "the runtime was spawned without a cluster from "
+                            "cluster::start");
+  };
   return {
-      [self](create_sandbox_atom,
-             const sandbox_spec& spec) -> caf::result<sandbox_info> {
+      [self, no_cluster](create_sandbox_atom, const sandbox_spec& spec)
+          -> caf::result<sandbox_info> {
+        if (auto err = no_cluster())
+          return err;
         auto r = create(self, spec);
         if (!r)
           return std::move(r.error());
         return std::move(*r);
       },
-      [self](start_container_atom, const std::string& id,
-             const container_spec& spec) -> caf::result<std::int32_t> {
+      [self,
+       no_cluster](start_container_atom, const std::string& id,
+                   const container_spec& spec) -> caf::result<std::int32_t> {
+        if (auto err = no_cluster())
+          return err;
         auto r = start(self, id, spec);
         if (!r)
           return std::move(r.error());
@@ -309,7 +330,10 @@ runtime_impl_actor::behavior_type runtime_fn(runtime_ptr self,
           return std::move(r.error());
         return caf::unit;
       },
-      [self](probe_atom, http_probe& p) -> caf::result<std::int32_t> {
+      [self, no_cluster](probe_atom,
+                         http_probe& p) -> caf::result<std::int32_t> {
+        if (auto err = no_cluster())
+          return err;
         auto worker = self->spawn<caf::detached>(
             probe_worker, std::shared_ptr<cluster>{self->state.cluster});
         return self->delegate(worker, probe_atom::value, std::move(p));
