@@ -1,5 +1,6 @@
 #include "tools/commands/commands.hpp"
 
+#include "k8s/sim/sandbox/sandbox.hpp"
 #include "tools/commands/profile_command.hpp"
 #include "tools/commands/service_command.hpp"
 #include "tools/commands/sim_cluster_command.hpp"
@@ -9,7 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace aiperf::commands {
 
@@ -22,6 +25,11 @@ void add_all(CLI::App& app, int& exit_code, const test_seams& seams) {
 }
 
 int run_main(int argc, char** argv, const test_seams& seams) {
+  // The simulated pod network's init (sim-cluster --workloads execs this
+  // binary as it): hidden, no CLI, no actor system — a single-threaded
+  // process that may fork freely.
+  if (argc == 3 && std::string_view{argv[1]} == "sim-pod-init")
+    return k8s::sim::sandbox::init_main(std::atoi(argv[2]));
   CLI::App app{"aiperf-node: benchmark OpenAI-compatible inference servers"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiperf-node 0.1.0");
@@ -38,7 +46,8 @@ int run_main(int argc, char** argv, const test_seams& seams) {
   for (const auto* sub : subs)
     names += (names.empty() ? "" : ", ") + sub->get_name();
   if (argc < 2) {
-    std::fprintf(stderr, "error: a subcommand is required: %s (see %s --help)\n",
+    std::fprintf(stderr,
+                 "error: a subcommand is required: %s (see %s --help)\n",
                  names.c_str(), argv[0]);
     return 2;
   }

@@ -9,6 +9,8 @@
 #include "k8s/client/config.hpp"
 #include "k8s/errors/errors.hpp"
 #include "k8s/sim/auth/tokens.hpp"
+#include "k8s/sim/dns/dns.hpp"
+#include "k8s/sim/sandbox/errors.hpp"
 #include "proto/benchmark_errors.hpp"
 #include "proto/codec.hpp"
 #include "runtime/http/errors.hpp"
@@ -44,6 +46,8 @@ void add_error_categories(caf::actor_system_config& cfg) {
   add_error_category<k8s::errc>(cfg);
   add_error_category<k8s::client::errc>(cfg);
   add_error_category<k8s::sim::auth::errc>(cfg);
+  add_error_category<k8s::sim::sandbox::errc>(cfg);
+  add_error_category<k8s::sim::dns::errc>(cfg);
 }
 
 } // namespace aiperf::commands
