@@ -20,7 +20,10 @@
 //   annotation is the earliest unseen change (a pod's Ready transition, the
 //   Service's creation), removed when a sync sees none. The Endpoints
 //   object of a deleted Service is deleted (it has no owner reference);
-//   one without a Service is deleted once every cache has listed.
+//   one without a Service is deleted once every cache has listed and a GET
+//   has confirmed the Service is gone (an Endpoints object written while
+//   the controller runs is only taken for a leftover after a restart, as
+//   upstream).
 // - the EndpointSlice controller (pkg/controller/endpointslice,
 //   staging/src/k8s.io/endpointslice): for the same Services, IPv4 slices
 //   named `<service>-<5 random>` (generateName), labelled
