@@ -293,6 +293,7 @@ struct job_controller {
     std::int64_t succeeded_pods = 0;
     std::int64_t restarts = 0;
     std::set<std::int64_t> done_indexes;
+    std::optional<std::int64_t> last_success;
     for (const auto& [k, pod] : eng->objects(pods_idx)) {
       if (namespace_of(pod) != ns || controller_uid(pod, "Job") != uid)
         continue;
@@ -304,6 +305,9 @@ struct job_controller {
             restarts += num(cs, "restartCount");
       if (phase == "Succeeded") {
         ++succeeded_pods;
+        if (auto t = finished_at(pod);
+            t && (!last_success || *t > *last_success))
+          last_success = t;
         auto idx = pod_index(pod);
         if (indexed && idx >= 0 && has_completions && idx < completions)
           done_indexes.insert(idx);
@@ -420,17 +424,21 @@ struct job_controller {
           events.emplace_back("Completed", "Job completed");
         }
       } else {
-        // The pod failure back-off: a replacement waits 10 s doubling per
-        // failure, from the last failure's end.
+        // The pod failure back-off (backoff_utils.go): a replacement waits
+        // 10 s doubling per failure since the last success, from the last
+        // failure's end.
         std::optional<std::int64_t> wait;
-        if (!failed_pods.empty()) {
-          std::optional<std::int64_t> last;
-          for (const auto& pod : failed_pods) {
-            auto t = finished_at(pod).value_or(now_unix);
-            if (!last || t > *last)
-              last = t;
-          }
-          auto n = static_cast<std::int64_t>(failed_pods.size());
+        std::optional<std::int64_t> last;
+        std::int64_t n = 0;
+        for (const auto& pod : failed_pods) {
+          auto t = finished_at(pod).value_or(now_unix);
+          if (last_success && t < *last_success)
+            continue;
+          ++n;
+          if (!last || t > *last)
+            last = t;
+        }
+        if (n > 0) {
           std::int64_t delay = pod_backoff_base_seconds;
           for (std::int64_t i = 1; i < n && delay < pod_backoff_cap_seconds;
                ++i)

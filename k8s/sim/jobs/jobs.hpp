@@ -94,11 +94,17 @@ struct jobs_config {
 /// completions, pod names (`<jobset>-<rjob>-<jobIdx>-<podIdx>-abcde`) must be
 /// at most 63 characters, refused with upstream's messages ("JobSet name is
 /// too long, job names generated for this JobSet will exceed 63
-/// characters"). Not emulated: the webhook's DNS-1035 format checks of
-/// generated names, and the subdomain and groupName checks. replicatedJobs
-/// are immutable unless the JobSet is or becomes suspended (then upstream
-/// allows pod template labels, annotations, nodeSelector, tolerations and
-/// schedulingGates to change; here any change is allowed).
+/// characters"), as are dependsOn on the first replicatedJob and a
+/// successPolicy target naming no replicatedJob. CEL names the field
+/// `spec.replicatedJobs` where the webhook names `spec.replicatedJobs[i].name`
+/// with the generated name as the value. Not emulated: the webhook's
+/// DNS-1035 format checks of generated names, the subdomain, groupName,
+/// managedBy, coordinator and failure-rule checks, and that dependsOn names
+/// an earlier replicatedJob (a child Job whose name the API server refuses
+/// becomes a JobCreationFailed Event, as upstream's controller emits it).
+/// replicatedJobs are immutable unless the JobSet is or becomes suspended (then
+/// upstream allows pod template labels, annotations, nodeSelector, tolerations
+/// and schedulingGates to change; here any change is allowed).
 [[nodiscard]] json jobset_crd();
 
 /// Starts the Job controller over `api`: it lists and watches Jobs and

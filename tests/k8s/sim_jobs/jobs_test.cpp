@@ -373,6 +373,26 @@ TEST_F(jobs_test, failed_pods_past_the_backoff_limit_fail_the_job) {
   EXPECT_EQ(pods_of("flaky").size(), 2u);
 }
 
+TEST_F(jobs_test, the_pod_failure_back_off_doubles) {
+  start_job_controller();
+  create(jobs_ref(), make_job("again", {{"backoffLimit", 5}}));
+  auto fail_running = [this] {
+    for (const auto& p : pods_of("again"))
+      if (p["status"]["phase"] != "Failed")
+        set_pod(p, "Failed", 0, 1);
+  };
+  fail_running();
+  advance_time(std::chrono::seconds{10});
+  ASSERT_EQ(pods_of("again").size(), 2u);
+  fail_running();
+  // The second failure waits 20 s.
+  advance_time(std::chrono::seconds{19});
+  EXPECT_EQ(pods_of("again").size(), 2u);
+  advance_time(std::chrono::seconds{1});
+  EXPECT_EQ(pods_of("again").size(), 3u);
+  EXPECT_EQ(get(jobs_ref("again"))["status"]["failed"], 2);
+}
+
 TEST_F(jobs_test, container_restarts_count_under_on_failure) {
   start_job_controller();
   create(jobs_ref(), make_job("restarty", {{"backoffLimit", 2}}, "OnFailure"));
