@@ -650,6 +650,32 @@ TEST_F(kubelet_test, liveness_failure_kills_and_restarts) {
   EXPECT_TRUE(s["state"].contains("running"));
 }
 
+TEST_F(kubelet_test, startup_probe_holds_the_others_back) {
+  start();
+  auto c = container();
+  c["startupProbe"] = json::parse(R"({"httpGet":{"path":"/start","port":8080},
+      "periodSeconds":5,"failureThreshold":3})");
+  c["livenessProbe"] = json::parse(R"({"httpGet":{"path":"/live","port":8080},
+      "periodSeconds":5})");
+  run(make_pod("p", json::array({c})));
+  advance_time(0s);
+  advance_time(5s); // two startup failures of three
+  EXPECT_FALSE(container_status()["started"].get<bool>());
+  EXPECT_EQ(condition("Ready"), "False");
+  rt->probe_codes["8080/start"] = 204;
+  rt->probe_codes["8080/live"] = 200;
+  advance_time(5s);
+  EXPECT_TRUE(container_status()["started"].get<bool>());
+  EXPECT_EQ(condition("Ready"), "True"); // no readiness probe
+  EXPECT_EQ(rt->probes.size(), 3u);
+  advance_time(0s); // liveness starts now (initialDelaySeconds 0)
+  ASSERT_EQ(rt->probes.size(), 4u);      // three startup probes, then liveness
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(rt->probes[i].path, "/start");
+  EXPECT_EQ(rt->probes[3].path, "/live");
+  EXPECT_TRUE(rt->signals.empty());
+}
+
 // --- restarts ----------------------------------------------------------------
 
 TEST_F(kubelet_test, crash_loop_back_off_doubles_from_ten_seconds) {
