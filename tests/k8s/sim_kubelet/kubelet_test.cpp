@@ -669,7 +669,7 @@ TEST_F(kubelet_test, startup_probe_holds_the_others_back) {
   EXPECT_EQ(condition("Ready"), "True"); // no readiness probe
   EXPECT_EQ(rt->probes.size(), 3u);
   advance_time(0s); // liveness starts now (initialDelaySeconds 0)
-  ASSERT_EQ(rt->probes.size(), 4u);      // three startup probes, then liveness
+  ASSERT_EQ(rt->probes.size(), 4u); // three startup probes, then liveness
   for (size_t i = 0; i < 3; ++i)
     EXPECT_EQ(rt->probes[i].path, "/start");
   EXPECT_EQ(rt->probes[3].path, "/live");
