@@ -84,11 +84,103 @@ std::string image_tag(const std::string& image) {
   return at == std::string::npos ? "latest" : "";
 }
 
-// SetDefaults_Container (+ its ports).
+// SetDefaults_HTTPGetAction: path "/", scheme HTTP.
+void default_http_get(json& handler) {
+  if (!handler.is_object())
+    return;
+  auto it = handler.find("httpGet");
+  if (it == handler.end() || !it->is_object())
+    return;
+  if (empty_string(*it, "path"))
+    (*it)["path"] = "/";
+  if (empty_string(*it, "scheme"))
+    (*it)["scheme"] = "HTTP";
+}
+
+// SetDefaults_Probe: timeout 1 s, period 10 s, thresholds 1 and 3.
+void default_probe(json& probe) {
+  if (!probe.is_object())
+    return;
+  default_http_get(probe);
+  for (auto [key, value] :
+       {std::pair{"timeoutSeconds", 1}, std::pair{"periodSeconds", 10},
+        std::pair{"successThreshold", 1}, std::pair{"failureThreshold", 3}})
+    if (!probe.contains(key) || probe[key].is_null()
+        || (probe[key].is_number_integer() && probe[key].get<int>() == 0))
+      probe[key] = value;
+}
+
+// SetDefaults_ObjectFieldSelector: apiVersion v1.
+void default_field_ref(json& holder) {
+  if (!holder.is_object())
+    return;
+  auto it = holder.find("fieldRef");
+  if (it != holder.end() && it->is_object() && empty_string(*it, "apiVersion"))
+    (*it)["apiVersion"] = "v1";
+}
+
+// SetDefaults_{ConfigMap,Secret,DownwardAPI,Projected}VolumeSource
+// (defaultMode 0644), ServiceAccountTokenProjection (expirationSeconds 3600).
+void default_volume(json& v) {
+  if (!v.is_object())
+    return;
+  for (const char* source : {"configMap", "secret", "downwardAPI", "projected"})
+    if (auto it = v.find(source); it != v.end() && it->is_object())
+      set_if_absent(*it, "defaultMode", 420);
+  if (auto it = v.find("downwardAPI"); it != v.end() && it->is_object())
+    if (auto items = it->find("items"); items != it->end() && items->is_array())
+      for (auto& item : *items)
+        default_field_ref(item);
+  auto projected = v.find("projected");
+  if (projected == v.end() || !projected->is_object())
+    return;
+  auto sources = projected->find("sources");
+  if (sources == projected->end() || !sources->is_array())
+    return;
+  for (auto& src : *sources) {
+    if (!src.is_object())
+      continue;
+    if (auto t = src.find("serviceAccountToken");
+        t != src.end() && t->is_object())
+      set_if_absent(*t, "expirationSeconds", 3600);
+    if (auto d = src.find("downwardAPI"); d != src.end() && d->is_object())
+      if (auto items = d->find("items"); items != d->end() && items->is_array())
+        for (auto& item : *items)
+          default_field_ref(item);
+  }
+}
+
+// SetDefaults_Container (+ its ports, probes, lifecycle hooks, env).
 void default_container(json& c) {
   if (!c.is_object())
     return;
+  for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"})
+    if (auto it = c.find(probe); it != c.end() && it->is_object())
+      default_probe(*it);
+  if (auto it = c.find("lifecycle"); it != c.end() && it->is_object())
+    for (const char* hook : {"postStart", "preStop"})
+      if (auto h = it->find(hook); h != it->end() && h->is_object())
+        default_http_get(*h);
+  if (auto it = c.find("env"); it != c.end() && it->is_array())
+    for (auto& e : *it)
+      if (e.is_object())
+        if (auto from = e.find("valueFrom");
+            from != e.end() && from->is_object())
+          default_field_ref(*from);
   set_if_absent(c, "resources", json::object());
+  // SetDefaults_Pod: limits without requests request what they limit.
+  if (auto& res = c["resources"]; res.is_object()) {
+    auto limits = res.find("limits");
+    if (limits != res.end() && limits->is_object() && !limits->empty()) {
+      json requests = res.value("requests", json::object());
+      if (!requests.is_object())
+        requests = json::object();
+      for (auto it = limits->begin(); it != limits->end(); ++it)
+        if (!requests.contains(it.key()))
+          requests[it.key()] = it.value();
+      res["requests"] = std::move(requests);
+    }
+  }
   if (empty_string(c, "terminationMessagePath"))
     c["terminationMessagePath"] = "/dev/termination-log";
   if (empty_string(c, "terminationMessagePolicy"))
@@ -118,6 +210,9 @@ void default_pod_spec(json& spec) {
     if (spec.contains(list) && spec[list].is_array())
       for (auto& c : spec[list])
         default_container(c);
+  if (spec.contains("volumes") && spec["volumes"].is_array())
+    for (auto& v : spec["volumes"])
+      default_volume(v);
 }
 
 void default_template(json& owner_spec) {
@@ -157,35 +252,6 @@ void default_pod(json& pod, bool creating) {
   auto& spec = object_member(pod, "spec");
   default_pod_spec(spec);
   set_if_absent(spec, "enableServiceLinks", true);
-  // Admission: ServiceAccount, Priority, DefaultTolerationSeconds.
-  if (empty_string(spec, "serviceAccountName"))
-    spec["serviceAccountName"] = empty_string(spec, "serviceAccount")
-                                     ? std::string{"default"}
-                                     : text(spec, "serviceAccount");
-  if (empty_string(spec, "serviceAccount")) {
-    json name = spec["serviceAccountName"]; // a copy: the insert may move it
-    spec["serviceAccount"] = std::move(name);
-  }
-  if (empty_string(spec, "preemptionPolicy"))
-    spec["preemptionPolicy"] = "PreemptLowerPriority";
-  set_if_absent(spec, "priority", 0);
-  auto& tolerations = spec["tolerations"];
-  if (!tolerations.is_array())
-    tolerations = json::array();
-  for (const char* key :
-       {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
-    bool present = std::any_of(
-        tolerations.begin(), tolerations.end(), [&](const json& t) {
-          return t.is_object() && text(t, "key") == key
-                 && (empty_string(t, "effect")
-                     || text(t, "effect") == "NoExecute");
-        });
-    if (!present)
-      tolerations.push_back(json{{"key", key},
-                                 {"operator", "Exists"},
-                                 {"effect", "NoExecute"},
-                                 {"tolerationSeconds", 300}});
-  }
   if (creating) {
     json status = json::object();
     status["phase"] = "Pending";
@@ -339,6 +405,29 @@ void default_namespace(json& ns, bool creating) {
       == finalizers.end())
     finalizers.push_back("kubernetes");
   ns["status"] = json{{"phase", "Active"}};
+}
+
+// SetDefaults_PersistentVolumeClaim(Spec): volumeMode Filesystem; status
+// phase Pending (the strategy empties status on create, decoding defaults
+// the phase again).
+void default_claim(json& pvc, bool creating) {
+  auto& spec = object_member(pvc, "spec");
+  if (empty_string(spec, "volumeMode"))
+    spec["volumeMode"] = "Filesystem";
+  if (creating)
+    pvc["status"] = json{{"phase", "Pending"}};
+}
+
+// SetDefaults_PersistentVolume: reclaim policy Retain, volumeMode
+// Filesystem, phase Pending.
+void default_volume_object(json& pv, bool creating) {
+  auto& spec = object_member(pv, "spec");
+  if (empty_string(spec, "persistentVolumeReclaimPolicy"))
+    spec["persistentVolumeReclaimPolicy"] = "Retain";
+  if (empty_string(spec, "volumeMode"))
+    spec["volumeMode"] = "Filesystem";
+  if (creating)
+    pv["status"] = json{{"phase", "Pending"}};
 }
 
 void default_secret(json& secret) {
@@ -617,6 +706,150 @@ void validate_service(const json& svc, std::vector<status_cause>& out) {
   }
 }
 
+// The paths where two JSON values differ, as "-"/"+" lines: the part of
+// the Forbidden message upstream fills with a go-cmp diff of the specs.
+void spec_diff(const json& a, const json& b, const std::string& path,
+               std::string& out) {
+  if (a == b)
+    return;
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (auto it = a.begin(); it != a.end(); ++it)
+      keys.insert(it.key());
+    for (auto it = b.begin(); it != b.end(); ++it)
+      keys.insert(it.key());
+    for (const auto& k : keys)
+      spec_diff(a.contains(k) ? a[k] : json(), b.contains(k) ? b[k] : json(),
+                path + "." + k, out);
+    return;
+  }
+  if (a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      spec_diff(a[i], b[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  if (!a.is_null())
+    out += "  - " + path + ": " + a.dump() + "\n";
+  if (!b.is_null())
+    out += "  + " + path + ": " + b.dump() + "\n";
+}
+
+// ValidatePodUpdate (kubernetes/kubernetes pkg/apis/core/validation):
+// a pod's spec is immutable but for its containers' images, a shorter or
+// first activeDeadlineSeconds, added tolerations (or tolerationSeconds
+// changed), and a negative terminationGracePeriodSeconds set to 1.
+void validate_pod_update(const json& pod, const json& old,
+                         std::vector<status_cause>& out) {
+  json spec = pod.value("spec", json::object());
+  json old_spec = old.value("spec", json::object());
+  if (!spec.is_object() || !old_spec.is_object())
+    return;
+  for (const char* list : {"containers", "initContainers"}) {
+    auto a = spec.value(list, json::array());
+    auto b = old_spec.value(list, json::array());
+    if ((a.is_array() ? a.size() : 0) != (b.is_array() ? b.size() : 0)) {
+      out.push_back(field_forbidden(std::string{"spec."} + list,
+                                    "pod updates may not add or remove "
+                                    "containers"));
+      return;
+    }
+  }
+  json munged = spec;
+  for (const char* list : {"containers", "initContainers"}) {
+    if (!munged.contains(list) || !munged[list].is_array())
+      continue;
+    for (std::size_t i = 0; i < munged[list].size(); ++i) {
+      const auto& was = old_spec[list][i];
+      if (!munged[list][i].is_object())
+        continue;
+      if (was.is_object() && was.contains("image"))
+        munged[list][i]["image"] = was["image"];
+      else
+        munged[list][i].erase("image");
+    }
+  }
+  auto deadline = spec.find("activeDeadlineSeconds");
+  auto old_deadline = old_spec.find("activeDeadlineSeconds");
+  bool has_new = deadline != spec.end() && deadline->is_number_integer();
+  bool has_old
+      = old_deadline != old_spec.end() && old_deadline->is_number_integer();
+  if (has_new) {
+    auto n = deadline->get<std::int64_t>();
+    if (n < 0 || n > 2147483647) {
+      out.push_back(field_invalid_rendered(
+          "spec.activeDeadlineSeconds", std::to_string(n),
+          "must be between 0 and 2147483647, inclusive"));
+      return;
+    }
+    if (has_old && old_deadline->get<std::int64_t>() < n) {
+      out.push_back(field_invalid_rendered(
+          "spec.activeDeadlineSeconds", std::to_string(n),
+          "must be less than or equal to previous value"));
+      return;
+    }
+  } else if (has_old) {
+    out.push_back(field_invalid_rendered("spec.activeDeadlineSeconds", "null",
+                                         "must not update from a positive "
+                                         "integer to nil value"));
+  }
+  for (const char* key :
+       {"activeDeadlineSeconds", "schedulingGates", "tolerations"}) {
+    if (old_spec.contains(key))
+      munged[key] = old_spec[key];
+    else
+      munged.erase(key);
+  }
+  auto grace = old_spec.find("terminationGracePeriodSeconds");
+  if (grace != old_spec.end() && grace->is_number_integer()
+      && grace->get<std::int64_t>() < 0
+      && munged.value("terminationGracePeriodSeconds", json()) == json(1))
+    munged["terminationGracePeriodSeconds"] = *grace;
+  if (munged != old_spec) {
+    std::string diff;
+    spec_diff(old_spec, munged, "spec", diff);
+    out.push_back(field_forbidden(
+        "spec",
+        "pod updates may not change fields other than "
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+        "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+        "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
+        "to be set to 1 if it was previously negative)\n"
+            + diff));
+  }
+  // validateOnlyAddedTolerations
+  auto tolerations = spec.value("tolerations", json::array());
+  for (const auto& was : old_spec.value("tolerations", json::array())) {
+    bool found = false;
+    for (const auto& now :
+         tolerations.is_array() ? tolerations : json::array()) {
+      json clone = was;
+      if (now.is_object() && now.contains("tolerationSeconds"))
+        clone["tolerationSeconds"] = now["tolerationSeconds"];
+      else if (clone.is_object())
+        clone.erase("tolerationSeconds");
+      if (clone == now) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      out.push_back(field_forbidden("spec.tolerations",
+                                    "existing toleration can not be modified "
+                                    "except its tolerationSeconds"));
+      break;
+    }
+  }
+}
+
+// SetDefaults_StorageClass: reclaimPolicy Delete, volumeBindingMode
+// Immediate.
+void default_storage_class(json& sc) {
+  if (empty_string(sc, "reclaimPolicy"))
+    sc["reclaimPolicy"] = "Delete";
+  if (empty_string(sc, "volumeBindingMode"))
+    sc["volumeBindingMode"] = "Immediate";
+}
+
 } // namespace
 
 void default_object(const resource_type& type, json& object, bool creating) {
@@ -638,11 +871,52 @@ void default_object(const resource_type& type, json& object, bool creating) {
     default_namespace(object, creating);
   else if (g.empty() && k == "Secret")
     default_secret(object);
+  else if (g.empty() && k == "PersistentVolumeClaim")
+    default_claim(object, creating);
+  else if (g.empty() && k == "PersistentVolume")
+    default_volume_object(object, creating);
+  else if (g == "storage.k8s.io" && k == "StorageClass")
+    default_storage_class(object);
   else if (g == "rbac.authorization.k8s.io"
            && (k == "RoleBinding" || k == "ClusterRoleBinding"))
     default_binding(object);
   else if (g == "apiextensions.k8s.io" && k == "CustomResourceDefinition")
     default_crd(object, creating);
+}
+
+// ServiceAccount's defaulting (serviceAccountName, and the deprecated
+// serviceAccount the v1 encoding mirrors it into) and DefaultTolerationSeconds
+// (plugin/pkg/admission/defaulttolerationseconds: not-ready and unreachable
+// tolerated for 300 s).
+void default_pod_admission(json& pod) {
+  if (!pod.is_object())
+    return;
+  auto& spec = object_member(pod, "spec");
+  if (empty_string(spec, "serviceAccountName"))
+    spec["serviceAccountName"] = empty_string(spec, "serviceAccount")
+                                     ? std::string{"default"}
+                                     : text(spec, "serviceAccount");
+  if (empty_string(spec, "serviceAccount")) {
+    json name = spec["serviceAccountName"]; // a copy: the insert may move it
+    spec["serviceAccount"] = std::move(name);
+  }
+  auto& tolerations = spec["tolerations"];
+  if (!tolerations.is_array())
+    tolerations = json::array();
+  for (const char* key :
+       {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    bool present = std::any_of(
+        tolerations.begin(), tolerations.end(), [&](const json& t) {
+          return t.is_object() && text(t, "key") == key
+                 && (empty_string(t, "effect")
+                     || text(t, "effect") == "NoExecute");
+        });
+    if (!present)
+      tolerations.push_back(json{{"key", key},
+                                 {"operator", "Exists"},
+                                 {"effect", "NoExecute"},
+                                 {"tolerationSeconds", 300}});
+  }
 }
 
 std::vector<status_cause> validate_object(const resource_type& type,
@@ -676,6 +950,8 @@ std::vector<status_cause> validate_object(const resource_type& type,
   } else if (g.empty() && k == "Pod") {
     append(out,
            validate_pod_spec(object.value("spec", json::object()), "spec"));
+    if (old != nullptr && old->is_object())
+      validate_pod_update(object, *old, out);
   } else if (g == "batch" && k == "Job") {
     auto spec = object.value("spec", json::object());
     for (const char* key : {"parallelism", "completions",

@@ -40,6 +40,16 @@
 //   never delete a pod whose grace period is still running.
 //   Namespace deletion and the garbage collector delete pods through the
 //   same path, so a namespace with bound pods waits for their kubelet.
+// - Admission on create (mutating stage, after defaulting): ServiceAccount
+//   — spec.serviceAccountName defaults to `default`; a missing account is
+//   403 `pods "p" is forbidden: error looking up service account ns/sa:
+//   serviceaccount "sa" not found`; unless automountServiceAccountToken is
+//   false (pod first, then account) every container and init container
+//   mounts the projected `kube-api-access-<5>` volume (token, expiry 3607
+//   s; kube-root-ca.crt's ca.crt; the namespace) read-only at
+//   /var/run/secrets/kubernetes.io/serviceaccount. DefaultStorageClass — a
+//   PersistentVolumeClaim naming no class gets the newest StorageClass
+//   annotated storageclass.kubernetes.io/is-default-class "true".
 // - `pods/log`, `pods/proxy` and `services/proxy` are authorized as that
 //   subresource with the verb of the HTTP method (GET get, POST create, PUT
 //   update, PATCH patch, DELETE delete; log serves get only, else 405) and
@@ -147,8 +157,10 @@ struct store_config {
 
 /// Spawns the store with the built-in types and namespaces (`default`,
 /// `kube-system`, `kube-public`, each with a `default` ServiceAccount and a
-/// `kube-root-ca.crt` ConfigMap; a namespace created later gets its ConfigMap
-/// too), then replays `cfg.state_dir` if set.
+/// `kube-root-ca.crt` ConfigMap; a namespace created later gets both in the
+/// same request — standing in for the serviceaccount controller, which
+/// upstream's ServiceAccount admission waits for by retrying its lookup of
+/// `default` — then replays `cfg.state_dir` if set.
 /// Fails (io or k8s errc naming the file and record) when the state folder
 /// cannot be created, read or is corrupt.
 [[nodiscard]] caf::expected<store_actor> spawn_store(caf::actor_system& sys,

@@ -414,16 +414,24 @@ void store_core::seed() {
     req.body = obj.dump();
     run(req);
   }
-  for (const char* ns : {"default", "kube-system", "kube-public"}) {
-    request sa;
-    sa.verb = verb::create;
-    sa.ref = {"", "v1", "serviceaccounts", ns, "", ""};
-    sa.body = json{{"apiVersion", "v1"},
-                   {"kind", "ServiceAccount"},
-                   {"metadata", {{"name", "default"}, {"namespace", ns}}}}
-                  .dump();
-    run(sa);
-  }
+}
+
+// The serviceaccount controller (kubernetes/kubernetes
+// pkg/controller/serviceaccount/serviceaccounts_controller.go) gives every
+// namespace its `default` ServiceAccount. Done with the namespace's create,
+// so a pod created right after finds it, as ServiceAccount admission
+// expects (upstream it retries the lookup of `default` for that reason).
+void store_core::create_default_service_account(const std::string& ns) {
+  request sa;
+  sa.verb = verb::create;
+  sa.user = admin_user();
+  sa.ref = {"", "v1", "serviceaccounts", ns, "", ""};
+  sa.body = json{{"apiVersion", "v1"},
+                 {"kind", "ServiceAccount"},
+                 {"metadata", {{"name", "default"}, {"namespace", ns}}}}
+                .dump();
+  auto r = handle(sa);
+  (void)r;
 }
 
 // root-ca-cert-publisher (kubernetes/kubernetes
@@ -855,11 +863,12 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
       warnings.push_back(std::move(w));
     return caf::unit;
   };
-  // 1. mutating admission: none installed (webhooks would go here).
-  // 2. defaulting and the schema: built-ins by their defaulting functions,
-  //    custom resources by their CRD's structural schema (defaults,
-  //    pruning, validation) ...
-  // 3. ... whose x-kubernetes-validations CEL rules run in the same pass.
+  // 1. decoding applies the defaults: built-ins by their defaulting
+  //    functions, custom resources by their CRD's structural schema
+  //    (defaults, pruning) — whose validation and x-kubernetes-validations
+  //    CEL rules run in the same pass.
+  // 2. mutating admission sees the defaulted object: the built-in plugins
+  //    ServiceAccount and DefaultStorageClass (webhooks would go here).
   if (t.custom && t.schema) {
     auto result = sim::admit(*t.schema, object, old);
     if (auto ok = decoding(result.unknown_fields); !ok)
@@ -872,6 +881,10 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
       return ok.error();
     default_object(*t.rt, object, old == nullptr);
   }
+  if (!t.custom && t.rt != nullptr && old == nullptr
+      && req.ref.subresource.empty())
+    if (auto ok = mutating_admission(t, req, object); !ok)
+      return ok.error();
   // 4. validating admission: RBAC's escalation prevention, then object
   //    metadata and the built-ins' checks.
   if (auto ok = check_rbac_write(t, req, object, old); !ok)
@@ -888,6 +901,272 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
   if (object.dump().size() > max_stored_bytes)
     return fail(req, status{"", 500, "etcdserver: request is too large", {}});
   return object;
+}
+
+// --- mutating admission
+// ---------------------------------------------------------------
+
+caf::expected<void> store_core::mutating_admission(const type_view& t,
+                                                   const request& req,
+                                                   json& object) {
+  if (!t.group.empty())
+    return caf::unit;
+  if (t.resource == "pods") {
+    if (auto ok = admit_service_account(t, req, object); !ok)
+      return ok;
+    default_pod_admission(object);
+    return admit_priority(t, req, object);
+  }
+  if (t.resource == "persistentvolumeclaims")
+    admit_default_storage_class(object);
+  return caf::unit;
+}
+
+// kubernetes/kubernetes plugin/pkg/admission/serviceaccount/admission.go
+// (Admit, on create): the pod's ServiceAccount must exist; unless the pod
+// or the account opts out, every container and init container mounts a
+// projected `kube-api-access-<5>` volume of a bound token, the cluster CA
+// and the namespace at /var/run/secrets/kubernetes.io/serviceaccount; the
+// account's imagePullSecrets are copied when the pod names none.
+caf::expected<void> store_core::admit_service_account(const type_view& t,
+                                                      const request& req,
+                                                      json& pod) {
+  auto annotations = pod.value("metadata", json::object())
+                         .value("annotations", json::object());
+  // Mirror pods are the kubelet's; their spec is left alone.
+  if (annotations.is_object()
+      && annotations.contains("kubernetes.io/config.mirror"))
+    return caf::unit;
+  json& spec = pod["spec"];
+  if (!spec.is_object())
+    spec = json::object();
+  std::string account = spec.value("serviceAccountName", "");
+  if (account.empty()) {
+    account = "default";
+    spec["serviceAccountName"] = account;
+  }
+  const std::string& ns = req.ref.namespace_name;
+  auto sa_type = view_of(*registry_.find("", "v1", "serviceaccounts"));
+  const json* sa = find(sa_type, ns, account);
+  if (sa == nullptr) {
+    std::string name = meta_str(pod, "name");
+    std::string why = "error looking up service account " + ns + "/" + account
+                      + ": serviceaccount " + go_quote(account) + " not found";
+    status st{"Forbidden", 403,
+              name.empty()
+                  ? t.resource + " is forbidden: " + why
+                  : t.resource + " " + go_quote(name) + " is forbidden: " + why,
+              details_of(t, name)};
+    return fail(req, std::move(st));
+  }
+  bool automount = true;
+  if (auto it = spec.find("automountServiceAccountToken");
+      it != spec.end() && it->is_boolean())
+    automount = it->get<bool>();
+  else if (auto jt = sa->find("automountServiceAccountToken");
+           jt != sa->end() && jt->is_boolean())
+    automount = jt->get<bool>();
+  if (automount) {
+    static constexpr std::string_view mount_path
+        = "/var/run/secrets/kubernetes.io/serviceaccount";
+    json& volumes = spec["volumes"];
+    if (!volumes.is_array())
+      volumes = json::array();
+    std::string volume_name;
+    for (const auto& v : volumes) {
+      std::string n = v.is_object() ? v.value("name", "") : "";
+      if (n.rfind("kube-api-access-", 0) == 0) {
+        volume_name = n;
+        break;
+      }
+    }
+    bool has_volume = !volume_name.empty();
+    if (!has_volume)
+      volume_name = "kube-api-access-" + random_suffix();
+    bool needs_volume = false;
+    for (const char* list : {"initContainers", "containers"}) {
+      auto it = spec.find(list);
+      if (it == spec.end() || !it->is_array())
+        continue;
+      for (auto& c : *it) {
+        if (!c.is_object())
+          continue;
+        json& mounts = c["volumeMounts"];
+        if (!mounts.is_array())
+          mounts = json::array();
+        bool mounted
+            = std::any_of(mounts.begin(), mounts.end(), [](const json& m) {
+                return m.is_object() && m.value("mountPath", "") == mount_path;
+              });
+        if (mounted)
+          continue;
+        mounts.push_back({{"name", volume_name},
+                          {"readOnly", true},
+                          {"mountPath", std::string{mount_path}}});
+        needs_volume = true;
+      }
+    }
+    if (!has_volume && needs_volume)
+      volumes.push_back(
+          {{"name", volume_name},
+           {"projected",
+            {{"sources",
+              json::array(
+                  {{{"serviceAccountToken",
+                     {{"expirationSeconds", 3607}, {"path", "token"}}}},
+                   {{"configMap",
+                     {{"name", "kube-root-ca.crt"},
+                      {"items", json::array({{{"key", "ca.crt"},
+                                              {"path", "ca.crt"}}})}}}},
+                   {{"downwardAPI",
+                     {{"items",
+                       json::array(
+                           {{{"path", "namespace"},
+                             {"fieldRef",
+                              {{"apiVersion", "v1"},
+                               {"fieldPath", "metadata.namespace"}}}}})}}}}})},
+             {"defaultMode", 420}}}});
+    if (volumes.empty())
+      spec.erase("volumes");
+    for (const char* list : {"initContainers", "containers"})
+      if (auto it = spec.find(list); it != spec.end() && it->is_array())
+        for (auto& c : *it)
+          if (c.is_object() && c.contains("volumeMounts")
+              && c["volumeMounts"].empty())
+            c.erase("volumeMounts");
+  }
+  auto pull = spec.find("imagePullSecrets");
+  if (pull == spec.end() || !pull->is_array() || pull->empty()) {
+    auto secrets = sa->value("imagePullSecrets", json::array());
+    if (secrets.is_array() && !secrets.empty()) {
+      json names = json::array();
+      for (const auto& s : secrets)
+        if (s.is_object())
+          names.push_back({{"name", s.value("name", "")}});
+      spec["imagePullSecrets"] = std::move(names);
+    }
+  }
+  return caf::unit;
+}
+
+// kubernetes/kubernetes plugin/pkg/admission/priority (admitPod, on
+// create): the pod's PriorityClass gives spec.priority and
+// preemptionPolicy; without one, the globalDefault class (the lowest
+// value if several) or priority 0 and PreemptLowerPriority. A missing
+// class, or a priority the pod sets itself that differs, is 403.
+caf::expected<void> store_core::admit_priority(const type_view& t,
+                                               const request& req, json& pod) {
+  json& spec = pod["spec"];
+  std::string class_name = spec.value("priorityClassName", "");
+  std::int64_t priority = 0;
+  std::string policy = "PreemptLowerPriority";
+  auto forbidden = [&](const std::string& why) {
+    std::string name = meta_str(pod, "name");
+    status st{"Forbidden", 403,
+              name.empty()
+                  ? t.resource + " is forbidden: " + why
+                  : t.resource + " " + go_quote(name) + " is forbidden: " + why,
+              details_of(t, name)};
+    return fail(req, std::move(st));
+  };
+  const json* pc = nullptr;
+  if (const auto* rt
+      = registry_.find("scheduling.k8s.io", "v1", "priorityclasses")) {
+    auto c = objects_.find(view_of(*rt).storage_key());
+    if (c != objects_.end()) {
+      if (!class_name.empty()) {
+        auto it = c->second.find(class_name);
+        if (it != c->second.end())
+          pc = &it->second;
+      } else {
+        for (const auto& [key, obj] : c->second)
+          if (obj.value("globalDefault", false)
+              && (pc == nullptr
+                  || obj.value("value", std::int64_t{0})
+                         < pc->value("value", std::int64_t{0})))
+            pc = &obj;
+      }
+    }
+  }
+  if (!class_name.empty() && pc == nullptr)
+    return forbidden("no PriorityClass with name " + class_name + " was found");
+  if (pc != nullptr) {
+    priority = pc->value("value", std::int64_t{0});
+    policy = pc->value("preemptionPolicy", policy);
+    if (class_name.empty())
+      spec["priorityClassName"] = meta_str(*pc, "name");
+  }
+  if (auto it = spec.find("priority"); it != spec.end()
+                                       && it->is_number_integer()
+                                       && it->get<std::int64_t>() != priority)
+    return forbidden("the integer value of priority ("
+                     + std::to_string(it->get<std::int64_t>())
+                     + ") must not be provided in pod spec; priority admission "
+                       "controller computed "
+                     + std::to_string(priority)
+                     + " from the given PriorityClass name");
+  spec["priority"] = priority;
+  if (pc != nullptr && pc->contains("preemptionPolicy")) {
+    std::string asked = spec.value("preemptionPolicy", "");
+    if (!asked.empty() && asked != policy)
+      return forbidden("the string value of PreemptionPolicy (" + asked
+                       + ") must not be provided in pod spec; priority "
+                         "admission controller computed "
+                       + policy + " from the given PriorityClass name");
+  }
+  if (spec.value("preemptionPolicy", "").empty())
+    spec["preemptionPolicy"] = policy;
+  return caf::unit;
+}
+
+// kubernetes/kubernetes plugin/pkg/admission/storage/storageclass/
+// setdefault (and pkg/volume/util GetDefaultClass): a claim that names no
+// class (neither spec.storageClassName, even "", nor the beta annotation)
+// gets the default StorageClass — the newest of those annotated
+// is-default-class "true", ties broken by name.
+void store_core::admit_default_storage_class(json& pvc) {
+  auto annotations = pvc.value("metadata", json::object())
+                         .value("annotations", json::object());
+  json& spec = pvc["spec"];
+  if (!spec.is_object())
+    spec = json::object();
+  if ((spec.contains("storageClassName") && !spec["storageClassName"].is_null())
+      || (annotations.is_object()
+          && annotations.contains("volume.beta.kubernetes.io/storage-class")))
+    return;
+  const auto* rt = registry_.find("storage.k8s.io", "v1", "storageclasses");
+  if (rt == nullptr)
+    return;
+  auto c = objects_.find(view_of(*rt).storage_key());
+  if (c == objects_.end())
+    return;
+  const json* best = nullptr;
+  for (const auto& [key, sc] : c->second) {
+    auto a = sc.value("metadata", json::object())
+                 .value("annotations", json::object());
+    if (!a.is_object())
+      continue;
+    auto is_default = [&](const char* k) {
+      auto it = a.find(k);
+      return it != a.end() && it->is_string()
+             && it->get<std::string>() == "true";
+    };
+    if (!is_default("storageclass.kubernetes.io/is-default-class")
+        && !is_default("storageclass.beta.kubernetes.io/is-default-class"))
+      continue;
+    if (best == nullptr) {
+      best = &sc;
+      continue;
+    }
+    auto created = meta_str(sc, "creationTimestamp");
+    auto best_created = meta_str(*best, "creationTimestamp");
+    if (created > best_created
+        || (created == best_created
+            && meta_str(sc, "name") < meta_str(*best, "name")))
+      best = &sc;
+  }
+  if (best != nullptr)
+    spec["storageClassName"] = meta_str(*best, "name");
 }
 
 // --- create
@@ -1053,8 +1332,10 @@ caf::expected<response> store_core::create(const type_view& t,
   if (t.resource == "customresourcedefinitions")
     register_crd(obj);
   commit(t, "ADDED", obj, json());
-  if (t.resource == "namespaces" && t.group.empty())
+  if (t.resource == "namespaces" && t.group.empty()) {
     publish_root_ca(name);
+    create_default_service_account(name);
+  }
   return response{201, text_of(served(t, obj)), std::move(warnings)};
 }
 

@@ -158,6 +158,8 @@ private:
   /// Creates the namespace's `kube-root-ca.crt` ConfigMap (cfg_.root_ca_pem).
   void publish_root_ca(const std::string& ns);
   void unregister_crd(const json& crd);
+  /// Creates the namespace's `default` ServiceAccount.
+  void create_default_service_account(const std::string& ns);
 
   // verbs
   caf::expected<response> get(const type_view& t, const request& req);
@@ -198,6 +200,14 @@ private:
   caf::expected<json> admit(const type_view& t, const request& req,
                             json& object, const json* old,
                             std::vector<std::string>& warnings);
+  /// The built-in mutating admission plugins, on create.
+  caf::expected<void> mutating_admission(const type_view& t, const request& req,
+                                         json& object);
+  caf::expected<void> admit_service_account(const type_view& t,
+                                            const request& req, json& pod);
+  caf::expected<void> admit_priority(const type_view& t, const request& req,
+                                     json& pod);
+  void admit_default_storage_class(json& pvc);
   caf::expected<void> check_namespace(const type_view& t, const std::string& ns,
                                       const std::string& name);
   json delete_now(const type_view& t, const std::string& key,

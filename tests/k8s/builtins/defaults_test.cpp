@@ -68,6 +68,9 @@ TEST_F(builtins_test, a_pod_is_defaulted_as_a_real_cluster_stores_it) {
                           {"name":"c","image":"reg:5000/x@sha256:abc",
                            "resources":{"limits":{"cpu":"1","memory":"1Gi"}}}]}})");
   default_object(type("", "pods"), pod);
+  EXPECT_FALSE(pod["spec"].contains("serviceAccountName"));
+  EXPECT_FALSE(pod["spec"].contains("tolerations"));
+  default_pod_admission(pod);
   const auto& spec = pod["spec"];
   EXPECT_EQ(spec["restartPolicy"], "Always");
   EXPECT_EQ(spec["dnsPolicy"], "ClusterFirst");
@@ -76,7 +79,6 @@ TEST_F(builtins_test, a_pod_is_defaulted_as_a_real_cluster_stores_it) {
   EXPECT_EQ(spec["serviceAccountName"], "default");
   EXPECT_EQ(spec["serviceAccount"], "default");
   EXPECT_EQ(spec["securityContext"], json::object());
-  EXPECT_EQ(spec["priority"], 0);
   EXPECT_EQ(spec["tolerations"].size(), 2u);
   EXPECT_EQ(spec["tolerations"][0]["tolerationSeconds"], 300);
   const auto& a = spec["containers"][0];
@@ -90,6 +92,34 @@ TEST_F(builtins_test, a_pod_is_defaulted_as_a_real_cluster_stores_it) {
   EXPECT_EQ(pod["status"],
             json::parse(R"({"phase":"Pending","qosClass":"Burstable"})"));
   EXPECT_TRUE(validate_object(type("", "pods"), pod).empty());
+}
+
+TEST_F(builtins_test, probes_volumes_and_limits_get_upstreams_defaults) {
+  auto pod = json::parse(R"({"apiVersion":"v1","kind":"Pod",
+    "metadata":{"name":"p","namespace":"b"},
+    "spec":{"containers":[{"name":"a","image":"x:1",
+      "readinessProbe":{"httpGet":{"port":8000}},
+      "livenessProbe":{"tcpSocket":{"port":8000},"periodSeconds":5},
+      "env":[{"name":"N","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}],
+      "resources":{"limits":{"cpu":"1"}}}],
+     "volumes":[{"name":"c","configMap":{"name":"c"}},
+                {"name":"t","projected":{"sources":[
+                  {"serviceAccountToken":{"path":"token"}}]}}]}})");
+  default_object(type("", "pods"), pod);
+  const auto& c = pod["spec"]["containers"][0];
+  EXPECT_EQ(c["readinessProbe"], json::parse(R"({"httpGet":{"port":8000,
+    "path":"/","scheme":"HTTP"},"timeoutSeconds":1,"periodSeconds":10,
+    "successThreshold":1,"failureThreshold":3})"));
+  EXPECT_EQ(c["livenessProbe"]["periodSeconds"], 5);
+  EXPECT_EQ(c["livenessProbe"]["timeoutSeconds"], 1);
+  EXPECT_EQ(c["env"][0]["valueFrom"]["fieldRef"]["apiVersion"], "v1");
+  EXPECT_EQ(c["resources"]["requests"], json::parse(R"({"cpu":"1"})"));
+  const auto& volumes = pod["spec"]["volumes"];
+  EXPECT_EQ(volumes[0]["configMap"]["defaultMode"], 420);
+  EXPECT_EQ(volumes[1]["projected"]["defaultMode"], 420);
+  EXPECT_EQ(volumes[1]["projected"]["sources"][0]["serviceAccountToken"]
+                   ["expirationSeconds"],
+            3600);
 }
 
 TEST_F(builtins_test, a_pod_without_containers_is_refused_as_upstream) {

@@ -403,5 +403,167 @@ TEST_F(pods_test, log_and_proxy_are_authorized_as_the_subresource) {
       std::string::npos);
 }
 
+// --- admission
+// -------------------------------------------------------------------
+
+const json* token_volume(const json& pod) {
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->contains("volumes"))
+    return nullptr;
+  for (const auto& v : (*spec)["volumes"])
+    if (v.value("name", "").rfind("kube-api-access-", 0) == 0)
+      return &v;
+  return nullptr;
+}
+
+TEST_F(pods_test, service_account_admission_mounts_the_token_volume) {
+  auto p = pod("p");
+  p["spec"]["initContainers"]
+      = json::array({{{"name", "init"}, {"image", "x:1"}}});
+  auto created = ok(make(verb::create, core("pods", "default"), p));
+  EXPECT_EQ(created["spec"]["serviceAccountName"], "default");
+  const json* volume = token_volume(created);
+  ASSERT_NE(volume, nullptr) << created["spec"].dump();
+  std::string name = (*volume)["name"];
+  EXPECT_EQ(name.size(), std::string{"kube-api-access-"}.size() + 5);
+  EXPECT_EQ((*volume)["projected"], json::parse(R"({"sources":[
+              {"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
+              {"configMap":{"name":"kube-root-ca.crt",
+                            "items":[{"key":"ca.crt","path":"ca.crt"}]}},
+              {"downwardAPI":{"items":[{"path":"namespace","fieldRef":
+                {"apiVersion":"v1","fieldPath":"metadata.namespace"}}]}}],
+              "defaultMode":420})"));
+  json mount = {{"name", name},
+                {"readOnly", true},
+                {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"}};
+  EXPECT_EQ(created["spec"]["containers"][0]["volumeMounts"],
+            json::array({mount}));
+  EXPECT_EQ(created["spec"]["initContainers"][0]["volumeMounts"],
+            json::array({mount}));
+}
+
+TEST_F(pods_test, automount_false_on_the_pod_or_its_account_mounts_nothing) {
+  auto off = pod("off", {{"automountServiceAccountToken", false}});
+  auto created = ok(make(verb::create, core("pods", "default"), off));
+  EXPECT_EQ(token_volume(created), nullptr);
+  EXPECT_FALSE(created["spec"]["containers"][0].contains("volumeMounts"));
+  ok(make(verb::create, core("serviceaccounts", "default"),
+          json{{"apiVersion", "v1"},
+               {"kind", "ServiceAccount"},
+               {"metadata", {{"name", "quiet"}}},
+               {"automountServiceAccountToken", false},
+               {"imagePullSecrets", json::array({{{"name", "regcred"}}})}}));
+  auto quiet = ok(make(verb::create, core("pods", "default"),
+                       pod("q", {{"serviceAccountName", "quiet"}})));
+  EXPECT_EQ(token_volume(quiet), nullptr);
+  EXPECT_EQ(quiet["spec"]["imagePullSecrets"],
+            json::parse(R"([{"name":"regcred"}])"));
+  // The pod's own preference wins over its account's.
+  auto loud = ok(make(verb::create, core("pods", "default"),
+                      pod("l", {{"serviceAccountName", "quiet"},
+                                {"automountServiceAccountToken", true}})));
+  EXPECT_NE(token_volume(loud), nullptr);
+}
+
+TEST_F(pods_test, a_pod_of_a_missing_service_account_is_forbidden) {
+  auto st = failure(make(verb::create, core("pods", "default"),
+                         pod("p", {{"serviceAccountName", "ghost"}})));
+  EXPECT_EQ(st.code, 403);
+  EXPECT_EQ(st.reason, "Forbidden");
+  EXPECT_EQ(st.message, "pods \"p\" is forbidden: error looking up service "
+                        "account default/ghost: serviceaccount \"ghost\" not "
+                        "found");
+  // A namespace made now has its default account at once.
+  ok(make(verb::create, core("namespaces"),
+          json{{"apiVersion", "v1"},
+               {"kind", "Namespace"},
+               {"metadata", {{"name", "bench"}}}}));
+  ok(make(verb::get, core("serviceaccounts", "bench", "default")));
+  ok(make(verb::create, core("pods", "bench"), pod("p")));
+}
+
+TEST_F(pods_test, a_claim_without_a_class_gets_the_default_one) {
+  auto storage_class = [](const std::string& name, bool is_default) {
+    json sc = {{"apiVersion", "storage.k8s.io/v1"},
+               {"kind", "StorageClass"},
+               {"metadata", {{"name", name}}},
+               {"provisioner", "sim.aiperf/local"}};
+    if (is_default)
+      sc["metadata"]["annotations"]
+          = {{"storageclass.kubernetes.io/is-default-class", "true"}};
+    return sc;
+  };
+  resource_ref classes{"storage.k8s.io", "v1", "storageclasses", "", "", ""};
+  auto claim = [](const std::string& name) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "PersistentVolumeClaim"},
+                {"metadata", {{"name", name}}},
+                {"spec",
+                 {{"accessModes", json::array({"ReadWriteOnce"})},
+                  {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  };
+  auto none = ok(make(verb::create, core("persistentvolumeclaims", "default"),
+                      claim("before")));
+  EXPECT_FALSE(none["spec"].contains("storageClassName"));
+  EXPECT_EQ(none["spec"]["volumeMode"], "Filesystem");
+  EXPECT_EQ(none["status"]["phase"], "Pending");
+  auto sc = ok(make(verb::create, classes, storage_class("fast", false)));
+  EXPECT_EQ(sc["reclaimPolicy"], "Delete");
+  EXPECT_EQ(sc["volumeBindingMode"], "Immediate");
+  ok(make(verb::create, classes, storage_class("standard", true)));
+  auto got = ok(make(verb::create, core("persistentvolumeclaims", "default"),
+                     claim("c")));
+  EXPECT_EQ(got["spec"]["storageClassName"], "standard");
+  auto explicit_none = claim("static");
+  explicit_none["spec"]["storageClassName"] = "";
+  auto kept = ok(make(verb::create, core("persistentvolumeclaims", "default"),
+                      explicit_none));
+  EXPECT_EQ(kept["spec"]["storageClassName"], "");
+}
+
+TEST_F(pods_test, a_pod_spec_changes_only_where_upstream_allows) {
+  auto created = ok(make(verb::create, core("pods", "default"), pod("p")));
+  auto image = created;
+  image["spec"]["containers"][0]["image"] = "x:2";
+  image["spec"]["activeDeadlineSeconds"] = 60;
+  image["spec"]["tolerations"].push_back(
+      {{"key", "gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  auto updated = ok(make(verb::update, core("pods", "default", "p"), image));
+  EXPECT_EQ(updated["spec"]["containers"][0]["image"], "x:2");
+  auto command = updated;
+  command["spec"]["containers"][0]["command"] = json::array({"sleep"});
+  auto st = failure(make(verb::update, core("pods", "default", "p"), command));
+  EXPECT_EQ(st.code, 422);
+  EXPECT_EQ(st.message.rfind(
+                "Pod \"p\" is invalid: spec: Forbidden: pod updates may not "
+                "change fields other than `spec.containers[*].image`,"
+                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                "`spec.tolerations` (only additions to existing tolerations),"
+                "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 "
+                "if it was previously negative)\n",
+                0),
+            0u)
+      << st.message;
+  EXPECT_NE(st.message.find("spec.containers[0].command"), std::string::npos);
+  auto longer = updated;
+  longer["spec"]["activeDeadlineSeconds"] = 120;
+  EXPECT_EQ(
+      failure(make(verb::update, core("pods", "default", "p"), longer)).message,
+      "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: "
+      "120: must be less than or equal to previous value");
+  auto fewer = updated;
+  fewer["spec"]["tolerations"] = json::array();
+  EXPECT_NE(failure(make(verb::update, core("pods", "default", "p"), fewer))
+                .message.find("spec.tolerations: Forbidden: existing "
+                              "toleration can not be modified except its "
+                              "tolerationSeconds"),
+            std::string::npos);
+  // Status and metadata stay writable.
+  auto labels = make(verb::patch, core("pods", "default", "p"),
+                     json{{"metadata", {{"labels", {{"a", "b"}}}}}});
+  labels.patch = patch_type::merge;
+  ok(labels);
+}
+
 } // namespace
 } // namespace aiperf::k8s::sim

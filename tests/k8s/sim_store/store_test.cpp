@@ -609,21 +609,27 @@ TEST_F(store_test, server_side_apply_one_manager_and_disjoint_managers) {
 }
 
 TEST_F(store_test, server_side_apply_merges_containers_by_name) {
-  json pod = json::parse(R"({"apiVersion":"v1","kind":"Pod",
-    "metadata":{"name":"p"},
-    "spec":{"containers":[{"name":"a","image":"x:1"}]}})");
-  auto r = patch_req(core("pods", "default", "p"), patch_type::apply, pod);
+  // A Deployment's template: a pod's own containers may not change.
+  json deploy = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"d"},
+    "spec":{"selector":{"matchLabels":{"app":"d"}},
+      "template":{"metadata":{"labels":{"app":"d"}},
+        "spec":{"containers":[{"name":"a","image":"x:1"}]}}}})");
+  resource_ref deployments{"apps", "v1", "deployments", "default", "d", ""};
+  auto r = patch_req(deployments, patch_type::apply, deploy);
   r.field_manager = "m1";
   ok_json(r);
-  json other = json::parse(R"({"apiVersion":"v1","kind":"Pod",
-    "metadata":{"name":"p"},
-    "spec":{"containers":[{"name":"a","env":[{"name":"E","value":"1"}]}]}})");
+  json other = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"d"},
+    "spec":{"template":{"spec":{"containers":[
+      {"name":"a","env":[{"name":"E","value":"1"}]}]}}}})");
   r.body = other.dump();
   r.field_manager = "m2";
   auto merged = ok_json(r);
-  ASSERT_EQ(merged["spec"]["containers"].size(), 1u);
-  EXPECT_EQ(merged["spec"]["containers"][0]["image"], "x:1");
-  EXPECT_EQ(merged["spec"]["containers"][0]["env"][0]["name"], "E");
+  const auto& containers = merged["spec"]["template"]["spec"]["containers"];
+  ASSERT_EQ(containers.size(), 1u);
+  EXPECT_EQ(containers[0]["image"], "x:1");
+  EXPECT_EQ(containers[0]["env"][0]["name"], "E");
 }
 
 TEST_F(store_test, get_and_list_answer_tables_when_asked) {
