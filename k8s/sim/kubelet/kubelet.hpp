@@ -32,9 +32,12 @@
 // Not emulated: exec and grpc probes (they succeed); tcpSocket probes are an
 // HTTP GET that fails only when the connection does; OOMKilled; service
 // links other than the `kubernetes` service's variables; dnsPolicy other
-// than ClusterFirst; readiness gates; lifecycle hooks; node heartbeats and
-// leases. The sandbox is removed when the pod is deleted, not when it
-// finishes (its logs stay readable while the pod exists).
+// than ClusterFirst; readiness gates; lifecycle hooks; restartable init
+// containers (sidecars: they run as ordinary init containers);
+// imagePullPolicy (every image is present or unpullable); pod-level
+// activeDeadlineSeconds; node heartbeats and leases. The sandbox is removed
+// when the pod is deleted, not when it finishes (its logs stay readable while
+// the pod exists).
 #pragma once
 
 #include "k8s/api/api.hpp"
