@@ -13,9 +13,10 @@
 // FieldManagerConflict causes and upstream's message, unless force=true,
 // which takes the fields over.
 //
-// Not emulated: ownership by non-apply writes (PUT/PATCH/POST record no
-// Update entries, so their fields belong to nobody and never conflict),
-// CRD-declared x-kubernetes-list-type/map-keys beyond the field names
+// Fields that non-apply writes set belong to their Update entries
+// (managed_fields.hpp) and conflict with an apply that changes them.
+//
+// Not emulated: CRD-declared x-kubernetes-list-type/map-keys beyond the field names
 // above, apply configurations in YAML syntax (the body must be JSON, which
 // is valid YAML and what kubectl sends), and version conversion of
 // managedFields.

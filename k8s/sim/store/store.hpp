@@ -58,13 +58,25 @@
 //   address and status, and audits the request as the subresource. A proxy
 //   name may be `[scheme:]name[:port]`; the object is found by its name.
 //
-// Also not emulated: version conversion of
-// custom resources (an object is served at the requested version with only
-// apiVersion rewritten), core/v1 and events.k8s.io/v1 Events sharing one
-// storage (each group keeps its own), and managedFields of non-apply writes
-// (see apply.hpp). Lists with an exact or continued resourceVersion are
-// served from the watch history (config.watch_history events back); older
-// ones are 410 Expired, as after an etcd compaction.
+// Custom resources served at several versions: conversion is the `None`
+// strategy — an object read, listed or watched at any served version is the
+// stored one with only apiVersion changed (managedFields keep the versions
+// their writers used), exactly what kube-apiserver does for a CRD without a
+// conversion webhook (apiextensions-apiserver pkg/apiserver/conversion
+// nopConverter); each version's schema applies to the writes made at it.
+// Webhook conversion is not emulated (a CRD asking for it is served as
+// None).
+//
+// managedFields: server-side apply keeps Apply entries (apply.hpp); every
+// other write records its manager's Update entry (managed_fields.hpp), the
+// manager being fieldManager or the User-Agent's product name.
+//
+// Also not emulated: core/v1 and events.k8s.io/v1 Events sharing one
+// storage (each group keeps its own). Lists with an exact or continued
+// resourceVersion are served from the watch history (config.watch_history
+// events back); older ones are 410 Expired, as after an etcd compaction —
+// and so is every resourceVersion from before a restart that lost the
+// state (reset_atom with keep_state=false), so that clients relist.
 #pragma once
 
 #include "k8s/api/api.hpp"

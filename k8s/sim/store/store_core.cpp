@@ -7,6 +7,7 @@
 #include "k8s/sim/builtins/tables.hpp"
 #include "k8s/sim/schema/schema.hpp"
 #include "k8s/sim/store/apply.hpp"
+#include "k8s/sim/store/managed_fields.hpp"
 #include "k8s/sim/store/patch.hpp"
 
 #include <algorithm>
@@ -491,6 +492,11 @@ void store_core::refresh_root_ca() {
 }
 
 void store_core::wipe() {
+  // What was lost went without events: a watch or list from before the
+  // wipe is 410 Expired (as after a compaction), so clients relist.
+  history_.clear();
+  ++revision_;
+  compacted_rv_ = revision_;
   objects_.clear();
   rbac_.clear();
   registry_ = type_registry{};
@@ -881,6 +887,8 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
       return ok.error();
     default_object(*t.rt, object, old == nullptr);
   }
+  // The field manager records the decoded object, before admission.
+  track_managed_fields(t, req, object, old);
   if (!t.custom && t.rt != nullptr && old == nullptr
       && req.ref.subresource.empty())
     if (auto ok = mutating_admission(t, req, object); !ok)
@@ -901,6 +909,40 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
   if (object.dump().size() > max_stored_bytes)
     return fail(req, status{"", 500, "etcdserver: request is too large", {}});
   return object;
+}
+
+// managedFields of a write that is not an apply (managed_fields.hpp); an
+// in-process caller naming no manager and no user agent is not tracked.
+void store_core::track_managed_fields(const type_view& t, const request& req,
+                                      json& object, const json* old) {
+  if (req.patch == patch_type::apply
+      || !(req.ref.subresource.empty() || req.ref.subresource == "status"))
+    return;
+  update_request ur;
+  ur.manager = manager_of(req.field_manager, req.user_agent);
+  if (ur.manager.empty()) {
+    // An explicit [] still resets them.
+    auto meta = object.find("metadata");
+    if (meta != object.end() && meta->is_object()
+        && meta->contains("managedFields")
+        && (*meta)["managedFields"].is_array()
+        && (*meta)["managedFields"].empty())
+      meta->erase("managedFields");
+    return;
+  }
+  ur.api_version = t.api_version();
+  ur.time = format_time(now());
+  ur.only_status = req.ref.subresource == "status";
+  ur.skip_status = t.status_subresource && !ur.only_status;
+  ur.custom = t.custom;
+  json entries
+      = update_managed_fields(old != nullptr ? *old : json(), object, ur);
+  if (!object["metadata"].is_object())
+    object["metadata"] = json::object();
+  if (entries.empty())
+    object["metadata"].erase("managedFields");
+  else
+    object["metadata"]["managedFields"] = std::move(entries);
 }
 
 // --- mutating admission

@@ -200,6 +200,9 @@ private:
   caf::expected<json> admit(const type_view& t, const request& req,
                             json& object, const json* old,
                             std::vector<std::string>& warnings);
+  /// The field manager's Update entry for a non-apply write.
+  void track_managed_fields(const type_view& t, const request& req,
+                            json& object, const json* old);
   /// The built-in mutating admission plugins, on create.
   caf::expected<void> mutating_admission(const type_view& t, const request& req,
                                          json& object);

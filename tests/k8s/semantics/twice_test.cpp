@@ -91,8 +91,10 @@ public:
     }
     if (v.is_object()) {
       json out = json::object();
+      // Keys too: managedFields name list elements by uid
+      // (`k:{"uid":"…"}`).
       for (const auto& [k, x] : v.items())
-        out[k] = value(x);
+        out[text(k)] = value(x);
       return out;
     }
     return v;
@@ -254,6 +256,7 @@ public:
     ns_controller_ = sim::spawn_namespace_controller(sys, api);
     if (!over_https) {
       api_ = api;
+      in_process_ = true;
       return;
     }
     auto identity = sim::http::make_tls_identity();
@@ -298,7 +301,7 @@ public:
   caf::expected<response> call(const request& r) {
     caf::scoped_actor self{sys_};
     caf::expected<response> out{caf::error{}};
-    self->request(api_, wait_limit, r)
+    self->request(api_, wait_limit, as_sent(r))
         .receive([&](response& x) { out = std::move(x); },
                  [&](caf::error& e) { out = std::move(e); });
     return out;
@@ -308,7 +311,7 @@ public:
                                      const watch_sink_actor& sink) {
     caf::scoped_actor self{sys_};
     caf::expected<std::uint64_t> out{caf::error{}};
-    self->request(api_, wait_limit, watch_atom::value, r, sink)
+    self->request(api_, wait_limit, watch_atom::value, as_sent(r), sink)
         .receive([&](std::uint64_t id) { out = id; },
                  [&](caf::error& e) { out = std::move(e); });
     return out;
@@ -321,7 +324,17 @@ public:
   normalizer norm;
 
 private:
+  /// What the store sees of `r` over HTTPS: the product client's
+  /// User-Agent, which names the field manager of its writes.
+  request as_sent(const request& r) const {
+    request out = r;
+    if (in_process_ && out.user_agent.empty())
+      out.user_agent = client::client_options{}.user_agent;
+    return out;
+  }
+
   caf::actor_system& sys_;
+  bool in_process_ = false;
   sim::store_actor store_;
   sim::garbage_collector_actor gc_;
   sim::namespace_controller_actor ns_controller_;

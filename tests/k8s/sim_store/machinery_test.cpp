@@ -1,0 +1,272 @@
+// The API machinery's last gaps on the store actor: managedFields of
+// non-apply writes, and custom resources served at several versions with
+// the None conversion.
+#include "k8s/api/json.hpp"
+#include "k8s/object/status_json.hpp"
+#include "k8s/sim/store/store.hpp"
+#include "tests/support/caf_gtest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aiperf::k8s::sim {
+namespace {
+
+constexpr std::int64_t start_unix = 1'795'000'000; // 2026-11-18T11:06:40Z
+constexpr const char* start_time = "2026-11-18T11:06:40Z";
+
+resource_ref core(std::string resource, std::string ns = {},
+                  std::string name = {}, std::string sub = {}) {
+  return {"",
+          "v1",
+          std::move(resource),
+          std::move(ns),
+          std::move(name),
+          std::move(sub)};
+}
+
+k8s::request make(verb v, resource_ref ref, const json& body = nullptr) {
+  k8s::request r;
+  r.verb = v;
+  r.ref = std::move(ref);
+  if (!body.is_null())
+    r.body = body.dump();
+  return r;
+}
+
+struct machinery_test : caf_gtest::fixture<> {
+  store_actor store;
+
+  machinery_test() {
+    store_config cfg;
+    cfg.admin_token = "admin-token";
+    cfg.start_unix_seconds = start_unix;
+    auto s = spawn_store(sys, std::move(cfg));
+    EXPECT_TRUE(s) << (s ? "" : error_message(s.error()));
+    drain();
+    if (s)
+      store = *s;
+  }
+
+  caf::expected<response> call(const k8s::request& r) {
+    return request<response>(store, r);
+  }
+
+  json ok(const k8s::request& r) {
+    auto res = call(r);
+    EXPECT_TRUE(res) << (res ? "" : error_message(res.error()));
+    return res ? json::parse(res->body) : json();
+  }
+
+  status failure(const k8s::request& r) {
+    auto res = call(r);
+    EXPECT_FALSE(res) << (res ? res->body.substr(0, 300) : "");
+    if (res)
+      return {};
+    const auto* st = status_of(res.error());
+    EXPECT_NE(st, nullptr) << error_message(res.error());
+    return st ? *st : status{};
+  }
+};
+
+json labelled_config_map(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"labels", {{"app", "x"}}}}},
+          {"data", {{"a", "1"}}}};
+}
+
+json update_entry(const std::string& manager, const json& fields,
+                  const std::string& api_version = "v1") {
+  return {{"manager", manager},        {"operation", "Update"},
+          {"apiVersion", api_version}, {"time", start_time},
+          {"fieldsType", "FieldsV1"},  {"fieldsV1", fields}};
+}
+
+// --- managedFields of non-apply writes
+// --------------------------------------------
+
+TEST_F(machinery_test, a_create_records_its_managers_fields) {
+  auto r = make(verb::create, core("configmaps", "default"),
+                labelled_config_map("c"));
+  r.field_manager = "kubectl-create";
+  auto created = ok(r);
+  EXPECT_EQ(created["metadata"]["managedFields"],
+            json::array({update_entry("kubectl-create", json::parse(R"({
+              "f:data":{".":{},"f:a":{}},
+              "f:metadata":{"f:labels":{".":{},"f:app":{}}}})"))}));
+}
+
+TEST_F(machinery_test, later_writers_take_what_they_change) {
+  auto r = make(verb::create, core("configmaps", "default"),
+                labelled_config_map("c"));
+  r.field_manager = "kubectl-create";
+  ok(r);
+  // No fieldManager: the User-Agent's product name manages.
+  auto add = make(verb::patch, core("configmaps", "default", "c"),
+                  json{{"data", {{"b", "2"}}}});
+  add.patch = patch_type::merge;
+  add.user_agent = "kubectl/v1.32.4 (linux/amd64) kubernetes/59526cd";
+  auto patched = ok(add);
+  // Sorted as the server sorts them: operation, time, then manager.
+  EXPECT_EQ(patched["metadata"]["managedFields"],
+            json::array({update_entry("kubectl", json::parse(R"({
+                           "f:data":{"f:b":{}}})")),
+                         update_entry("kubectl-create", json::parse(R"({
+                           "f:data":{".":{},"f:a":{}},
+                           "f:metadata":{"f:labels":{".":{},"f:app":{}}}})"))}));
+  // Changing a creator's field takes it over; removing a label takes it
+  // from everyone.
+  auto change = make(verb::patch, core("configmaps", "default", "c"),
+                     json{{"data", {{"a", "9"}}},
+                          {"metadata", {{"labels", {{"app", nullptr}}}}}});
+  change.patch = patch_type::merge;
+  change.user_agent = add.user_agent;
+  auto changed = ok(change);
+  EXPECT_EQ(changed["metadata"]["managedFields"],
+            json::array({update_entry("kubectl", json::parse(R"({
+                           "f:data":{"f:a":{},"f:b":{}}})")),
+                         update_entry("kubectl-create", json::parse(R"({
+                           "f:data":{},
+                           "f:metadata":{"f:labels":{}}})"))}));
+}
+
+TEST_F(machinery_test, an_apply_conflicts_with_a_field_an_update_set) {
+  auto r = make(verb::create, core("configmaps", "default"),
+                labelled_config_map("c"));
+  r.field_manager = "kubectl-create";
+  ok(r);
+  auto apply = make(verb::patch, core("configmaps", "default", "c"),
+                    json{{"apiVersion", "v1"},
+                         {"kind", "ConfigMap"},
+                         {"metadata", {{"name", "c"}}},
+                         {"data", {{"a", "2"}}}});
+  apply.patch = patch_type::apply;
+  apply.field_manager = "ops";
+  auto st = failure(apply);
+  EXPECT_EQ(st.code, 409);
+  EXPECT_EQ(st.message, "Apply failed with 1 conflict: conflict with "
+                        "\"kubectl-create\": .data.a");
+  // The same value is no conflict: both own it.
+  apply.body = json{{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"metadata", {{"name", "c"}}},
+                    {"data", {{"a", "1"}}}}
+                   .dump();
+  ok(apply);
+}
+
+TEST_F(machinery_test, a_pods_creator_owns_its_defaults_not_its_admission) {
+  auto r = make(verb::create, core("pods", "default"),
+                json{{"apiVersion", "v1"},
+                     {"kind", "Pod"},
+                     {"metadata", {{"name", "p"}}},
+                     {"spec",
+                      {{"containers",
+                        json::array({{{"name", "a"}, {"image", "x:1"}}})}}}});
+  r.user_agent = "kubectl/v1.32.4 (linux/amd64) kubernetes/59526cd";
+  r.field_manager = "kubectl-run";
+  auto created = ok(r);
+  ASSERT_EQ(created["metadata"]["managedFields"].size(), 1u);
+  EXPECT_EQ(created["metadata"]["managedFields"][0]["fieldsV1"],
+            json::parse(R"({"f:spec":{
+              "f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:image":{},
+                "f:imagePullPolicy":{},"f:name":{},"f:resources":{},
+                "f:terminationMessagePath":{},
+                "f:terminationMessagePolicy":{}}},
+              "f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},
+              "f:schedulerName":{},"f:securityContext":{},
+              "f:terminationGracePeriodSeconds":{}}})"));
+  // The kubelet's status writes are its own, on the status subresource.
+  auto st = make(verb::patch, core("pods", "default", "p", "status"),
+                 json{{"status", {{"phase", "Running"}}}});
+  st.patch = patch_type::merge;
+  st.user_agent = "kubelet/v1.32.4 (linux/amd64) kubernetes/59526cd";
+  auto running = ok(st);
+  ASSERT_EQ(running["metadata"]["managedFields"].size(), 2u);
+  auto kubelet = running["metadata"]["managedFields"][1];
+  EXPECT_EQ(kubelet["manager"], "kubelet");
+  EXPECT_EQ(kubelet["subresource"], "status");
+  EXPECT_EQ(kubelet["fieldsV1"], json::parse(R"({"f:status":{"f:phase":{}}})"));
+}
+
+TEST_F(machinery_test, an_empty_list_resets_and_no_manager_records_nothing) {
+  auto untracked = ok(make(verb::create, core("configmaps", "default"),
+                           labelled_config_map("quiet")));
+  EXPECT_FALSE(untracked["metadata"].contains("managedFields"));
+  auto r = make(verb::create, core("configmaps", "default"),
+                labelled_config_map("c"));
+  r.field_manager = "kubectl-create";
+  auto created = ok(r);
+  created["metadata"]["managedFields"] = json::array();
+  auto reset
+      = ok(make(verb::update, core("configmaps", "default", "c"), created));
+  EXPECT_FALSE(reset["metadata"].contains("managedFields"));
+}
+
+// --- custom resources at several versions
+// -------------------------------------------
+
+json widget_crd() {
+  json schema = json::parse(R"({"openAPIV3Schema":{"type":"object",
+    "properties":{"spec":{"type":"object",
+      "x-kubernetes-preserve-unknown-fields":true}}}})");
+  return {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "widgets.example.com"}}},
+      {"spec",
+       {{"group", "example.com"},
+        {"scope", "Namespaced"},
+        {"names",
+         {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}}},
+        {"versions", json::array({{{"name", "v1alpha1"},
+                                   {"served", true},
+                                   {"storage", false},
+                                   {"schema", schema}},
+                                  {{"name", "v1"},
+                                   {"served", true},
+                                   {"storage", true},
+                                   {"schema", schema}}})}}}};
+}
+
+resource_ref widgets(const std::string& version, std::string name = {}) {
+  return {"example.com", version, "widgets", "default", std::move(name), ""};
+}
+
+TEST_F(machinery_test, a_custom_resource_converts_as_none_between_versions) {
+  auto crd = ok(make(
+      verb::create,
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+      widget_crd()));
+  EXPECT_EQ(crd["spec"]["conversion"]["strategy"], "None");
+  EXPECT_EQ(crd["status"]["storedVersions"], json::array({"v1"}));
+  auto created = ok(make(verb::create, widgets("v1alpha1"),
+                         json{{"apiVersion", "example.com/v1alpha1"},
+                              {"kind", "Widget"},
+                              {"metadata", {{"name", "w"}}},
+                              {"spec", {{"size", 3}}}}));
+  EXPECT_EQ(created["apiVersion"], "example.com/v1alpha1");
+  // At the other version: the same object, only apiVersion differs.
+  auto at_v1 = ok(make(verb::get, widgets("v1", "w")));
+  EXPECT_EQ(at_v1["apiVersion"], "example.com/v1");
+  json same = at_v1;
+  same["apiVersion"] = "example.com/v1alpha1";
+  EXPECT_EQ(same, created);
+  auto listed = ok(make(verb::list, widgets("v1")));
+  ASSERT_EQ(listed["items"].size(), 1u);
+  EXPECT_EQ(listed["items"][0]["apiVersion"], "example.com/v1");
+  // A write at v1 reads back at v1alpha1.
+  at_v1["spec"]["size"] = 4;
+  ok(make(verb::update, widgets("v1", "w"), at_v1));
+  auto back = ok(make(verb::get, widgets("v1alpha1", "w")));
+  EXPECT_EQ(back["apiVersion"], "example.com/v1alpha1");
+  EXPECT_EQ(back["spec"]["size"], 4);
+  EXPECT_EQ(back["metadata"]["generation"], 2);
+}
+
+} // namespace
+} // namespace aiperf::k8s::sim
