@@ -468,6 +468,21 @@ TEST_F(kubelet_test, env_field_refs_secrets_and_expansion) {
   std::ifstream hosts(spec.mounts.back().source);
   std::string text{std::istreambuf_iterator<char>(hosts), {}};
   EXPECT_NE(text.find("10.244.0.2\tp\n"), std::string::npos) << text;
+  // The store's ServiceAccount admission mounts kube-api-access-<5>: a
+  // bound token, the cluster CA and the namespace.
+  auto sa = std::find_if(spec.mounts.begin(), spec.mounts.end(),
+                         [](const sandbox::mount& m) {
+                           return m.target
+                                  == "/var/run/secrets/kubernetes.io/"
+                                     "serviceaccount";
+                         });
+  ASSERT_NE(sa, spec.mounts.end());
+  EXPECT_TRUE(sa->read_only);
+  std::ifstream ns_file(sa->source + "/namespace");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(ns_file), {}),
+            "default");
+  EXPECT_TRUE(fs::exists(sa->source + "/token"));
+  EXPECT_TRUE(fs::exists(sa->source + "/ca.crt"));
   ASSERT_EQ(rt->sandboxes.size(), 1u);
   EXPECT_EQ(rt->sandboxes[0].resolv_conf,
             "search default.svc.cluster.local svc.cluster.local "
