@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -57,6 +58,35 @@ CLI::Option* add_integer(CLI::App& cmd, const std::string& names,
       ->type_name("INT");
 }
 
+// AIPerf 0.7's choices of an enum flag that aiperf-node does not implement:
+// refused as such rather than as a typo.
+template <class Enum> std::vector<std::string_view> unsupported_choices() {
+  return {};
+}
+
+template <> std::vector<std::string_view> unsupported_choices<endpoint_type>() {
+  return {"cohere_rankings",      "responses",
+          "chat_embeddings",      "hf_tei_rankings",
+          "huggingface_generate", "image_generation",
+          "video_generation",     "image_retrieval",
+          "nim_embeddings",       "nim_rankings",
+          "solido_rag",           "template"};
+}
+
+template <>
+std::vector<std::string_view> unsupported_choices<arrival_pattern>() {
+  return {"concurrency_burst"};
+}
+
+template <>
+std::vector<std::string_view> unsupported_choices<custom_dataset_type>() {
+  return {"burst_gpt_trace", "bailian_trace", "random_pool"};
+}
+
+template <> std::vector<std::string_view> unsupported_choices<ui_type>() {
+  return {"dashboard"};
+}
+
 // Enum flags reject unknown spellings while parsing, listing the choices.
 template <class Enum, class Target>
 CLI::Option* add_enum(CLI::App& cmd, const std::string& names, Target& target,
@@ -67,6 +97,14 @@ CLI::Option* add_enum(CLI::App& cmd, const std::string& names, Target& target,
       names,
       [&target, flag](const std::string& text) {
         auto value = enum_from_string<Enum>(text);
+        auto aiperf = unsupported_choices<Enum>();
+        if (!value
+            && std::find(aiperf.begin(), aiperf.end(), text) != aiperf.end())
+          throw CLI::ValidationError(
+              flag, "'" + text
+                        + "' is not supported by aiperf-node; the "
+                          "choices are "
+                        + enum_choices<Enum>());
         if (!value)
           throw CLI::ValidationError(flag, "'" + text + "' is not one of "
                                                + enum_choices<Enum>());
