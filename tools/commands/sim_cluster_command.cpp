@@ -374,8 +374,10 @@ int run(const options& opts) {
   std::vector<k8s::json> nodes;
   if (opts.workloads) {
     auto mapped = image_map_of(opts.image_map);
-    if (!mapped)
-      return fail(mapped.error());
+    if (!mapped) {
+      fail(mapped.error());
+      return 2; // a usage error
+    }
     images = std::move(*mapped);
     if (opts.nodes_file.empty()) {
       nodes = k8s::sim::default_nodes();
@@ -394,12 +396,15 @@ int run(const options& opts) {
                                                      + ": " + ec.message()
                                                      + "; check --state-dir"));
     } else {
-      char tmpl[] = "/tmp/aiperf-sim-cluster-XXXXXX";
-      if (::mkdtemp(tmpl) == nullptr)
-        return fail(make_error(io::errc::system,
-                               std::string{"cannot create a work folder "
-                                           "under /tmp: "}
-                                   + std::strerror(errno)));
+      const char* tmp = std::getenv("TMPDIR");
+      std::string tmpl
+          = std::string{tmp != nullptr && *tmp != '\0' ? tmp : "/tmp"}
+            + "/aiperf-sim-cluster-XXXXXX";
+      if (::mkdtemp(tmpl.data()) == nullptr)
+        return fail(
+            make_error(io::errc::system, "cannot create the work folder " + tmpl
+                                             + ": " + std::strerror(errno)
+                                             + "; set TMPDIR or --state-dir"));
       wl.work_dir = tmpl;
       wl.remove_work_dir = true;
     }
@@ -489,8 +494,11 @@ int run(const options& opts) {
   // Whatever fails from here on stops what runs and exits 1.
   auto abort_with = [&](const caf::error& err) {
     front.stop();
+    front.set_pod_network({});
     wl.dns.reset();
     stop_actors();
+    wl.actors.clear();
+    wl.runtime = k8s::sim::sandbox::runtime_actor{};
     wl.cluster.reset();
     remove_work_dir();
     return fail(err);
@@ -660,6 +668,9 @@ int run(const options& opts) {
     self->receive_while([&] { return runtime != nullptr; })(
         [&](caf::down_msg&) { runtime = nullptr; },
         caf::after(std::chrono::seconds(3)) >> [&] { runtime = nullptr; });
+    // The actor system waits for detached actors' threads, which end only
+    // once no handle is left.
+    wl.actors.clear();
     wl.runtime = k8s::sim::sandbox::runtime_actor{};
     wl.cluster.reset();
     remove_work_dir();

@@ -25,7 +25,7 @@
 // line, `pod network <CIDR> gateway <ADDR>`, once all of that is up.
 // Without root or network namespaces it exits 1 naming what is missing.
 // Pod work files live under <state-dir>/workloads, or a temporary folder
-// removed at exit; SIGTERM stops the pods with the cluster, and a SIGKILL
+// under $TMPDIR (default /tmp) removed at exit; SIGTERM stops the pods with the cluster, and a SIGKILL
 // of the simulator takes them down too (the pod network's init dies with
 // it).
 //

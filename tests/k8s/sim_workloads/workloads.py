@@ -65,18 +65,24 @@ def alive(pid):
 class Sim:
     """The simulator with --workloads, its kubeconfig and its two stdout lines."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, tls=True):
         self.kubeconfig = os.path.join(workdir, "kubeconfig")
         self.home = os.path.join(workdir, "home")
         os.makedirs(self.home)
         self.log_path = os.path.join(workdir, "sim.log")
+        # Pod files go to a temporary folder under TMPDIR: the test's, so
+        # that what a SIGKILL leaves behind goes with it.
+        self.tmp = os.path.join(workdir, "tmp")
+        os.makedirs(self.tmp)
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(
-                [NODE_BIN, "sim-cluster", "--tls", "--workloads", "--kubeconfig",
-                 self.kubeconfig, "--image-map", "test-image:1=/bin/sh", "--backoff-scale", "0.1"],
-                stdout=subprocess.PIPE, stderr=log, bufsize=0)
+                [NODE_BIN, "sim-cluster", "--workloads", "--kubeconfig", self.kubeconfig,
+                 "--image-map", "test-image:1=/bin/sh", "--backoff-scale", "0.1"]
+                + (["--tls"] if tls else []),
+                stdout=subprocess.PIPE, stderr=log, bufsize=0,
+                env=dict(os.environ, TMPDIR=self.tmp))
         first = self.readline(30)
-        if not first.startswith("listening on https://127.0.0.1:"):
+        if not first.startswith("listening on http%s://127.0.0.1:" % ("s" if tls else "")):
             raise RuntimeError("sim-cluster printed %r; log:\n%s" % (first, self.log()))
         second = self.readline(30)
         words = second.split()
@@ -250,7 +256,7 @@ class Workloads(unittest.TestCase):
         # of a finished JobSet).
         resolve = ("for i in $(seq 1 100); do getent hosts js-a-0-0.js >/dev/null && "
                    "getent hosts js-b-0-0.js >/dev/null && break; sleep 0.2; done; "
-                   "getent hosts js-a-0-0.js && getent hosts js-b-0-0.js")
+                   "getent hosts js-a-0-0.js && getent hosts js-b-0-0.js && sleep 1")
         rjob = lambda name, script: {
             "name": name, "replicas": 1,
             "template": {"spec": {"parallelism": 1, "completions": 1, "backoffLimit": 0,
@@ -268,16 +274,22 @@ class Workloads(unittest.TestCase):
             "jobs", selector="jobset.sigs.k8s.io/jobset-name=js")["items"])
         wait_for("the JobSet's child Jobs js-a-0 and js-b-0",
                  lambda: job_names() == ["js-a-0", "js-b-0"])
-        pods = wait_for("both pods with addresses", lambda: [
-            p for p in get("pods", selector="jobset.sigs.k8s.io/jobset-name=js")["items"]
-            if p["status"].get("podIP")] if len(get(
-                "pods", selector="jobset.sigs.k8s.io/jobset-name=js")["items"]) == 2 else None)
-        by_host = {p["spec"]["hostname"]: p["status"]["podIP"] for p in pods}
+        # Each pod's address as it appears (b's pod goes once the JobSet has
+        # completed).
+        by_host, pod_of = {}, {}
+
+        def both_with_addresses():
+            for p in get("pods", selector="jobset.sigs.k8s.io/jobset-name=js")["items"]:
+                self.assertEqual(p["spec"].get("subdomain"), "js")
+                if p["status"].get("podIP"):
+                    by_host[p["spec"]["hostname"]] = p["status"]["podIP"]
+                    pod_of[p["spec"]["hostname"]] = p["metadata"]["name"]
+            return len(by_host) == 2
+        wait_for("both pods with addresses", both_with_addresses, every=0.1)
         self.assertEqual(sorted(by_host), ["js-a-0-0", "js-b-0-0"])
-        self.assertEqual({p["spec"]["subdomain"] for p in pods}, {"js"})
+        self.assertNotEqual(by_host["js-a-0-0"], by_host["js-b-0-0"])
         kubectl("wait", "--for=condition=Completed", "jobset/js", "--timeout=60s", timeout=70)
-        a_pod = [p["metadata"]["name"] for p in pods if p["spec"]["hostname"] == "js-a-0-0"][0]
-        out = kubectl("logs", a_pod).stdout
+        out = kubectl("logs", pod_of["js-a-0-0"]).stdout
         answers = [line.split() for line in out.splitlines()]
         for host, ip in by_host.items():
             self.assertIn([ip, "%s.js.%s.svc.cluster.local" % (host, NS)], answers, out)
@@ -309,6 +321,32 @@ class Workloads(unittest.TestCase):
         wait_for("life Running", lambda: status_column("life") == "Running")
         wait_for("life Completed", lambda: status_column("life") == "Completed", timeout=30)
         self.assertEqual(kubectl("logs", "life").stdout, "hello")
+
+    def test_8_sigterm_stops_the_pods_and_removes_their_files(self):
+        global SIM
+        main, SIM = SIM, Sim(os.path.join(self.workdir, "second"), tls=False)
+        try:
+            kubectl("create", "namespace", NS)
+            wait_for("the default ServiceAccount of " + NS, lambda: kubectl(
+                "get", "serviceaccount", "default", check=False).returncode == 0)
+            kubectl("create", "-f", "-", stdin=json.dumps({
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sleeper"},
+                "spec": {"containers": [{"name": "c", "image": "test-image:1",
+                                         "args": ["-c", "sleep 600"]}]}}))
+            wait_for("sleeper Running", lambda: status_column("sleeper") == "Running")
+            info = ctl("pods", "info", "-n", NS, "sleeper")
+            pids = [info["pid"]] + [c["pid"] for c in info["containers"]]
+            self.assertTrue(all(alive(p) for p in pids))
+            self.assertEqual(len(os.listdir(SIM.tmp)), 1)
+            SIM.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(SIM.proc.wait(timeout=10), 0)
+            self.assertFalse(any(alive(p) for p in pids))
+            self.assertEqual(os.listdir(SIM.tmp), [])
+        finally:
+            if SIM.proc.poll() is None:
+                SIM.proc.kill()
+                SIM.proc.wait()
+            SIM = main
 
     def test_9_kill_9_leaves_nothing(self):
         kubectl("create", "-f", "-", stdin=json.dumps({
