@@ -7,7 +7,14 @@ One simulator for the whole file (the checks run in the order of their
 names; the last one kills it with SIGKILL). The real kubectl drives it; pods
 run a test image mapped to /bin/sh (`--image-map test-image:1=/bin/sh`) and
 the mock server (`aiperf-node:dev`, which runs this aiperf-node) from
-k8s/deploy/examples/mock-server.yaml.
+k8s/deploy/examples/mock-server.yaml. Checked: the mock reached by DNS from
+two client pods with distinct addresses and from the host only through the
+service proxy; a JobSet's pods resolving each other and its active child
+Job deleted once it completed; a pod calling the API server as in-cluster
+clients do (KUBERNETES_SERVICE_HOST/PORT, the service-account token and CA,
+the certificate's kubernetes.default.svc); the STATUS column through a pod's
+life; SIGTERM and SIGKILL of the simulator leaving no pod process, file,
+interface or namespace.
 
 Needs root (network and PID namespaces), kubectl, curl and getent. Exits 77
 (ctest: skipped) when one is missing; with CI=true that is a failure instead.
@@ -197,6 +204,8 @@ class Workloads(unittest.TestCase):
             except subprocess.TimeoutExpired:
                 SIM.proc.kill()
                 SIM.proc.wait()
+        if SIM is not None:
+            SIM.proc.stdout.close()
         shutil.rmtree(cls.workdir, ignore_errors=True)
 
     def test_1_mock_by_dns_and_through_the_service_proxy(self):
@@ -222,6 +231,14 @@ class Workloads(unittest.TestCase):
             self.assertEqual(c["status"]["phase"], "Succeeded")
             out = kubectl("logs", c["metadata"]["name"]).stdout
             self.assertEqual(json.loads(out)["object"], "list", out)
+
+        # The mock answered both (its counters, read through the proxy).
+        metrics = kubectl("get", "--raw", "/api/v1/namespaces/%s/services/mock:8000/proxy/metrics"
+                          % NS).stdout
+        models = [l for l in metrics.splitlines()
+                  if l.startswith('aiperf_mock_requests_total{endpoint="models"}')]
+        self.assertEqual(len(models), 1, metrics)
+        self.assertGreaterEqual(float(models[0].split()[-1]), 2)
 
         # The host reaches the mock only through the API server's proxy.
         models = kubectl("get", "--raw",
@@ -297,6 +314,27 @@ class Workloads(unittest.TestCase):
         wait_for("the active child Job to be deleted", lambda: job_names() == ["js-a-0"],
                  timeout=30)
 
+    def test_4_pods_reach_the_api_server_as_in_cluster_clients_do(self):
+        sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+        script = ("curl -sf --cacert %s/ca.crt -H \"Authorization: Bearer $(cat %s/token)\" "
+                  "https://kubernetes.default.svc:$KUBERNETES_SERVICE_PORT/api/v1/namespaces/%s"
+                  "/pods/incluster && echo && echo host=$KUBERNETES_SERVICE_HOST"
+                  % (sa, sa, NS))
+        kubectl("create", "role", "pod-reader", "--verb=get", "--resource=pods")
+        kubectl("create", "rolebinding", "pod-reader", "--role=pod-reader",
+                "--serviceaccount=%s:default" % NS)
+        kubectl("create", "-f", "-", stdin=json.dumps({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "incluster"},
+            "spec": {"restartPolicy": "Never",
+                     "containers": [{"name": "c", "image": "test-image:1",
+                                     "args": ["-c", script]}]}}))
+        wait_for("incluster to end", lambda: get("pod", "incluster")["status"].get(
+            "phase") in ("Succeeded", "Failed"))
+        out = [l for l in kubectl("logs", "incluster").stdout.splitlines() if l]
+        self.assertEqual(get("pod", "incluster")["status"]["phase"], "Succeeded", out)
+        self.assertEqual(json.loads(out[0])["metadata"]["name"], "incluster")
+        self.assertEqual(out[1], "host=%s" % SIM.gateway)
+
     def test_3_status_column_through_a_pods_life(self):
         # Pending: no Node matches.
         kubectl("create", "-f", "-", stdin=json.dumps({
@@ -346,6 +384,7 @@ class Workloads(unittest.TestCase):
             if SIM.proc.poll() is None:
                 SIM.proc.kill()
                 SIM.proc.wait()
+            SIM.proc.stdout.close()
             SIM = main
 
     def test_9_kill_9_leaves_nothing(self):
