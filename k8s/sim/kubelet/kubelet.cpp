@@ -435,11 +435,22 @@ json container_status(self_ptr self, const pod_rt& p, const container_rt& c) {
   return s;
 }
 
+// A restartable init container (restartPolicy Always): it keeps running
+// beside the containers and counts as initialized once started.
+bool sidecar(const container_rt& c) {
+  return c.init && str(c.spec, "restartPolicy") == "Always";
+}
+
+bool init_complete(const container_rt& c) {
+  if (sidecar(c))
+    return c.started;
+  return c.state == container_rt::phase::terminated && c.exit_code == 0
+         && c.done;
+}
+
 bool initialized(const pod_rt& p) {
   for (const auto& c : p.ctrs)
-    if (c.init
-        && !(c.state == container_rt::phase::terminated && c.exit_code == 0
-             && c.done))
+    if (c.init && !init_complete(c))
       return false;
   return true;
 }
@@ -529,7 +540,7 @@ json build_status(self_ptr self, const pod_rt& p) {
                                  p.sandbox_ready, "", "", now));
   std::vector<std::string> incomplete, unready;
   for (const auto& c : p.ctrs) {
-    if (c.init && !(c.done && c.exit_code == 0))
+    if (c.init && !init_complete(c))
       incomplete.push_back(c.name);
     if (!c.init && !c.ready)
       unready.push_back(c.name);
@@ -1265,7 +1276,7 @@ void start_probes(self_ptr self, pod_rt& p, std::int32_t idx) {
   }
   c.started = true;
   if (!member(c.spec, "readinessProbe").is_object())
-    c.ready = !c.init;
+    c.ready = !c.init || sidecar(c);
   schedule_probe(self, p, idx, "liveness", true);
   schedule_probe(self, p, idx, "readiness", true);
 }
@@ -1315,7 +1326,7 @@ void probe_result(self_ptr self, const std::string& uid, std::int32_t idx,
     if (ok && counts.successes >= success_threshold) {
       c.started = true;
       if (!member(c.spec, "readinessProbe").is_object())
-        c.ready = !c.init;
+        c.ready = !c.init || sidecar(c);
       schedule_probe(self, *p, idx, "liveness", true);
       schedule_probe(self, *p, idx, "readiness", true);
       flush(self, *p);
@@ -1581,6 +1592,8 @@ void sync(self_ptr self, const std::string& uid) {
       flush(self, p);
       return; // failed for good: the pod is Failed
     }
+    if (sidecar(c) && c.started)
+      continue;
     if (c.state != container_rt::phase::running && !c.starting && !c.blocked)
       start_container(self, p, static_cast<std::int32_t>(i));
     flush(self, p);
@@ -1625,12 +1638,24 @@ void on_exit(self_ptr self, const std::string& uid, std::int32_t idx,
     return;
   }
   const auto& policy = restart_policy(p);
+  auto phase = compute_phase(p);
+  bool terminal = phase == "Succeeded" || phase == "Failed";
   bool restart
-      = c.init ? (code != 0 && policy != "Never")
-               : (policy == "Always" || (policy == "OnFailure" && code != 0));
+      = sidecar(c) ? !terminal
+        : c.init   ? (code != 0 && policy != "Never")
+                 : (policy == "Always" || (policy == "OnFailure" && code != 0));
   if (!restart) {
     c.done = true;
     sync(self, uid);
+    // The containers are done: the sidecars are stopped, as kubelet does
+    // once only restartable init containers remain.
+    auto now_phase = compute_phase(p);
+    if (now_phase == "Succeeded" || now_phase == "Failed")
+      for (auto& s : p.ctrs)
+        if (sidecar(s) && s.state == container_rt::phase::running)
+          kill_container(self, p, s,
+                         integer(member(p.obj, "spec"),
+                                 "terminationGracePeriodSeconds", 30));
     flush(self, p);
     return;
   }

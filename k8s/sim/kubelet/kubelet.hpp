@@ -29,15 +29,18 @@
 // resolv.conf is the sandbox's (ClusterFirst: search <ns>.svc.<domain>
 // svc.<domain> <domain>, nameserver cfg.dns_server, ndots:5).
 //
+// Init containers run in order; a restartable one (restartPolicy Always,
+// a sidecar) counts as done once started, restarts whatever the pod's
+// policy, and is stopped once the containers have finished.
+//
 // Not emulated: exec and grpc probes (they succeed); tcpSocket probes are an
 // HTTP GET that fails only when the connection does; OOMKilled; service
 // links other than the `kubernetes` service's variables; dnsPolicy other
-// than ClusterFirst; readiness gates; lifecycle hooks; restartable init
-// containers (sidecars: they run as ordinary init containers);
-// imagePullPolicy (every image is present or unpullable); pod-level
-// activeDeadlineSeconds; node heartbeats and leases. The sandbox is removed
-// when the pod is deleted, not when it finishes (its logs stay readable while
-// the pod exists).
+// than ClusterFirst; readiness gates; lifecycle hooks; imagePullPolicy
+// (every image is present or unpullable); pod-level activeDeadlineSeconds;
+// node heartbeats and leases. The sandbox is removed when the pod is
+// deleted, not when it finishes (its logs stay readable while the pod
+// exists).
 #pragma once
 
 #include "k8s/api/api.hpp"

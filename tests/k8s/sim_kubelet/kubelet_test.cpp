@@ -824,6 +824,25 @@ TEST_F(kubelet_test, init_containers_run_first) {
   EXPECT_EQ(status_column(), "Running");
 }
 
+TEST_F(kubelet_test, sidecar_init_container_runs_beside_the_main_one) {
+  start();
+  auto p = make_pod("p", json::array({container("main")}), "Never");
+  auto side = container("side");
+  side["restartPolicy"] = "Always";
+  p["spec"]["initContainers"] = json::array({side});
+  run(p);
+  ASSERT_EQ(rt->starts.size(), 2u);
+  EXPECT_EQ(rt->starts[0].second.name, "side");
+  EXPECT_EQ(rt->starts[1].second.name, "main");
+  EXPECT_EQ(status_column(), "Running");
+  exit_container("p", "side", 1); // a sidecar restarts whatever the policy
+  EXPECT_EQ(rt->starts.size(), 3u);
+  exit_container("p", "main", 0);
+  EXPECT_EQ(pod()["status"]["phase"], "Succeeded");
+  ASSERT_EQ(rt->signals.size(), 1u); // the sidecar is stopped
+  EXPECT_EQ(std::get<1>(rt->signals[0]), "side");
+}
+
 TEST_F(kubelet_test, unpullable_image_backs_off) {
   start();
   run(make_pod("p", json::array({container("c", "nosuch:1")})));
