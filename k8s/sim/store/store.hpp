@@ -67,6 +67,12 @@
 // Webhook conversion is not emulated (a CRD asking for it is served as
 // None).
 //
+// Aggregated ClusterRoles: the store does the clusterrole-aggregation
+// controller's work as soon as a ClusterRole changes — a ClusterRole with
+// an aggregationRule gets the rules of every other ClusterRole its
+// clusterRoleSelectors match (by name, duplicates dropped), written as a
+// MODIFIED of its own; rules set on it by hand are replaced.
+//
 // managedFields: server-side apply keeps Apply entries (apply.hpp); every
 // other write records its manager's Update entry (managed_fields.hpp), the
 // manager being fieldManager or the User-Agent's product name.

@@ -586,6 +586,8 @@ void store_core::commit(const type_view& t, const std::string& type,
   ev.object = std::move(object);
   ev.old_object = std::move(old_object);
   index_rbac(ev.storage_key, ev.type, ev.object);
+  if (ev.storage_key == "rbac.authorization.k8s.io/clusterroles")
+    aggregation_due_ = true;
   history_.push_back(ev);
   while (history_.size() > std::max<std::size_t>(cfg_.watch_history, 1)) {
     compacted_rv_ = history_.front().rv;
@@ -642,6 +644,63 @@ caf::expected<void> store_core::check_namespace(const type_view& t,
 // -------------------------------------------------------------------
 
 caf::expected<response> store_core::handle(const request& original) {
+  auto out = serve(original);
+  if (aggregation_due_)
+    aggregate_cluster_roles();
+  return out;
+}
+
+// The clusterrole-aggregation controller (kubernetes/kubernetes
+// pkg/controller/clusterroleaggregation), run as soon as a ClusterRole
+// changes: a ClusterRole with an aggregationRule gets the rules of every
+// other ClusterRole its selectors match, by name order, duplicates dropped.
+// Written at storage level (MODIFIED) as the controller's own update.
+void store_core::aggregate_cluster_roles() {
+  for (int round = 0; round < 8 && aggregation_due_; ++round) {
+    aggregation_due_ = false;
+    const auto* rt
+        = registry_.find("rbac.authorization.k8s.io", "v1", "clusterroles");
+    if (rt == nullptr)
+      return;
+    auto t = view_of(*rt);
+    auto c = objects_.find(t.storage_key());
+    if (c == objects_.end())
+      return;
+    std::vector<std::pair<std::string, json>> updates;
+    for (const auto& [key, role] : c->second) {
+      auto rule = role.find("aggregationRule");
+      if (rule == role.end() || !rule->is_object())
+        continue;
+      json rules = json::array();
+      for (const auto& sel :
+           rule->value("clusterRoleSelectors", json::array())) {
+        auto selector = label_selector_from_json(sel);
+        if (!selector)
+          continue;
+        for (const auto& [other_key, other] : c->second) { // sorted by name
+          if (other_key == key)
+            continue;
+          json labels = other.value("metadata", json::object())
+                            .value("labels", json::object());
+          if (!selector->matches(labels))
+            continue;
+          for (const auto& r : other.value("rules", json::array()))
+            if (std::find(rules.begin(), rules.end(), r) == rules.end())
+              rules.push_back(r);
+        }
+      }
+      if (role.value("rules", json::array()) != rules)
+        updates.emplace_back(key, rules);
+    }
+    for (auto& [key, rules] : updates) {
+      json next = c->second[key];
+      next["rules"] = std::move(rules);
+      store_modified(t, key, std::move(next), c->second[key]);
+    }
+  }
+}
+
+caf::expected<response> store_core::serve(const request& original) {
   auto authorized = authorize(original);
   if (!authorized)
     return authorized.error();

@@ -162,6 +162,9 @@ private:
   void create_default_service_account(const std::string& ns);
 
   // verbs
+  caf::expected<response> serve(const request& req);
+  /// Fills the rules of aggregated ClusterRoles (aggregationRule).
+  void aggregate_cluster_roles();
   caf::expected<response> get(const type_view& t, const request& req);
   caf::expected<response> list(const type_view& t, const request& req);
   caf::expected<response> create(const type_view& t, const request& req);
@@ -257,6 +260,8 @@ private:
   /// Compiled schemas of served CRD versions, by "<crd name>/<version>".
   std::map<std::string, std::shared_ptr<const compiled_schema>> schemas_;
   std::mt19937_64 random_;
+  /// A ClusterRole changed: aggregated roles may need their rules again.
+  bool aggregation_due_ = false;
 };
 
 } // namespace aiperf::k8s::sim

@@ -268,5 +268,79 @@ TEST_F(machinery_test, a_custom_resource_converts_as_none_between_versions) {
   EXPECT_EQ(back["metadata"]["generation"], 2);
 }
 
+// --- aggregated ClusterRoles
+// -----------------------------------------------------
+
+resource_ref cluster_roles(std::string name = {}) {
+  return {"rbac.authorization.k8s.io",
+          "v1",
+          "clusterroles",
+          "",
+          std::move(name),
+          ""};
+}
+
+json cluster_role(const std::string& name, const json& labels,
+                  const json& rules) {
+  return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+          {"kind", "ClusterRole"},
+          {"metadata", {{"name", name}, {"labels", labels}}},
+          {"rules", rules}};
+}
+
+json rule(const std::string& resource) {
+  return {{"apiGroups", json::array({""})},
+          {"resources", json::array({resource})},
+          {"verbs", json::array({"get"})}};
+}
+
+TEST_F(machinery_test, an_aggregated_cluster_role_follows_its_selected_roles) {
+  json label = {{"rbac.example.com/aggregate-to-monitoring", "true"}};
+  json aggregated = cluster_role("monitoring", json::object(),
+                                 json::array({rule("secrets")}));
+  aggregated["aggregationRule"]
+      = {{"clusterRoleSelectors", json::array({{{"matchLabels", label}}})}};
+  ok(make(verb::create, cluster_roles(), aggregated));
+  // Rules it was created with are the controller's to replace.
+  EXPECT_EQ(ok(make(verb::get, cluster_roles("monitoring")))["rules"],
+            json::array());
+  ok(make(verb::create, cluster_roles(),
+          cluster_role("mon-pods", label, json::array({rule("pods")}))));
+  ok(make(verb::create, cluster_roles(),
+          cluster_role("mon-endpoints", label,
+                       json::array({rule("endpoints"), rule("pods")}))));
+  ok(make(verb::create, cluster_roles(),
+          cluster_role("other", json::object(), json::array({rule("nodes")}))));
+  // By name: mon-endpoints, then mon-pods; the repeated rule once.
+  EXPECT_EQ(ok(make(verb::get, cluster_roles("monitoring")))["rules"],
+            json::array({rule("endpoints"), rule("pods")}));
+  // What it aggregates is granted.
+  ok(make(
+      verb::create,
+      {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "", "", ""},
+      json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+           {"kind", "ClusterRoleBinding"},
+           {"metadata", {{"name", "alice-monitoring"}}},
+           {"roleRef",
+            {{"apiGroup", "rbac.authorization.k8s.io"},
+             {"kind", "ClusterRole"},
+             {"name", "monitoring"}}},
+           {"subjects", json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                                      {"kind", "User"},
+                                      {"name", "alice"}}})}}));
+  auto as_alice = make(verb::get, core("endpoints", "default", "none"));
+  as_alice.impersonate_user = "alice";
+  EXPECT_EQ(failure(as_alice).code, 404);
+  as_alice.ref = core("nodes", "", "none");
+  EXPECT_EQ(failure(as_alice).code, 403);
+  // It follows changes and deletions of the roles it selects.
+  ok(make(verb::remove, cluster_roles("mon-endpoints")));
+  auto pods = ok(make(verb::get, cluster_roles("mon-pods")));
+  pods["rules"] = json::array({rule("pods"), rule("services")});
+  ok(make(verb::update, cluster_roles("mon-pods"), pods));
+  EXPECT_EQ(ok(make(verb::get, cluster_roles("monitoring")))["rules"],
+            json::array({rule("pods"), rule("services")}));
+}
+
 } // namespace
 } // namespace aiperf::k8s::sim
