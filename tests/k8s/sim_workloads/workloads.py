@@ -13,7 +13,8 @@ service proxy; a JobSet's pods resolving each other and its active child
 Job deleted once it completed; a pod calling the API server as in-cluster
 clients do (KUBERNETES_SERVICE_HOST/PORT, the service-account token and CA,
 the certificate's kubernetes.default.svc); the STATUS column through a pod's
-life; SIGTERM and SIGKILL of the simulator leaving no pod process, file,
+life; pod faults through `sim-cluster ctl` (ImagePullBackOff, Unschedulable,
+partition, kill with exit 137); SIGTERM and SIGKILL of the simulator leaving no pod process, file,
 interface or namespace.
 
 Needs root (network and PID namespaces), kubectl, curl and getent. Exits 77
@@ -359,6 +360,35 @@ class Workloads(unittest.TestCase):
         wait_for("life Running", lambda: status_column("life") == "Running")
         wait_for("life Completed", lambda: status_column("life") == "Completed", timeout=30)
         self.assertEqual(kubectl("logs", "life").stdout, "hello")
+
+    def test_5_pod_faults_through_ctl(self):
+        def pod(name, app, script="sleep 600"):
+            kubectl("create", "-f", "-", stdin=json.dumps({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "labels": {"app": app}},
+                "spec": {"restartPolicy": "Never",
+                         "containers": [{"name": "c", "image": "test-image:1",
+                                         "args": ["-c", script]}]}}))
+        ctl("podfaults", "add", json.dumps({"namespace": NS, "labelSelector": "app=pull",
+                                            "state": "ImagePullBackOff", "count": 1}))
+        ctl("podfaults", "add", json.dumps({"namespace": NS, "labelSelector": "app=sched",
+                                            "state": "Unschedulable", "count": 1}))
+        pod("pull", "pull")
+        pod("sched", "sched")
+        pod("victim", "victim")
+        wait_for("pull ImagePullBackOff", lambda: status_column("pull") in (
+            "ErrImagePull", "ImagePullBackOff"))
+        wait_for("sched Unschedulable", lambda: any(
+            c.get("reason") == "Unschedulable"
+            for c in get("pod", "sched")["status"].get("conditions", [])))
+        self.assertEqual(status_column("sched"), "Pending")
+        wait_for("victim Running", lambda: status_column("victim") == "Running")
+        ctl("pods", "partition", "-n", NS, "victim", "--seconds", "1")
+        ctl("pods", "kill", "-n", NS, "victim", "--signal", "KILL")
+        def exit_code():
+            st = get("pod", "victim")["status"].get("containerStatuses", [{}])[0]
+            return st.get("state", {}).get("terminated", {}).get("exitCode")
+        self.assertEqual(wait_for("victim killed", exit_code), 137)
 
     def test_8_sigterm_stops_the_pods_and_removes_their_files(self):
         global SIM
