@@ -11,6 +11,7 @@
 #include "k8s/sim/auth/tokens.hpp"
 #include "k8s/sim/dns/dns.hpp"
 #include "k8s/sim/sandbox/errors.hpp"
+#include "k8s/sim/scheduler/scheduler.hpp"
 #include "proto/benchmark_errors.hpp"
 #include "proto/codec.hpp"
 #include "runtime/http/errors.hpp"
@@ -48,6 +49,7 @@ void add_error_categories(caf::actor_system_config& cfg) {
   add_error_category<k8s::sim::auth::errc>(cfg);
   add_error_category<k8s::sim::sandbox::errc>(cfg);
   add_error_category<k8s::sim::dns::errc>(cfg);
+  add_error_category<k8s::sim::scheduler::errc>(cfg);
 }
 
 } // namespace aiperf::commands

@@ -299,3 +299,17 @@ caf::expected<std::vector<json>> load_nodes(const std::string& path) {
 }
 
 } // namespace aiperf::k8s::sim
+
+namespace aiperf::k8s::sim::scheduler {
+
+const char* to_string(errc x) noexcept {
+  switch (x) {
+    case errc::unreadable:
+      return "unreadable";
+    case errc::invalid:
+      return "invalid";
+  }
+  return "unknown";
+}
+
+} // namespace aiperf::k8s::sim::scheduler

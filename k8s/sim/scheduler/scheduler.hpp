@@ -65,6 +65,8 @@ enum class errc : std::uint8_t {
   invalid,        // a Node in it is not acceptable (names the field)
 };
 
+[[nodiscard]] const char* to_string(errc x) noexcept;
+
 } // namespace aiperf::k8s::sim::scheduler
 
 AIPERF_ERROR_ENUM(aiperf::k8s::sim::scheduler::errc, "k8s_sched")
