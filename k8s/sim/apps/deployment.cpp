@@ -667,21 +667,8 @@ apps_controller_actor::behavior_type deploy_impl(deploy_ptr self,
   };
   relist(self, st.deploy_type);
   relist(self, st.rs_type);
-  return {
-      [self](events_atom, std::uint64_t id, std::vector<watch_event>& evs) {
-        on_events(self, id, evs);
-      },
-      [self](watch_end_atom, std::uint64_t id, caf::error&) {
-        on_watch_end(self, id);
-      },
-      [self](apps_relist_atom, const std::string& type) {
-        on_relist(self, type);
-      },
-      [self](apps_sync_atom, const std::string& key) {
-        self->state.queued.erase(key);
-        sync(self, key);
-      },
-  };
+  return controller_behavior(
+      self, [self](const std::string& key) { sync(self, key); });
 }
 
 } // namespace

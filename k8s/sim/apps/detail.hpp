@@ -193,4 +193,26 @@ template <class Self> void on_relist(Self self, const std::string& key) {
     relist(self, *type);
 }
 
+/// The behavior every apps controller has: its watches feed the cache, its
+/// timers relist and sync; `sync_key(key)` reconciles one object.
+template <class Self, class Sync>
+apps_controller_actor::behavior_type controller_behavior(Self self,
+                                                         Sync sync_key) {
+  return {
+      [self](events_atom, std::uint64_t id, std::vector<watch_event>& evs) {
+        on_events(self, id, evs);
+      },
+      [self](watch_end_atom, std::uint64_t id, caf::error&) {
+        on_watch_end(self, id);
+      },
+      [self](apps_relist_atom, const std::string& type) {
+        on_relist(self, type);
+      },
+      [self, sync_key](apps_sync_atom, const std::string& key) {
+        self->state.queued.erase(key);
+        sync_key(key);
+      },
+  };
+}
+
 } // namespace aiperf::k8s::sim::apps_detail

@@ -346,21 +346,8 @@ apps_controller_actor::behavior_type pv_impl(pv_ptr self, api_actor api,
   relist(self, st.pvc_type);
   relist(self, st.pv_type);
   relist(self, st.sc_type);
-  return {
-      [self](events_atom, std::uint64_t id, std::vector<watch_event>& evs) {
-        on_events(self, id, evs);
-      },
-      [self](watch_end_atom, std::uint64_t id, caf::error&) {
-        on_watch_end(self, id);
-      },
-      [self](apps_relist_atom, const std::string& type) {
-        on_relist(self, type);
-      },
-      [self](apps_sync_atom, const std::string& key) {
-        self->state.queued.erase(key);
-        sync(self, key);
-      },
-  };
+  return controller_behavior(
+      self, [self](const std::string& key) { sync(self, key); });
 }
 
 } // namespace

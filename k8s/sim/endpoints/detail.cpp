@@ -59,6 +59,20 @@ bool selects(const json& svc, const json& pod) {
   return true;
 }
 
+std::vector<std::string>
+services_selecting(const std::map<std::string, json>& services,
+                   const std::string& pod_key, const json* before,
+                   const json* after) {
+  auto prefix = namespace_of(pod_key) + "/";
+  std::vector<std::string> keys;
+  for (const auto& [skey, svc] : services)
+    if (skey.compare(0, prefix.size(), prefix) == 0
+        && ((before && selects(svc, *before))
+            || (after && selects(svc, *after))))
+      keys.push_back(skey);
+  return keys;
+}
+
 bool headless(const json& svc) {
   return str(svc, "spec", "clusterIP") == "None";
 }

@@ -37,6 +37,12 @@ inline constexpr const char* trigger_time_annotation
 [[nodiscard]] bool has_selector(const json& svc);
 /// Whether the labels of `pod` match the Service's selector.
 [[nodiscard]] bool selects(const json& svc, const json& pod);
+/// The keys of the Services in `services` (by key) of the pod's namespace
+/// that selected the pod `before` or select it `after` (either may be null).
+[[nodiscard]] std::vector<std::string>
+services_selecting(const std::map<std::string, json>& services,
+                   const std::string& pod_key, const json* before,
+                   const json* after);
 /// clusterIP None. (An empty clusterIP is not headless here: the simulator
 /// allocates no service IPs.)
 [[nodiscard]] bool headless(const json& svc);

@@ -146,14 +146,8 @@ void eps_state::start(ptr self) {
         sync(self, svc);
       return;
     }
-    auto prefix = namespace_of(key) + "/";
-    std::vector<std::string> keys;
-    for (const auto& [skey, svc] : st.ws.objects(st.services))
-      if (skey.compare(0, prefix.size(), prefix) == 0
-          && ((before && selects(svc, *before))
-              || (after && selects(svc, *after))))
-        keys.push_back(skey);
-    for (const auto& k : keys)
+    for (const auto& k :
+         services_selecting(st.ws.objects(st.services), key, before, after))
       sync(self, k);
   };
   st.ws.on_synced = [self] {
