@@ -8,6 +8,7 @@
 #include "config/profile/profile_config.hpp"
 #include "k8s/client/config.hpp"
 #include "k8s/errors/errors.hpp"
+#include "k8s/manifests/manifests.hpp"
 #include "k8s/sim/auth/tokens.hpp"
 #include "k8s/sim/dns/dns.hpp"
 #include "k8s/sim/sandbox/errors.hpp"
@@ -46,6 +47,7 @@ void add_error_categories(caf::actor_system_config& cfg) {
   add_error_category<mock_server::errc>(cfg);
   add_error_category<k8s::errc>(cfg);
   add_error_category<k8s::client::errc>(cfg);
+  add_error_category<k8s::manifests::errc>(cfg);
   add_error_category<k8s::sim::auth::errc>(cfg);
   add_error_category<k8s::sim::sandbox::errc>(cfg);
   add_error_category<k8s::sim::dns::errc>(cfg);
