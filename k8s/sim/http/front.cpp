@@ -35,6 +35,9 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -877,6 +880,9 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
   template <class Stream>
   asio::awaitable<caf::expected<user_info>>
   authenticate(const bhttp::request<bhttp::string_body>& req, Stream& stream) {
+    // kube-apiserver asks its x509 authenticator before any token one.
+    if (auto by_cert = certificate_user(stream))
+      co_return std::move(*by_cert);
     auto it = req.find(bhttp::field::authorization);
     std::string token;
     if (it != req.end()) {
@@ -902,6 +908,43 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
                 [slot](caf::error& e) { slot->deliver(std::move(e)); });
     });
     co_return co_await wait_slot(slot);
+  }
+
+  /// The user of a verified client certificate: CN the name, each O a
+  /// group. The handshake already refused a certificate the cluster CA did
+  /// not sign, so one that is present here is trusted.
+  template <class Stream>
+  static std::optional<user_info> certificate_user(Stream& stream) {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      SSL* handle = stream.native_handle();
+      std::unique_ptr<X509, decltype(&X509_free)> peer{
+          SSL_get1_peer_certificate(handle), &X509_free};
+      if (!peer || SSL_get_verify_result(handle) != X509_V_OK)
+        return std::nullopt;
+      user_info u;
+      X509_NAME* subject = X509_get_subject_name(peer.get());
+      for (int i = 0; i < X509_NAME_entry_count(subject); ++i) {
+        X509_NAME_ENTRY* e = X509_NAME_get_entry(subject, i);
+        int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
+        unsigned char* text = nullptr;
+        int len = ASN1_STRING_to_UTF8(&text, X509_NAME_ENTRY_get_data(e));
+        if (len < 0)
+          continue;
+        std::string value(reinterpret_cast<char*>(text),
+                          static_cast<std::size_t>(len));
+        OPENSSL_free(text);
+        if (nid == NID_commonName)
+          u.username = std::move(value);
+        else if (nid == NID_organizationName)
+          u.groups.push_back(std::move(value));
+      }
+      if (u.username.empty())
+        return std::nullopt;
+      return u;
+    } else {
+      (void)stream;
+      return std::nullopt;
+    }
   }
 
   template <class T>
@@ -2239,6 +2282,13 @@ caf::expected<std::uint16_t> front::start() {
     if (!ec)
       d.ssl->use_private_key(asio::buffer(id.server_key_pem),
                              asio::ssl::context::pem, ec);
+    // Client certificates are optional (tokens are the common case), but
+    // one the cluster CA did not sign fails the handshake, as with Go's
+    // VerifyClientCertIfGiven.
+    if (!ec)
+      d.ssl->add_certificate_authority(asio::buffer(id.ca_cert_pem), ec);
+    if (!ec)
+      d.ssl->set_verify_mode(asio::ssl::verify_peer, ec);
     if (ec)
       return make_error(http_server::errc::bad_config,
                         "the simulator's TLS certificate was refused: "

@@ -93,9 +93,15 @@ bool is_dns_name(const std::string& s) {
   return true;
 }
 
-caf::expected<x509_ptr> make_cert(EVP_PKEY* key, const char* common_name,
+enum class cert_kind { ca, server, client };
+
+/// A certificate for `key`, signed by `issuer_key` (self-signed when
+/// `issuer` is null). A server certificate carries `sans`; a client one the
+/// subject's organizations `orgs`, which Kubernetes reads as groups.
+caf::expected<x509_ptr> make_cert(EVP_PKEY* key, const std::string& common_name,
                                   X509* issuer, EVP_PKEY* issuer_key,
-                                  bool is_ca, const std::string& sans) {
+                                  cert_kind kind, const std::string& sans,
+                                  const std::vector<std::string>& orgs = {}) {
   x509_ptr cert{X509_new()};
   if (!cert)
     return openssl_error("X509_new");
@@ -110,13 +116,17 @@ caf::expected<x509_ptr> make_cert(EVP_PKEY* key, const char* common_name,
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 10L * 365 * 24 * 3600);
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
+  for (const auto& org : orgs)
+    X509_NAME_add_entry_by_txt(
+        name, "O", MBSTRING_UTF8,
+        reinterpret_cast<const unsigned char*>(org.c_str()), -1, -1, 0);
   X509_NAME_add_entry_by_txt(
-      name, "CN", MBSTRING_ASC,
-      reinterpret_cast<const unsigned char*>(common_name), -1, -1, 0);
+      name, "CN", MBSTRING_UTF8,
+      reinterpret_cast<const unsigned char*>(common_name.c_str()), -1, -1, 0);
   X509* signer = issuer != nullptr ? issuer : cert.get();
   X509_set_issuer_name(cert.get(), X509_get_subject_name(signer));
   bool ok = true;
-  if (is_ca) {
+  if (kind == cert_kind::ca) {
     ok = add_ext(cert.get(), signer, NID_basic_constraints, "critical,CA:TRUE")
          && add_ext(cert.get(), signer, NID_key_usage,
                     "critical,keyCertSign,cRLSign")
@@ -125,8 +135,11 @@ caf::expected<x509_ptr> make_cert(EVP_PKEY* key, const char* common_name,
     ok = add_ext(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE")
          && add_ext(cert.get(), signer, NID_key_usage,
                     "critical,digitalSignature,keyEncipherment")
-         && add_ext(cert.get(), signer, NID_ext_key_usage, "serverAuth")
-         && add_ext(cert.get(), signer, NID_subject_alt_name, sans.c_str())
+         && add_ext(cert.get(), signer, NID_ext_key_usage,
+                    kind == cert_kind::server ? "serverAuth" : "clientAuth")
+         && (kind != cert_kind::server
+             || add_ext(cert.get(), signer, NID_subject_alt_name,
+                        sans.c_str()))
          && add_ext(cert.get(), signer, NID_authority_key_identifier,
                     "keyid:always");
   }
@@ -176,18 +189,47 @@ make_tls_identity(const std::vector<std::string>& extra_sans) {
   if (!ca_key)
     return ca_key.error();
   auto ca = make_cert(ca_key->get(), "aiperf-sim-ca", nullptr, ca_key->get(),
-                      true, "");
+                      cert_kind::ca, "");
   if (!ca)
     return ca.error();
   auto server_key = make_key();
   if (!server_key)
     return server_key.error();
   auto server = make_cert(server_key->get(), "aiperf-sim", ca->get(),
-                          ca_key->get(), false, sans);
+                          ca_key->get(), cert_kind::server, sans);
   if (!server)
     return server.error();
   return tls_identity{pem_of(ca->get()), pem_of(server->get()),
-                      pem_of(server_key->get())};
+                      pem_of(server_key->get()), pem_of(ca_key->get())};
+}
+
+caf::expected<client_certificate>
+make_client_certificate(const tls_identity& id, const std::string& user,
+                        const std::vector<std::string>& groups) {
+  auto fail = [](const char* what) {
+    return make_error(http_server::errc::bad_config,
+                      std::string{"cannot make a client certificate: "}
+                          + what);
+  };
+  if (user.empty())
+    return fail("the user name (CN) is empty");
+  std::unique_ptr<BIO, bio_free> cert_bio{
+      BIO_new_mem_buf(id.ca_cert_pem.data(), static_cast<int>(id.ca_cert_pem.size()))};
+  x509_ptr ca{PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)};
+  std::unique_ptr<BIO, bio_free> key_bio{
+      BIO_new_mem_buf(id.ca_key_pem.data(), static_cast<int>(id.ca_key_pem.size()))};
+  pkey_ptr ca_key{
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)};
+  if (!ca || !ca_key)
+    return fail("the identity holds no CA certificate and key");
+  auto key = make_key();
+  if (!key)
+    return key.error();
+  auto cert = make_cert(key->get(), user, ca.get(), ca_key.get(),
+                        cert_kind::client, "", groups);
+  if (!cert)
+    return cert.error();
+  return client_certificate{pem_of(cert->get()), pem_of(key->get())};
 }
 
 } // namespace aiperf::k8s::sim::http

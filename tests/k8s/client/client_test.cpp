@@ -477,6 +477,46 @@ current-context: sim
   EXPECT_EQ(runs, 2);
 }
 
+TEST_F(client_https, an_exec_plugin_may_answer_with_a_client_certificate) {
+  // The server demands a certificate signed by the CA: only the one the
+  // plugin hands over gets the request through.
+  auto& s = serve(
+      [](const canned_request&, exchange& ex) { ex.reply(200, "{}"); }, true);
+  json credential = {
+      {"apiVersion", "client.authentication.k8s.io/v1beta1"},
+      {"kind", "ExecCredential"},
+      {"status",
+       {{"clientCertificateData", pki_.client_cert_pem()},
+        {"clientKeyData", pki_.client_key_pem()}}}};
+  write("bin/credential.json", credential.dump());
+  auto script = write("bin/get-cert", R"sh(#!/bin/sh
+cat "$(dirname "$0")/credential.json"
+)sh");
+  ::chmod(script.c_str(), 0755);
+  auto kubeconfig = write(
+      "kube/config", "apiVersion: v1\nkind: Config\n"
+                     "clusters:\n- name: sim\n  cluster:\n    server: "
+                         + s.url() + "\n    certificate-authority: ../ca.pem\n"
+                         + R"(users:
+- name: aks
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: ../bin/get-cert
+contexts:
+- name: sim
+  context: {cluster: sim, user: aks}
+current-context: sim
+)");
+  auto cfg = load_config({kubeconfig, ""}, process_environment());
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  auto r = call(spawn(*cfg), get_cm("c1"));
+  ASSERT_TRUE(r) << error_message(r.error());
+  auto reqs = s.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].headers.count("authorization"), 0u);
+}
+
 TEST_F(client_https, a_missing_exec_plugin_names_its_install_hint) {
   auto& s
       = serve([](const canned_request&, exchange& ex) { ex.reply(200, "{}"); });

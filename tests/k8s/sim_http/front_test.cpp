@@ -188,6 +188,7 @@ protected:
       auto id = make_tls_identity();
       ASSERT_TRUE(id) << error_message(id.error());
       ca = id->ca_cert_pem;
+      identity = *id;
       opts.tls = *id;
     }
     srv = std::make_unique<front>(sys, store, opts);
@@ -227,6 +228,7 @@ protected:
   std::unique_ptr<front> srv;
   std::uint16_t port = 0;
   std::string ca;
+  tls_identity identity;
   std::filesystem::path audit_path;
 };
 
@@ -331,6 +333,39 @@ TEST_F(front_test, https_checks_bearer_tokens) {
                  {{"Authorization", "Bearer admin-token"}});
   EXPECT_EQ(ok.status, 201u);
   EXPECT_EQ(get("/api/v1/namespaces/default/configmaps").status, 503u);
+}
+
+TEST_F(front_test, https_authenticates_client_certificates_of_the_cluster_ca) {
+  start(true);
+  auto jane = make_client_certificate(identity, "jane", {"devs", "qa"});
+  ASSERT_TRUE(jane) << error_message(jane.error());
+  const std::string target = "/api/v1/namespaces/default/configmaps";
+  auto r = fetch(port, "GET", target, {}, {}, ca,
+                 {jane->cert_pem, jane->key_pem});
+  EXPECT_EQ(r.status, 200u);
+  // The certificate wins over a token, as kube-apiserver asks its x509
+  // authenticator first.
+  fetch(port, "GET", target, {}, {{"Authorization", "Bearer admin-token"}},
+        ca, {jane->cert_pem, jane->key_pem});
+  // A certificate from another CA ends the handshake: no answer at all.
+  auto other = make_tls_identity();
+  ASSERT_TRUE(other);
+  auto stranger = make_client_certificate(*other, "mallory", {"system:masters"});
+  ASSERT_TRUE(stranger);
+  EXPECT_EQ(fetch(port, "GET", target, {}, {}, ca,
+                  {stranger->cert_pem, stranger->key_pem})
+                .status,
+            0u);
+  auto seen = rec->last();
+  ASSERT_EQ(seen.size(), 2u);
+  for (const auto& req : seen) {
+    EXPECT_EQ(req.user.username, "jane");
+    EXPECT_EQ(req.user.groups, (std::vector<std::string>{"devs", "qa"}));
+  }
+  auto lines = audit_lines();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back()["user"]["username"], "jane");
+  EXPECT_FALSE(make_client_certificate(identity, "", {}));
 }
 
 TEST_F(front_test, watches_stream_one_json_event_per_line) {

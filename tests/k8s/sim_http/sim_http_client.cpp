@@ -73,7 +73,8 @@ reply exchange(Stream& stream, const std::string& method,
 
 reply fetch(std::uint16_t port, const std::string& method,
             const std::string& target, const std::string& body,
-            const header_list& headers, const std::string& ca_pem) {
+            const header_list& headers, const std::string& ca_pem,
+            const client_identity& client) {
   asio::io_context ioc;
   tcp::endpoint ep{asio::ip::make_address("127.0.0.1"), port};
   boost::system::error_code ec;
@@ -89,6 +90,14 @@ reply fetch(std::uint16_t port, const std::string& method,
   if (ec)
     return {};
   ctx.set_verify_mode(asio::ssl::verify_peer);
+  if (!client.cert_pem.empty()) {
+    ctx.use_certificate_chain(asio::buffer(client.cert_pem), ec);
+    if (!ec)
+      ctx.use_private_key(asio::buffer(client.key_pem),
+                          asio::ssl::context::pem, ec);
+    if (ec)
+      return {};
+  }
   asio::ssl::stream<tcp::socket> stream{ioc, ctx};
   stream.set_verify_callback(asio::ssl::host_name_verification("127.0.0.1"));
   stream.next_layer().connect(ep, ec);

@@ -23,11 +23,19 @@ struct reply {
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
+/// A client certificate and key (PEM) to present over HTTPS.
+struct client_identity {
+  std::string cert_pem;
+  std::string key_pem;
+};
+
 /// One request on a fresh connection. `ca_pem` non-empty = HTTPS verifying
-/// the server against that CA and the name 127.0.0.1.
+/// the server against that CA and the name 127.0.0.1, presenting `client`
+/// when it holds a certificate.
 reply fetch(std::uint16_t port, const std::string& method,
             const std::string& target, const std::string& body = {},
-            const header_list& headers = {}, const std::string& ca_pem = {});
+            const header_list& headers = {}, const std::string& ca_pem = {},
+            const client_identity& client = {});
 
 /// Sends raw bytes on a fresh plain connection and returns everything the
 /// server wrote until it closed (or `timeout`).
