@@ -36,6 +36,40 @@ std::shared_ptr<const pods_status> status_board::pods() const {
   return pods_;
 }
 
+void status_board::set_finished() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  finished_ = true;
+}
+
+bool status_board::finished() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return finished_;
+}
+
+bool status_board::request_shutdown() {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!finished_)
+      return false;
+    shutdown_ = true;
+  }
+  shutdown_cv_.notify_all();
+  return true;
+}
+
+void status_board::force_shutdown() {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    shutdown_ = true;
+  }
+  shutdown_cv_.notify_all();
+}
+
+bool status_board::wait_shutdown(std::chrono::steady_clock::duration timeout) {
+  std::unique_lock<std::mutex> lock{mtx_};
+  return shutdown_cv_.wait_for(lock, timeout, [this] { return shutdown_; });
+}
+
 void status_board::stage(raw_part p) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = std::lower_bound(
@@ -129,6 +163,7 @@ caf::expected<api_handle> spawn_api_service(caf::actor_system& sys,
   }
   api_handle result;
   result.port = *started;
+  result.board = board;
   result.actor = sys.spawn(api_service, std::move(board), std::move(server));
   log::get("api_service")
       ->info("serving on {}:{}", cfg.host, static_cast<unsigned>(result.port));

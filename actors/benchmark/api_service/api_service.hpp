@@ -8,6 +8,11 @@
 //   GET /metrics                     the same as Prometheus text (0.0.4)
 //   GET /api/dataset/dataset.dat.zst the dataset files worker pods download
 //   GET /api/dataset/index.dat.zst
+//   GET /api/metrics                 progress plus the summary export (JSON)
+//   GET /api/results/list            the results dir (results_files.hpp)
+//   GET /api/results/files/<path>    one results file (results_files.hpp)
+//   POST /api/shutdown               202 once the run finished (ends a
+//                                    pod's linger), 409 while it runs
 //   GET /api/artifacts               JSON list of the artifact dir's files
 //   GET /api/artifacts/<path>        one file of the artifact dir
 //   PUT /api/raw/<pod>               stage a pod's RAW JSONL export part
@@ -32,6 +37,8 @@
 #include <caf/typed_actor.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -171,6 +178,24 @@ public:
     return ready_.load(std::memory_order_acquire);
   }
 
+  /// Marks the run finished (its exports and the ready marker are
+  /// written): POST /api/shutdown is accepted from now on.
+  void set_finished();
+
+  [[nodiscard]] bool finished() const;
+
+  /// POST /api/shutdown: false (409) while the run is not finished; true
+  /// once it is, and wakes wait_shutdown().
+  bool request_shutdown();
+
+  /// Ends a linger from outside HTTP (SIGTERM): wakes wait_shutdown()
+  /// whether or not the run finished.
+  void force_shutdown();
+
+  /// Blocks until a shutdown was requested (true) or `timeout` passed
+  /// (false). A request made before the call returns true at once.
+  [[nodiscard]] bool wait_shutdown(std::chrono::steady_clock::duration timeout);
+
   /// Records (or replaces, on a retried upload) the part of `p.pod`.
   void stage(raw_part p);
 
@@ -183,6 +208,9 @@ private:
   std::shared_ptr<const pods_status> pods_ = std::make_shared<pods_status>();
   std::vector<raw_part> raw_parts_;
   std::atomic<bool> ready_{false};
+  bool finished_ = false;
+  bool shutdown_ = false;
+  std::condition_variable shutdown_cv_;
 };
 
 /// Listener and file locations.
@@ -228,6 +256,9 @@ using api_service_actor = caf::typed_actor<
 struct api_handle {
   api_service_actor actor;
   std::uint16_t port = 0;
+  /// What the handlers read; the owner of the run marks it finished and
+  /// waits on it for POST /api/shutdown (a pod's linger).
+  std::shared_ptr<status_board> board;
 };
 
 /// Binds the HTTP server (synchronously, so a port in use fails here, not

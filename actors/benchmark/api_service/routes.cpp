@@ -1,8 +1,11 @@
 #include "actors/benchmark/api_service/routes.hpp"
 
+#include "actors/benchmark/api_service/results_files.hpp"
+
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
 
+#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -10,6 +13,8 @@
 #include <charconv>
 #include <cmath>
 #include <fcntl.h>
+#include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -90,26 +95,6 @@ int hex_value(char c) {
   return -1;
 }
 
-std::optional<std::string> percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size())
-      return std::nullopt;
-    int hi = hex_value(s[i + 1]);
-    int lo = hex_value(s[i + 2]);
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
-}
-
 bool inside(const fs::path& root, const fs::path& p) {
   auto r = root.begin();
   auto q = p.begin();
@@ -119,19 +104,6 @@ bool inside(const fs::path& root, const fs::path& p) {
   return true;
 }
 
-std::string_view content_type_of(const fs::path& p) {
-  auto ext = p.extension().string();
-  if (ext == ".json")
-    return "application/json";
-  if (ext == ".jsonl")
-    return "application/x-ndjson";
-  if (ext == ".csv")
-    return "text/csv";
-  if (ext == ".txt" || ext == ".log")
-    return "text/plain";
-  return "application/octet-stream";
-}
-
 struct fd_guard {
   int fd = -1;
   ~fd_guard() {
@@ -139,43 +111,6 @@ struct fd_guard {
       ::close(fd);
   }
 };
-
-// Streams a file as a chunked body, one block per write; the client learns
-// the size from X-File-Size up front to verify the download.
-awaitable<void> send_file(response_writer& w, const fs::path& path,
-                          std::string_view content_type) {
-  fd_guard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  struct stat st {};
-  if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    co_await send_error(w, 404,
-                        "not found: " + path.filename().string()
-                            + " is not a readable file");
-    co_return;
-  }
-  w.begin_chunked(200, content_type,
-                  "X-File-Size: " + std::to_string(st.st_size) + "\r\n");
-  std::string block(file_block, '\0');
-  for (;;) {
-    auto n = ::read(f.fd, block.data(), block.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      // Headers are out: returning without end_chunked() leaves the body
-      // unterminated, which the client sees as a failed download.
-      log::get("api_service")
-          ->error("read {} failed: {}", path.string(),
-                  std::generic_category().message(errno));
-      co_return;
-    }
-    if (n == 0)
-      break;
-    w.append_chunk({block.data(), static_cast<std::size_t>(n)});
-    co_await w.flush();
-    if (w.failed())
-      co_return;
-  }
-  co_await w.end_chunked();
-}
 
 awaitable<void> list_artifacts(response_writer& w, const fs::path& root) {
   rapidjson::StringBuffer sb;
@@ -242,6 +177,99 @@ awaitable<void> stage_raw(response_writer& w, http_server::request& req,
 }
 
 } // namespace
+
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size())
+      return std::nullopt;
+    int hi = hex_value(s[i + 1]);
+    int lo = hex_value(s[i + 2]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+std::string_view content_type_of(const fs::path& p) {
+  auto ext = p.extension().string();
+  if (ext == ".json")
+    return "application/json";
+  if (ext == ".jsonl")
+    return "application/x-ndjson";
+  if (ext == ".parquet")
+    return "application/vnd.apache.parquet";
+  if (ext == ".csv")
+    return "text/csv";
+  if (ext == ".txt" || ext == ".log")
+    return "text/plain";
+  return "application/octet-stream";
+}
+
+// Streams a file as a chunked body, one block per write; the client learns
+// the size from X-File-Size up front to verify the download.
+awaitable<void> send_file(response_writer& w, fs::path path,
+                          std::string_view content_type, std::string extra_headers) {
+  fd_guard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  struct stat st {};
+  if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    co_await send_error(w, 404,
+                        "not found: " + path.filename().string()
+                            + " is not a readable file");
+    co_return;
+  }
+  w.begin_chunked(200, content_type,
+                  extra_headers + "X-File-Size: " + std::to_string(st.st_size) + "\r\n");
+  std::string block(file_block, '\0');
+  for (;;) {
+    auto n = ::read(f.fd, block.data(), block.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      // Headers are out: returning without end_chunked() leaves the body
+      // unterminated, which the client sees as a failed download.
+      log::get("api_service")
+          ->error("read {} failed: {}", path.string(),
+                  std::generic_category().message(errno));
+      co_return;
+    }
+    if (n == 0)
+      break;
+    w.append_chunk({block.data(), static_cast<std::size_t>(n)});
+    co_await w.flush();
+    if (w.failed())
+      co_return;
+  }
+  co_await w.end_chunked();
+}
+
+awaitable<void> send_json_error(response_writer& w, unsigned status, std::string message) {
+  co_await w.send(status, json_type, error_json(message));
+}
+
+std::string render_metrics_json(const progress& p, bool ready, const fs::path& artifact_dir) {
+  std::string summary;
+  if (!artifact_dir.empty()) {
+    std::ifstream in{artifact_dir / "profile_export_aiperf.json", std::ios::binary};
+    std::ostringstream ss;
+    if (in)
+      ss << in.rdbuf();
+    summary = ss.str();
+  }
+  // The export is written atomically, so it is whole or absent; an
+  // unparsable one is still not passed on as JSON.
+  rapidjson::Document check;
+  if (summary.empty() || check.Parse(summary.c_str()).HasParseError())
+    summary = "null";
+  return R"({"progress":)" + render_progress_json(p, ready) + R"(,"summary":)" + summary + "}";
+}
 
 std::string render_progress_json(const progress& p, bool ready) {
   rapidjson::StringBuffer sb;
@@ -486,6 +514,31 @@ awaitable<void> route(std::shared_ptr<status_board> board,
                               render_prometheus(*board->snapshot(),
                                                 board->ready(),
                                                 board->raw_parts().size()));
+  }
+  if (target == "/api/metrics") {
+    if (!get)
+      co_return co_await wrong_method("GET");
+    co_return co_await w.send(200, json_type,
+                              render_metrics_json(*board->snapshot(), board->ready(),
+                                                  cfg->artifact_dir));
+  }
+  if (target == "/api/shutdown") {
+    if (method != http::verb::post)
+      co_return co_await wrong_method("POST");
+    if (!board->request_shutdown())
+      co_return co_await send_error(w, 409,
+                                    "the benchmark is still running: POST /api/shutdown "
+                                    "once it finished (GET /api/progress), or cancel it "
+                                    "with SIGTERM");
+    co_return co_await w.send(202, json_type, R"({"status":"shutting down"})");
+  }
+  if (target == results_list_route || target.starts_with(results_files_prefix)) {
+    if (!get)
+      co_return co_await wrong_method("GET");
+    if (cfg->artifact_dir.empty())
+      co_return co_await send_error(w, 404, "this controller serves no results");
+    if (co_await serve_results(cfg->artifact_dir, target, req, w))
+      co_return;
   }
   if (target.starts_with(dataset_prefix)) {
     if (!get)

@@ -46,6 +46,29 @@ resolve_under(const std::filesystem::path& root, std::string_view relative);
 /// The staged file name of `pod`'s RAW part.
 [[nodiscard]] std::string raw_part_file_name(std::string_view pod);
 
+/// Decodes %XX escapes; std::nullopt for a malformed one.
+[[nodiscard]] std::optional<std::string> percent_decode(std::string_view s);
+
+/// The Content-Type of a served file, by extension.
+[[nodiscard]] std::string_view content_type_of(const std::filesystem::path& p);
+
+/// Streams the file at `path` (200, chunked, X-File-Size plus
+/// `extra_headers`, preformatted lines ending in "\r\n"); 404 when it is not
+/// a readable regular file.
+[[nodiscard]] boost::asio::awaitable<void>
+send_file(http_server::response_writer& w, std::filesystem::path path,
+          std::string_view content_type, std::string extra_headers = {});
+
+/// Sends {"error": message} with `status`.
+[[nodiscard]] boost::asio::awaitable<void>
+send_json_error(http_server::response_writer& w, unsigned status, std::string message);
+
+/// Renders GET /api/metrics: {"progress": render_progress_json,
+/// "summary": the run's profile_export_aiperf.json, or null before the
+/// export}.
+[[nodiscard]] std::string render_metrics_json(const progress& p, bool ready,
+                                              const std::filesystem::path& artifact_dir);
+
 /// Returns the request handler (see api_service.hpp for the routes). It
 /// shares `board` with the actor and reads `cfg`, which must not change.
 [[nodiscard]] http_server::handler

@@ -227,6 +227,38 @@ TEST_F(api_service_fixture, artifacts_are_listed_and_served_without_traversal) {
   }
 }
 
+TEST_F(api_service_fixture, shutdown_is_409_while_running_and_202_after) {
+  start();
+  EXPECT_EQ(http_fetch(svc_.port, http::verb::post, "/api/shutdown").status, 409u);
+  EXPECT_EQ(get("/api/shutdown").status, 405u);
+  svc_.board->set_finished();
+  EXPECT_EQ(http_fetch(svc_.port, http::verb::post, "/api/shutdown").status, 202u);
+  EXPECT_TRUE(svc_.board->wait_shutdown(std::chrono::seconds{0}));
+}
+
+TEST_F(api_service_fixture, results_routes_serve_the_artifact_dir) {
+  auto run = root_ / "artifacts" / "run";
+  write(run / "profile_export_aiperf.json", R"({"ok":true})");
+  start();
+  auto early = get("/api/results/files/profile_export_aiperf.json");
+  EXPECT_EQ(early.status, 404u);
+  EXPECT_NE(early.body.find("Results not ready"), std::string::npos) << early.body;
+  write(run / ".aiperf_results_ready.json", R"({"ready": true, "was_cancelled": false})");
+  auto list = get("/api/results/list");
+  ASSERT_EQ(list.status, 200u);
+  EXPECT_NE(list.body.find(R"({"name":"profile_export_aiperf.json","size":11})"),
+            std::string::npos)
+    << list.body;
+  auto file = get("/api/results/files/profile_export_aiperf.json");
+  EXPECT_EQ(file.status, 200u);
+  EXPECT_EQ(file.body, R"({"ok":true})");
+  EXPECT_EQ(get("/api/results/files/.aiperf_results_ready.json").status, 400u);
+  EXPECT_EQ(get("/api/results/files/%2e%2e/x").status, 400u);
+  auto metrics = get("/api/metrics");
+  EXPECT_EQ(metrics.status, 200u);
+  EXPECT_NE(metrics.body.find(R"("summary":{"ok":true})"), std::string::npos) << metrics.body;
+}
+
 TEST_F(api_service_fixture, raw_part_upload_is_staged_durably) {
   start();
   auto r = put("/api/raw/3", "{\"a\":1}\n{\"b\":2}\n");

@@ -1,4 +1,5 @@
 #include "actors/benchmark/api_service/routes.hpp"
+#include "actors/benchmark/api_service/results_files.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 
 namespace {
@@ -205,6 +207,125 @@ TEST(valid_pod_name, accepts_indexes_and_names_only) {
   EXPECT_FALSE(valid_pod_name("a/b"));
   EXPECT_FALSE(valid_pod_name("a.b"));
   EXPECT_EQ(raw_part_file_name("3"), "profile_export_raw.pod-3.jsonl");
+}
+
+} // namespace
+
+namespace {
+
+using results_test = temp_dir_fixture;
+
+std::vector<std::string> names(const std::vector<result_file>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files)
+    out.push_back(f.name);
+  return out;
+}
+
+TEST_F(results_test, lists_checkpoints_always_and_top_level_files_once_ready) {
+  write("profile_export_aiperf.json", "{}");
+  write("nested/deep.json", "x");
+  write("checkpoints/a/c.json", "12");
+  EXPECT_FALSE(results_ready(root_));
+  EXPECT_EQ(names(list_results(root_)), (std::vector<std::string>{"checkpoints/a/c.json"}));
+  ASSERT_TRUE(write_ready_marker(root_, false));
+  EXPECT_TRUE(results_ready(root_));
+  auto files = list_results(root_);
+  EXPECT_EQ(names(files), (std::vector<std::string>{"checkpoints/a/c.json",
+                                                    "profile_export_aiperf.json"}));
+  EXPECT_EQ(files[0].size, 2u);
+  auto json = render_results_list(files, true);
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(json.c_str()).HasParseError()) << json;
+  EXPECT_EQ(d["files"][1]["name"].GetString(), std::string{"profile_export_aiperf.json"});
+  EXPECT_EQ(d["files"][1]["size"].GetUint64(), 2u);
+  EXPECT_TRUE(d["ready"].GetBool());
+}
+
+TEST_F(results_test, the_marker_is_aiperfs_json) {
+  ASSERT_TRUE(write_ready_marker(root_, true));
+  std::ifstream in{root_ / ".aiperf_results_ready.json"};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(text.c_str()).HasParseError()) << text;
+  EXPECT_TRUE(d["ready"].GetBool());
+  EXPECT_TRUE(d["was_cancelled"].GetBool());
+}
+
+TEST_F(results_test, judges_paths_before_and_after_the_marker) {
+  write("a.json", "{}");
+  write("nested/b.json", "{}");
+  write("checkpoints/c.json", "{}");
+  fs::create_directories(root_.parent_path() / "outside");
+  auto lookup = [&](std::string_view p) { return resolve_result(root_, p).status; };
+  EXPECT_EQ(lookup("a.json"), result_lookup::not_ready);
+  EXPECT_EQ(lookup("checkpoints/c.json"), result_lookup::ok);
+  EXPECT_EQ(lookup("checkpoints/missing.json"), result_lookup::not_found);
+  for (auto bad : {"", "..", "../a.json", "%2e%2e/a.json", "a/../a.json", "a\\b", "%zz",
+                   ".aiperf_results_ready.json", "checkpoints/.aiperf_results_ready.json",
+                   "x//y"})
+    EXPECT_EQ(lookup(bad), result_lookup::bad_path) << bad;
+  ASSERT_TRUE(write_ready_marker(root_, false));
+  auto ok = resolve_result(root_, "a.json");
+  EXPECT_EQ(ok.status, result_lookup::ok);
+  EXPECT_EQ(ok.path.filename(), "a.json");
+  EXPECT_EQ(lookup("nested/b.json"), result_lookup::not_found) << "only top-level files";
+  EXPECT_EQ(lookup("nested"), result_lookup::not_found) << "a directory";
+  EXPECT_EQ(lookup("nope.json"), result_lookup::not_found);
+  auto secret = root_.parent_path() / (root_.filename().string() + "-secret.txt");
+  std::ofstream{secret} << "s";
+  fs::create_symlink(secret, root_ / "escape.txt");
+  EXPECT_EQ(lookup("escape.txt"), result_lookup::not_found);
+  fs::remove(secret);
+}
+
+TEST_F(results_test, a_dir_holding_one_run_directory_serves_that_one) {
+  EXPECT_EQ(results_root(root_), root_) << "empty";
+  fs::create_directories(root_ / "m-openai-chat-concurrency4");
+  fs::create_directories(root_ / "checkpoints");
+  EXPECT_EQ(results_root(root_), root_ / "m-openai-chat-concurrency4");
+  fs::create_directories(root_ / "second");
+  EXPECT_EQ(results_root(root_), root_) << "two runs: ambiguous";
+  fs::remove(root_ / "second");
+  write("top.json", "{}");
+  EXPECT_EQ(results_root(root_), root_) << "a file at the top: served as is";
+}
+
+TEST(status_board, shutdown_is_refused_until_the_run_finished) {
+  status_board b;
+  EXPECT_FALSE(b.finished());
+  EXPECT_FALSE(b.request_shutdown());
+  EXPECT_FALSE(b.wait_shutdown(std::chrono::seconds{0})) << "a refused request wakes nobody";
+  b.set_finished();
+  EXPECT_TRUE(b.request_shutdown());
+  EXPECT_TRUE(b.wait_shutdown(std::chrono::hours{1})) << "a request before the wait counts";
+}
+
+TEST(status_board, a_forced_shutdown_ends_the_wait_before_the_run_finished) {
+  status_board b;
+  b.force_shutdown();
+  EXPECT_TRUE(b.wait_shutdown(std::chrono::hours{1}));
+  EXPECT_FALSE(b.finished());
+}
+
+TEST(render_metrics_json, embeds_the_summary_once_exported) {
+  std::string tmpl = (fs::temp_directory_path() / "api_metrics.XXXXXX").string();
+  fs::path dir = ::mkdtemp(tmpl.data());
+  progress p{"profiling", "complete", 3, 3, 0, 0, 3, 1.0};
+  rapidjson::Document d;
+  auto before = render_metrics_json(p, true, dir);
+  ASSERT_FALSE(d.Parse(before.c_str()).HasParseError()) << before;
+  EXPECT_TRUE(d["summary"].IsNull());
+  EXPECT_EQ(d["progress"]["requests_completed"].GetUint64(), 3u);
+  std::ofstream{dir / "profile_export_aiperf.json"} << R"({"request_count":{"avg":3}})";
+  auto after = render_metrics_json(p, true, dir);
+  ASSERT_FALSE(d.Parse(after.c_str()).HasParseError()) << after;
+  EXPECT_EQ(d["summary"]["request_count"]["avg"].GetInt(), 3);
+  std::ofstream{dir / "profile_export_aiperf.json"} << "{torn";
+  auto torn = render_metrics_json(p, true, dir);
+  ASSERT_FALSE(d.Parse(torn.c_str()).HasParseError()) << torn;
+  EXPECT_TRUE(d["summary"].IsNull());
+  fs::remove_all(dir);
 }
 
 } // namespace
