@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace aiperf::remote {
@@ -112,6 +113,9 @@ caf::behavior controller_inbox(caf::stateful_actor<inbox_state>* self,
 
 struct pod_state {
   std::string peer;
+  /// Kubernetes: the pod watch's last word on the pod.
+  bool k8s_ready = false;
+  std::string k8s_name;
   bool lost = false;
   std::string lost_reason;
   /// The last heartbeat with the pod's clock estimate.
@@ -237,6 +241,45 @@ void become_ready(group_ptr self) {
            st.handles.workers.size(), st.handles.processors.size());
   publish_status(self);
   answer_waiters(self);
+}
+
+/// The pods the pod watch has not reported Running and Ready ("" when the
+/// group does not wait for readiness).
+std::string pods_not_ready(group_ptr self) {
+  auto& st = self->state;
+  std::string names;
+  if (!st.cfg.await_pods_ready)
+    return names;
+  for (std::uint32_t p = 0; p < st.pods.size(); ++p)
+    if (!st.pods[p].k8s_ready)
+      names += (names.empty() ? "" : ", ") + pod_name(p);
+  return names;
+}
+
+/// The start gate: every expected service registered and, in Kubernetes,
+/// every pod Running and Ready.
+void maybe_become_ready(group_ptr self) {
+  auto& st = self->state;
+  if (st.ready || st.failed || !st.missing.empty())
+    return;
+  if (auto waiting = pods_not_ready(self); !waiting.empty()) {
+    log::get("remote_group")
+      ->info("every service registered; waiting until {} Running and Ready", waiting);
+    return;
+  }
+  become_ready(self);
+}
+
+/// Before the run starts, a pod whose process went away must register
+/// again: its services count as missing.
+void forget_registration(group_ptr self, std::uint32_t p) {
+  auto& st = self->state;
+  for (auto& id : expected_services(st.cfg.layout))
+    if (pod_of_service(self, id) == p)
+      st.missing.insert(id);
+  st.pods[p].peer.clear();
+  st.pods[p].clock.reset();
+  st.status_dirty = true;
 }
 
 void settle_finalize(group_ptr self, std::uint32_t p,
@@ -409,8 +452,23 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
         answer.accepted = false;
         answer.reason = pod_name(*p) + " is already registered by another "
                         "process: give every pod a distinct AIPERF_POD_INDEX";
+      } else if (!st.missing.contains(r.service_id)) {
+        // Services register once per process: this is a new process in
+        // the pod (its container restarted in place).
+        if (st.ready) {
+          lose_pod(self, *p, "its process restarted (" + r.service_id + " registered again)");
+          answer.accepted = false;
+          answer.reason = pod_name(*p) + " was declared lost: a pod cannot rejoin a running "
+                          "benchmark";
+        } else {
+          logger->warn("{} registered again before the run started: its process restarted; "
+                       "waiting for every service of it",
+                       r.service_id);
+          forget_registration(self, *p);
+        }
       }
       if (!answer.accepted) {
+        ++st.cfg.monitor->registrations_refused;
         logger->warn("registration of {} refused: {}", r.service_id,
                      answer.reason);
       } else {
@@ -424,9 +482,8 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
       }
       (void) st.cfg.bridge->send_to(channel::control, o.peer, answer,
                                     "controller");
-      if (st.missing.empty() && !st.ready && !st.failed)
-        become_ready(self);
-      else if (st.status_dirty)
+      maybe_become_ready(self);
+      if (st.status_dirty)
         publish_status(self);
     },
     [=](origin& o, heartbeat& hb) {
@@ -504,11 +561,34 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
         if (pod_name(p) == pod)
           lose_pod(self, p, why);
     },
+    [=](pod_watch::pod_report_atom, pod_watch::pod_report& r) {
+      auto& st = self->state;
+      auto p = pod_of_service(self, r.pod);
+      if (!p)
+        return; // a worker pod beyond this run's layout: not ours to judge
+      auto& pod = st.pods[*p];
+      pod.k8s_name = r.k8s_name;
+      pod.k8s_ready = r.ready;
+      if (r.gone && !pod.lost) {
+        if (st.ready)
+          lose_pod(self, *p, "pod " + r.k8s_name + " " + r.reason);
+        else
+          // Its next process registers again, which resets the pod's
+          // registration (in whichever order the two news arrive).
+          logger->warn("{} (pod {}) {} before the run started", pod_name(*p), r.k8s_name,
+                       r.reason);
+      }
+      maybe_become_ready(self);
+      if (st.status_dirty)
+        publish_status(self);
+    },
     [=](zmq_bridge::delivery_failure& f) {
       if (auto p = pod_of_peer(self, f.peer))
         lose_pod(self, *p,
-                 std::string{"send on "} + zmq_bridge::to_string(f.channel)
-                   + " failed: " + f.message);
+                 f.channel == channel::control
+                   ? "its control connection dropped (" + f.message + ")"
+                   : std::string{"send on "} + zmq_bridge::to_string(f.channel)
+                       + " failed: " + f.message);
     },
     [=](zmq_bridge::frame_rejected& f) {
       logger->warn("rejected a frame on {} from '{}': {}",
@@ -527,19 +607,34 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
           }
           names += (names.empty() ? "" : ", ") + id;
         }
+        auto waiting = pods_not_ready(self);
         fail_registration(
-          self, "registration timed out after "
-                  + std::to_string(st.cfg.registration_timeout.count())
-                  + " ms; missing: " + names
-                  + " (did those worker processes start and reach the "
-                    "controller?)");
+          self, names.empty() && !waiting.empty()
+                  ? "registration timed out after "
+                      + std::to_string(st.cfg.registration_timeout.count())
+                      + " ms: every service registered, but not Running and Ready: " + waiting
+                      + " (kubectl describe pod shows why)"
+                  : "registration timed out after "
+                      + std::to_string(st.cfg.registration_timeout.count())
+                      + " ms; missing: " + names
+                      + " (did those worker processes start and reach the "
+                        "controller?)");
       }
       // Pods without a parent process (Kubernetes) learn that we are gone
-      // from the silence.
-      if (++st.ticks % 4 == 0)
+      // from the silence. While the run goes on, each pod's heartbeat is a
+      // targeted send: a pod whose control connection dropped fails it
+      // (delivery_failure) within one tick.
+      ++st.ticks;
+      if (st.ready) {
+        for (auto& pod : st.pods)
+          if (!pod.lost && !pod.peer.empty())
+            (void) st.cfg.bridge->send_to(channel::control, pod.peer,
+                                          heartbeat{"controller", "running", 0}, "controller");
+      } else if (st.ticks % 4 == 0) {
         (void) st.cfg.bridge->broadcast(channel::control,
                                         heartbeat{"controller", "running", 0},
                                         "controller");
+      }
       if (st.ready) {
         for (std::uint32_t p = 0; p < st.pods.size(); ++p) {
           auto& pod = st.pods[p];

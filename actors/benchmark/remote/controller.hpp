@@ -4,6 +4,7 @@
 #pragma once
 
 #include "actors/benchmark/api_service/api_service.hpp"
+#include "actors/benchmark/pod_watch/pod_watch.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/system_controller/system_controller.hpp"
 #include "runtime/zmq_bridge/bridge.hpp"
@@ -65,6 +66,9 @@ public:
   std::atomic<std::uint32_t> pods_lost{0};
   /// The run was cancelled because too many pods were lost.
   std::atomic<bool> aborted{false};
+  /// Registrations refused (unknown id, a lost pod's new process, a pod
+  /// index taken by another process).
+  std::atomic<std::uint32_t> registrations_refused{0};
 
 private:
   mutable std::mutex mtx_;
@@ -87,7 +91,10 @@ struct remote_group_config {
   std::chrono::milliseconds heartbeat_timeout{5'000};
   /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT: above this share of lost
   /// pods the run is cancelled like Ctrl+C; at or below it goes on degraded.
-  double abort_threshold_percent = 0;
+  double abort_threshold_percent = 50;
+  /// Kubernetes: a pod watch reports the worker pods (pod_watch), and the
+  /// group answers get only once every pod also is Running and Ready.
+  bool await_pods_ready = false;
   std::shared_ptr<run_monitor> monitor;
 };
 
@@ -103,6 +110,16 @@ struct remote_group_config {
 ///   worker_connected)` on the control channel.
 /// - `(pod_lost_atom, pod, why)`: turns the pod's in-flight credits into
 ///   WorkerLost records, then continues degraded or cancels the run.
+/// - `(pod_watch::pod_report_atom, pod_report)` from the pod watch
+///   (Kubernetes): readiness, which gates the get reply when
+///   await_pods_ready; a gone pod is lost once the run started (before,
+///   its next process's registration resets the pod's registration).
+/// A pod is lost when its process exits (local mode), when a send to it
+/// fails (its control connection dropped: while the run goes on it gets a
+/// heartbeat every 250 ms, so a killed process is noticed within that),
+/// after heartbeat_timeout of silence (a network cut), when the pod watch
+/// reports it gone, or when one of its services registers again mid-run (a
+/// new process in the pod); that registration is refused and logged.
 /// Tells `api` `(pods_atom, pods_status)` when a service registers, the
 /// registration completes or fails, and (at most every 250 ms) when a pod's
 /// heartbeat or loss changed what /api/pods shows; no reply expected. Once
