@@ -46,10 +46,10 @@ constexpr std::array<named_port, 4> zmq_ports{{
 }};
 
 // Our measured defaults (docs/kubernetes.md, "Resources").
-constexpr std::string_view default_controller_cpu = "500m";
+constexpr std::string_view default_controller_cpu = "250m";
 constexpr std::string_view default_controller_memory = "512Mi";
-constexpr std::string_view default_worker_cpu = "1";
-constexpr std::string_view default_worker_memory = "1Gi";
+constexpr std::string_view default_worker_cpu = "250m";
+constexpr std::string_view default_worker_memory = "256Mi";
 // The sidecar serves files only; not part of the controller figure.
 constexpr std::string_view sidecar_cpu = "10m";
 constexpr std::string_view sidecar_memory = "32Mi";

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 using namespace aiperf;
 using namespace aiperf::k8s::manifests;
@@ -602,4 +604,68 @@ TEST(manifests_output, identical_input_identical_output) {
   auto b = direct_mode_objects(sample(), sample_run(), no_env());
   ASSERT_TRUE(a && b);
   EXPECT_EQ(json(*a).dump(), json(*b).dump());
+}
+
+namespace {
+
+// The checks of the `restricted` Pod Security Standard
+// (kubernetes.io/docs/concepts/security/pod-security-standards) that a
+// pod spec can fail; returns what fails.
+std::vector<std::string> restricted_violations(const json& spec) {
+  std::vector<std::string> out;
+  for (auto host : {"hostNetwork", "hostPID", "hostIPC"})
+    if (spec.value(host, false))
+      out.push_back(host);
+  static const std::set<std::string> allowed_volumes{
+      "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+      "projected", "secret"};
+  for (const auto& v : spec["volumes"])
+    for (const auto& [key, value] : v.items())
+      if (key != "name" && !allowed_volumes.count(key))
+        out.push_back("volume " + std::string{v["name"]} + " of type " + key);
+  const json pod_sc = spec.value("securityContext", json::object());
+  auto seccomp_ok = [](const json& sc) {
+    auto type = sc.value("seccompProfile", json::object()).value("type", "");
+    return type == "RuntimeDefault" || type == "Localhost";
+  };
+  for (const auto& c : spec["containers"]) {
+    std::string name = c["name"];
+    const json sc = c.value("securityContext", json::object());
+    if (sc.value("privileged", false))
+      out.push_back(name + ": privileged");
+    if (sc.value("allowPrivilegeEscalation", true))
+      out.push_back(name + ": allowPrivilegeEscalation not false");
+    if (!sc.value("runAsNonRoot", pod_sc.value("runAsNonRoot", false)))
+      out.push_back(name + ": runAsNonRoot not true");
+    if (sc.value("runAsUser", pod_sc.value("runAsUser", 1)) == 0)
+      out.push_back(name + ": runAsUser 0");
+    if (!seccomp_ok(sc) && !seccomp_ok(pod_sc))
+      out.push_back(name + ": no RuntimeDefault seccomp profile");
+    auto caps = sc.value("capabilities", json::object());
+    auto drop = caps.value("drop", json::array());
+    if (std::find(drop.begin(), drop.end(), "ALL") == drop.end())
+      out.push_back(name + ": capabilities do not drop ALL");
+    for (const auto& add : caps.value("add", json::array()))
+      if (add != "NET_BIND_SERVICE")
+        out.push_back(name + ": adds capability " + std::string{add});
+    for (const auto& p : c.value("ports", json::array()))
+      if (p.contains("hostPort"))
+        out.push_back(name + ": hostPort");
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(manifests_jobset, pods_meet_the_restricted_pod_security_standard) {
+  auto d = sample();
+  d.secret_mounts = {{"tls-ca", "/etc/tls", std::nullopt}};
+  auto js = built_jobset(d);
+  for (std::size_t job : {0u, 1u})
+    EXPECT_EQ(restricted_violations(pod_spec(js, job)), std::vector<std::string>{}) << job;
+  // The checker itself finds a violation.
+  auto spec = pod_spec(js, 1);
+  spec["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = true;
+  spec["volumes"].push_back({{"name", "h"}, {"hostPath", {{"path", "/"}}}});
+  EXPECT_EQ(restricted_violations(spec).size(), 2u);
 }
