@@ -158,7 +158,7 @@ TEST(manifests_rbac, deploy_roles_for_benchmark_pods_are_a_subset) {
                                     << std::get<0>(t) << "/" << std::get<1>(t)
                                     << ", which the per-run Role does not";
   }
-  // Today no Role in k8s/deploy/ binds benchmark pods (they get the per-run
+  // No Role in k8s/deploy/ binds benchmark pods yet (they get the per-run
   // Role only); the operator's ClusterRole is bound to its own account.
   EXPECT_EQ(benchmark_roles, 0u) << "a Role for benchmark pods was added: drop this line; "
                                      "the subset check above covers it";
