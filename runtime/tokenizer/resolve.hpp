@@ -12,6 +12,9 @@
 //                      used directly; absent there and unless
 //                      HF_HUB_OFFLINE is set, downloaded into that cache
 //                      (runtime/tokenizer/download.hpp).
+//   builtin            AIPerf's name for tiktoken o200k_base; not shipped
+//                      (see builtin_model_name), so an error saying what to
+//                      pass instead.
 // A name that resolves nowhere is an error listing every path and URL
 // tried.
 #pragma once
@@ -22,6 +25,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +34,10 @@ namespace aiperf::tokenizer {
 
 /// The name that selects the whitespace token model.
 inline constexpr std::string_view whitespace_model_name = "whitespace8";
+
+/// AIPerf's `--tokenizer builtin` (tiktoken o200k_base). Its vocabulary is
+/// not part of aiperf-node: this name is refused with the paths to pass.
+inline constexpr std::string_view builtin_model_name = "builtin";
 
 /// The `tokenizer.json` that `name` at `revision` stands for (see above).
 /// `hf_home` overrides `$HF_HOME` (tests); empty reads the environment.
@@ -53,6 +61,13 @@ public:
   [[nodiscard]] std::optional<std::vector<std::uint32_t>>
   encode(std::string_view text) const;
 
+  /// The text of `ids` through the tokenizer.json's decoder; empty for
+  /// whitespace8, which has no IDs.
+  [[nodiscard]] std::string decode(std::span<const std::uint32_t> ids) const;
+
+  /// True for a tokenizer.json, false for whitespace8.
+  [[nodiscard]] bool has_ids() const noexcept { return hf_.has_value(); }
+
   /// The model's name (whitespace8) or the tokenizer.json it came from.
   [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
 
@@ -68,6 +83,9 @@ void set_metrics_tokenizer(any_tokenizer tok);
 
 /// The tokens of `text` under the tokenizer set_metrics_tokenizer chose.
 [[nodiscard]] std::size_t count_for_metrics(std::string_view text);
+
+/// That tokenizer; null until set_metrics_tokenizer (whitespace8).
+[[nodiscard]] const any_tokenizer* metrics_tokenizer();
 
 /// The origin() of that tokenizer ("whitespace8" when none was set).
 [[nodiscard]] std::string metrics_tokenizer_origin();

@@ -75,17 +75,17 @@ caf::expected<void> validate(const synthetic_options& opts) {
   return caf::unit;
 }
 
-void append_random_words(std::string& out, std::uint64_t tokens, rng& gen) {
-  const auto vocab = tokenizer::vocabulary_size();
-  for (std::uint64_t i = 0; i < tokens; ++i) {
-    if (i != 0)
-      out.push_back(' ');
-    out.append(tokenizer::word(uniform_index(gen, vocab)));
-  }
-}
-
 dataset generate_synthetic(const synthetic_options& opts) {
   rng gen{opts.random_seed.value_or(default_seed)};
+  static const auto whitespace
+      = tokenizer::any_tokenizer::load(tokenizer::whitespace_model_name);
+  const tokenizer::any_tokenizer* tok = opts.tokenizer;
+  if (tok == nullptr)
+    tok = tokenizer::metrics_tokenizer();
+  if (tok == nullptr)
+    tok = &*whitespace;
+  // The corpus is tokenized once here, at dataset build time.
+  const prompt_generator prompts{*tok, opts.corpus};
   const bool has_delay
       = opts.turn_delay_mean_ms > 0 || opts.turn_delay_stddev_ms > 0;
   dataset out;
@@ -95,8 +95,6 @@ dataset generate_synthetic(const synthetic_options& opts) {
       break; // the caller drops what was made
     conversation conv;
     conv.session_id = session_id(gen);
-    const bool whitespace = tokenizer::metrics_tokenizer_origin()
-                            == tokenizer::whitespace_model_name;
     const auto num_turns
         = positive_normal_int(gen, opts.turn_mean, opts.turn_stddev);
     conv.turns.reserve(num_turns);
@@ -106,16 +104,11 @@ dataset generate_synthetic(const synthetic_options& opts) {
       const auto isl = std::min<std::uint64_t>(
           positive_normal_int(gen, opts.isl_mean, opts.isl_stddev),
           std::numeric_limits<std::int32_t>::max());
-      // Vocabulary words are ≤ 8 letters: one word is one token.
-      tr.text.reserve(isl * 6);
-      append_random_words(tr.text, isl, gen);
-      // Under another --tokenizer the words are not one token each: the
-      // ISL is what that tokenizer counts, as the metric counts it.
-      tr.input_tokens = whitespace
-                            ? static_cast<std::uint32_t>(isl)
-                            : static_cast<std::uint32_t>(std::min<std::size_t>(
-                                tokenizer::count_for_metrics(tr.text),
-                                std::numeric_limits<std::uint32_t>::max()));
+      auto prompt = prompts.generate(isl, gen);
+      tr.text = std::move(prompt.text);
+      // The text's own count: the ISL, unless no window re-encoded to it.
+      tr.input_tokens = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          prompt.tokens, std::numeric_limits<std::uint32_t>::max()));
       if (opts.osl_mean) {
         const auto osl
             = positive_normal_int(gen, *opts.osl_mean, opts.osl_stddev);

@@ -1,9 +1,11 @@
-// Synthetic datasets: AIPerf's `--isl/--osl/--conversation-turn-*` options.
-// Prompts are words of the built-in tokenizer's vocabulary, so the ISL of
-// every turn is exact under the built-in tokenizer.
+// Synthetic datasets: AIPerf's `--isl/--osl/--conversation-turn-*` and
+// `--prompt-corpus` options. Prompts are token windows of the corpus in the
+// run's tokenizer (prompt_corpus.hpp), so every turn's ISL is the drawn
+// length in that tokenizer's tokens.
 #pragma once
 
 #include "actors/benchmark/dataset/dataset.hpp"
+#include "actors/benchmark/dataset/prompt_corpus.hpp"
 #include "actors/benchmark/dataset/random.hpp"
 
 #include <atomic>
@@ -35,6 +37,11 @@ struct synthetic_options {
   double turn_delay_ratio = 1.0;
   /// `--random-seed`; unset = a fixed default seed (still deterministic).
   std::optional<std::uint64_t> random_seed;
+  /// `--prompt-corpus` (AIPerf's default sonnet).
+  prompt_corpus corpus = prompt_corpus::sonnet;
+  /// The tokenizer prompts are cut and counted in; null = the process's
+  /// metrics tokenizer (tokenizer::set_metrics_tokenizer, else whitespace8).
+  const tokenizer::any_tokenizer* tokenizer = nullptr;
 };
 
 /// Seed used when synthetic_options::random_seed is unset.
@@ -46,14 +53,13 @@ inline constexpr std::uint64_t default_seed = 0x5eed'a1fe'0000'0001ULL;
 
 /// Generates a dataset; `opts` must have passed validate().
 ///
-/// Lengths (ISL, OSL, turns) are rounded draws from a normal redrawn until
+/// Each turn's text is a prompt_generator window of the drawn ISL and its
+/// input_tokens the text's count in the tokenizer (the ISL exactly, see
+/// prompt_corpus.hpp for the one exception). Lengths (ISL, OSL, turns) are
+/// rounded draws from a normal redrawn until
 /// ≥ 1 (see positive_normal_int). Turn 0 has no delay; later turns get
 /// max(0, round(normal(delay_mean, delay_stddev) · ratio)) ms when a delay
 /// mean or stddev is set, else -1. Same options → byte-identical dataset.
 [[nodiscard]] dataset generate_synthetic(const synthetic_options& opts);
-
-/// Appends `tokens` vocabulary words drawn from `gen`, separated by " "
-/// (`tokens` tokens exactly under the built-in tokenizer; no leading space).
-void append_random_words(std::string& out, std::uint64_t tokens, rng& gen);
 
 } // namespace aiperf::dataset
