@@ -188,6 +188,8 @@ caf::expected<json> from_profile_config(const profile_config& raw) {
                  "needs --osl (a Config-v2 file gives osl as {mean, stddev})");
     prompts["osl"] = integral_distribution(*cfg.osl_mean, cfg.osl_stddev);
   }
+  if (cfg.prompt_corpus != d.prompt_corpus)
+    prompts["corpus"] = std::string{to_string(cfg.prompt_corpus)};
   if (!prompts.empty()) {
     if (cfg.input_file)
       return bad("--isl", "applies to synthetic prompts, not to --input-file");
@@ -402,6 +404,10 @@ caf::expected<profile_config> map_document(const json& doc) {
       cfg.num_dataset_entries = ds["entries"].get<std::int64_t>();
     if (ds.contains("prompts")) {
       const auto& pr = ds["prompts"];
+      if (pr.contains("corpus"))
+        if (auto c = enum_from_string<prompt_corpus>(
+                pr["corpus"].get<std::string>()))
+          cfg.prompt_corpus = *c;
       if (pr.contains("isl")) {
         double mean = static_cast<double>(cfg.isl_mean);
         read_distribution(pr["isl"], mean, cfg.isl_stddev);

@@ -21,6 +21,7 @@
 //   --num-dataset-entries                  datasets[0].entries
 //   --isl/--isl-stddev, --osl/--osl-stddev datasets[0].prompts.isl/.osl
 //                                          ({mean, stddev})
+//   --prompt-corpus                        datasets[0].prompts.corpus
 //   --conversation-turn-mean/-stddev       datasets[0].turns
 //   --conversation-turn-delay-mean/-stddev datasets[0].turnDelay
 //   --conversation-turn-delay-ratio        datasets[0].turnDelayRatio

@@ -332,6 +332,10 @@ field dataset_item() {
                   {distribution("isl", "Input sequence length in tokens."),
                    distribution(
                        "osl", "Output sequence length (max tokens) in tokens."),
+                   str("corpus", "Text synthetic prompts are cut from.")
+                       .one_of({"sonnet", "coding", "random"})
+                       .def("sonnet")
+                       .only({"sonnet", "coding"}),
                    integer("batchSize", "Inputs per request.").min(1).no({1}),
                    anything("sequenceDistribution", "Weighted ISL/OSL mixture.")
                        .mixed()

@@ -83,6 +83,11 @@ std::vector<std::string_view> unsupported_choices<custom_dataset_type>() {
   return {"burst_gpt_trace", "bailian_trace", "random_pool"};
 }
 
+template <>
+std::vector<std::string_view> unsupported_choices<prompt_corpus>() {
+  return {"random"};
+}
+
 template <> std::vector<std::string_view> unsupported_choices<ui_type>() {
   return {"dashboard"};
 }
@@ -448,6 +453,10 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   cmd.add_option("--conversation-turn-delay-ratio,--session-delay-ratio",
                  cfg.conversation_turn_delay_ratio,
                  "Multiplier on every turn delay; default 1.0")
+      ->group(g);
+  add_enum<prompt_corpus>(cmd, "--prompt-corpus", cfg.prompt_corpus,
+                          "Corpus synthetic prompts are cut from, in the "
+                          "tokenizer's tokens; default sonnet")
       ->group(g);
   cmd.add_option("--tokenizer", cfg.tokenizer,
                  "Tokenizer counting ISL/OSL: whitespace8, a tokenizer.json "

@@ -192,6 +192,10 @@ template <> struct enum_names<scheduler_policy> {
       "auto", "io-thread", "sharing", "stealing"};
 };
 
+template <> struct enum_names<prompt_corpus> {
+  static constexpr std::array<std::string_view, 2> values{"sonnet", "coding"};
+};
+
 template <> struct enum_names<io_priority> {
   static constexpr std::array<std::string_view, 3> values{"auto", "normal",
                                                           "high"};
@@ -221,6 +225,9 @@ std::string_view to_string(export_level x) noexcept {
   return name_of(x);
 }
 std::string_view to_string(ui_type x) noexcept {
+  return name_of(x);
+}
+std::string_view to_string(prompt_corpus x) noexcept {
   return name_of(x);
 }
 std::string_view to_string(scheduler_policy x) noexcept {
@@ -260,6 +267,7 @@ AIPERF_CONFIG_INSTANTIATE(export_level)
 AIPERF_CONFIG_INSTANTIATE(ui_type)
 AIPERF_CONFIG_INSTANTIATE(scheduler_policy)
 AIPERF_CONFIG_INSTANTIATE(io_priority)
+AIPERF_CONFIG_INSTANTIATE(prompt_corpus)
 #undef AIPERF_CONFIG_INSTANTIATE
 
 // -- parsers ------------------------------------------------------------------

@@ -96,6 +96,10 @@ enum class scheduler_policy : std::uint8_t {
 /// raised client would take CPU from a server on the same host.
 enum class io_priority : std::uint8_t { automatic, normal, high };
 
+/// `--prompt-corpus`: the text synthetic prompts are cut from
+/// (actors/benchmark/dataset/prompt_corpus.hpp).
+enum class prompt_corpus : std::uint8_t { sonnet, coding };
+
 /// Returns the flag spelling of `x` ("chat", "mooncake_trace", ...).
 [[nodiscard]] std::string_view to_string(endpoint_type x) noexcept;
 [[nodiscard]] std::string_view to_string(model_selection_strategy x) noexcept;
@@ -105,6 +109,7 @@ enum class io_priority : std::uint8_t { automatic, normal, high };
 [[nodiscard]] std::string_view to_string(ui_type x) noexcept;
 [[nodiscard]] std::string_view to_string(scheduler_policy x) noexcept;
 [[nodiscard]] std::string_view to_string(io_priority x) noexcept;
+[[nodiscard]] std::string_view to_string(prompt_corpus x) noexcept;
 
 /// Parses the flag spelling of an enum; std::nullopt for anything else.
 template <class Enum>
@@ -222,6 +227,8 @@ struct profile_config {
   std::int64_t isl_mean = 550;
   /// `--isl-stddev/--synthetic-input-tokens-stddev`; default 0 (fixed).
   double isl_stddev = 0.0;
+  /// `--prompt-corpus`; default sonnet, as in AIPerf.
+  config::prompt_corpus prompt_corpus = config::prompt_corpus::sonnet;
   /// `--osl/--output-tokens-mean/--prompt-output-tokens-mean`; unset = no
   /// max tokens sent (the server decides).
   std::optional<std::int64_t> osl_mean;

@@ -42,6 +42,7 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("input", "num_dataset_entries", c.num_dataset_entries);
   v("input", "isl_mean", c.isl_mean);
   v("input", "isl_stddev", c.isl_stddev);
+  v("input", "prompt_corpus", c.prompt_corpus);
   v("input", "osl_mean", c.osl_mean);
   v("input", "osl_stddev", c.osl_stddev);
   v("input", "conversation_num", c.conversation_num);

@@ -87,6 +87,9 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
     cfg.conversation_num.value_or(cfg.num_dataset_entries));
   ds.synthetic.isl_mean = static_cast<double>(cfg.isl_mean);
   ds.synthetic.isl_stddev = cfg.isl_stddev;
+  ds.synthetic.corpus = cfg.prompt_corpus == config::prompt_corpus::coding
+                          ? dataset::prompt_corpus::coding
+                          : dataset::prompt_corpus::sonnet;
   if (cfg.osl_mean)
     ds.synthetic.osl_mean = static_cast<double>(*cfg.osl_mean);
   ds.synthetic.osl_stddev = cfg.osl_stddev;

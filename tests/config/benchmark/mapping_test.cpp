@@ -61,6 +61,7 @@ const std::map<std::string, flag_case>& flag_cases() {
       {"num-dataset-entries", {{"--num-dataset-entries", "7"}}},
       {"isl", {{"--isl", "64"}}},
       {"isl-stddev", {{"--isl-stddev", "3.5"}}},
+      {"prompt-corpus", {{"--prompt-corpus", "coding"}}},
       {"osl", {{"--osl", "16"}}},
       {"osl-stddev", {{"--osl", "16", "--osl-stddev", "2"}}},
       {"conversation-num", {{"--conversation-num", "4"}}},

@@ -79,6 +79,8 @@ std::vector<option_row> accepted_rows() {
       [](auto& c) { EXPECT_EQ(c.tokenizer, "whitespace8"); });
   add({"--tokenizer-revision"}, value("v1"),
       [](auto& c) { EXPECT_EQ(c.tokenizer_revision, "v1"); });
+  add({"--prompt-corpus"}, value("coding"),
+      [](auto& c) { EXPECT_EQ(c.prompt_corpus, prompt_corpus::coding); });
   // Input
   add({"--extra-inputs"}, value("ignore_eos:true"), [](auto& c) {
     ASSERT_EQ(c.extra_inputs.size(), 1u);
