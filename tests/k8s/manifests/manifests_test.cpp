@@ -3,6 +3,8 @@
 // secret references, TTLs, resources, redaction and the ConfigMap limit.
 #include "k8s/manifests/manifests.hpp"
 
+#include "config/profile/profile_json.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -668,4 +670,27 @@ TEST(manifests_jobset, pods_meet_the_restricted_pod_security_standard) {
   spec["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = true;
   spec["volumes"].push_back({{"name", "h"}, {"hostPath", {{"path", "/"}}}});
   EXPECT_EQ(restricted_violations(spec).size(), 2u);
+}
+
+TEST(manifests_config_map, run_config_reads_back_as_the_pods_configuration) {
+  auto d = sample();
+  d.total_workers = 20;
+  auto run = sample_run();
+  run.urls = {"http://vllm.llm.svc:8000"};
+  auto text = run_config_json(d, run);
+  ASSERT_TRUE(text) << error_message(text.error());
+  auto body = json::parse(*text);
+  // run_meta is for the pod runtime's templates, not a profile setting.
+  ASSERT_TRUE(body.contains("run_meta"));
+  body.erase("run_meta");
+  auto back = config::from_json(body.dump());
+  ASSERT_TRUE(back) << error_message(back.error());
+  EXPECT_EQ(back->model_names, run.model_names);
+  EXPECT_EQ(back->urls, run.urls);
+  EXPECT_EQ(back->worker_pods, 2);
+  EXPECT_EQ(back->workers_per_pod, 10);
+  EXPECT_EQ(back->workers_max, 20);
+  EXPECT_EQ(back->api_key, std::string{config::redacted});
+  ASSERT_EQ(back->headers.size(), 1u);
+  EXPECT_EQ(back->headers[0].value, std::string{config::redacted});
 }
