@@ -40,6 +40,14 @@ void add_subcommand(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   sub->add_flag("--stamp-events", opts->stamp_events,
                 "precede each SSE event with ': t=<CLOCK_MONOTONIC ns>'");
+  sub->add_option("--tokenizer", opts->tokenizer,
+                  "tokenizer counting usage tokens: whitespace8, a "
+                  "tokenizer.json path, a directory holding one, or a Hugging "
+                  "Face model id (as profile --tokenizer)")
+      ->capture_default_str();
+  sub->add_option("--tokenizer-revision", opts->tokenizer_revision,
+                  "Hugging Face revision of --tokenizer")
+      ->capture_default_str();
   sub->add_option("-w,--workers", opts->workers, "io threads (1-64)")
       ->capture_default_str();
   sub->add_option("--log-level", *level,

@@ -1,6 +1,7 @@
 #include "tools/mock_server/mock_server.hpp"
 
 #include "runtime/log/log.hpp"
+#include "runtime/tokenizer/resolve.hpp"
 
 #include <boost/beast/http/field.hpp>
 
@@ -64,6 +65,7 @@ std::string make_id(std::string_view prefix, std::uint64_t n) {
 struct state {
   options opts;
   parse_settings settings;
+  std::shared_ptr<const tokenizer::any_tokenizer> tok; // settings.tokenizer
   clock::duration ttft{};
   clock::duration itl{};
   std::uint64_t error_threshold = 0; // out of 1'000'000
@@ -360,6 +362,16 @@ caf::expected<std::uint16_t> server::start() {
   s.settings.random_seed = s.opts.random_seed;
   s.settings.default_max_tokens = s.opts.default_max_tokens;
   s.settings.embedding_dims = s.opts.embedding_dims;
+  s.tok = s.opts.loaded_tokenizer;
+  if (!s.tok && s.opts.tokenizer != tokenizer::whitespace_model_name) {
+    auto loaded = tokenizer::any_tokenizer::load(s.opts.tokenizer,
+                                                 s.opts.tokenizer_revision);
+    if (!loaded)
+      return make_error(errc::bad_option, error_message(loaded.error()));
+    s.tok = std::make_shared<const tokenizer::any_tokenizer>(
+        std::move(*loaded));
+  }
+  s.settings.tokenizer = s.tok.get();
   auto to_duration = [](double ms) {
     return std::chrono::duration_cast<clock::duration>(
         std::chrono::duration<double, std::milli>(ms));

@@ -29,6 +29,10 @@
 //     health|metrics|other"}, aiperf_mock_responses_total{status="..."},
 //   aiperf_mock_prompt_tokens_total, aiperf_mock_output_tokens_total (tokens
 //   actually written), aiperf_mock_in_flight (requests being answered).
+//
+// --tokenizer (resolved as `profile --tokenizer` is, runtime/tokenizer
+// resolve.hpp) counts usage's prompt_tokens and completion_tokens, so a run
+// counting with the same tokenizer finds no difference to the server's.
 #pragma once
 
 #include "proto/error.hpp"
@@ -38,11 +42,16 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 namespace CLI {
 class App;
+}
+
+namespace aiperf::tokenizer {
+class any_tokenizer;
 }
 
 namespace aiperf::mock_server {
@@ -77,6 +86,12 @@ struct options {
   unsigned workers = 1; // io threads
   std::uint64_t default_max_tokens = 1000;
   unsigned embedding_dims = 768;
+  /// `--tokenizer` / `--tokenizer-revision`: what usage counts in.
+  std::string tokenizer = "whitespace8";
+  std::string tokenizer_revision = "main";
+  /// An already loaded tokenizer used instead of loading `tokenizer` (the
+  /// built-in mock of `profile` shares the run's).
+  std::shared_ptr<const tokenizer::any_tokenizer> loaded_tokenizer;
 };
 
 /// Fails with bad_option naming the flag and the fix when `opts` is invalid.

@@ -1,5 +1,6 @@
 #include "tools/mock_server/responses.hpp"
 
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
 #include <rapidjson/document.h>
@@ -120,11 +121,17 @@ std::optional<api_error> collect_chat_text(const Value& messages,
 
 // One prompt/input: a string or a token-id array. Appends its text (token ids
 // as decimal numbers) and returns its token count.
-std::optional<std::uint64_t> one_input(const Value& v, std::string& text) {
+std::uint64_t count_prompt(std::string_view s, const parse_settings& settings) {
+  return settings.tokenizer != nullptr ? settings.tokenizer->count(s)
+                                       : tokenizer::count_tokens(s);
+}
+
+std::optional<std::uint64_t> one_input(const Value& v, std::string& text,
+                                       const parse_settings& settings) {
   if (v.IsString()) {
     std::string_view s{v.GetString(), v.GetStringLength()};
     text.append(s);
-    return tokenizer::count_tokens(s);
+    return count_prompt(s, settings);
   }
   if (v.IsArray()) {
     std::uint64_t n = 0;
@@ -145,7 +152,8 @@ std::optional<std::uint64_t> one_input(const Value& v, std::string& text) {
 // token-id array, or array of token-id arrays. Fills one text per input.
 std::optional<api_error> collect_inputs(const Value& v, const char* field,
                                         std::vector<std::string>& texts,
-                                        std::uint64_t& tokens) {
+                                        std::uint64_t& tokens,
+                                        const parse_settings& settings) {
   auto bad = [&] {
     return invalid(std::string{"'"} + field
                        + "' must be a string, an array of strings, an array "
@@ -154,7 +162,7 @@ std::optional<api_error> collect_inputs(const Value& v, const char* field,
   };
   auto add = [&](const Value& one) -> bool {
     texts.emplace_back();
-    auto n = one_input(one, texts.back());
+    auto n = one_input(one, texts.back(), settings);
     if (!n)
       return false;
     tokens += *n;
@@ -231,9 +239,10 @@ void append_usage(std::string& out, const generation& g) {
   out.append(R"("usage":{"prompt_tokens":)");
   append_int(out, static_cast<std::int64_t>(g.prompt_tokens));
   out.append(R"(,"completion_tokens":)");
-  append_int(out, static_cast<std::int64_t>(g.output_tokens));
+  append_int(out, static_cast<std::int64_t>(g.completion_tokens));
   out.append(R"(,"total_tokens":)");
-  append_int(out, static_cast<std::int64_t>(g.prompt_tokens + g.output_tokens));
+  append_int(out,
+             static_cast<std::int64_t>(g.prompt_tokens + g.completion_tokens));
   out.append(R"(,"completion_tokens_details":{"reasoning_tokens":0}})");
 }
 
@@ -351,7 +360,7 @@ parse_request(endpoint kind, std::string_view content_type,
     texts.emplace_back();
     if (auto err = collect_chat_text(messages->value, texts.back()))
       return *err;
-    prompt_tokens = tokenizer::count_tokens(texts.back());
+    prompt_tokens = count_prompt(texts.back(), settings);
   } else {
     const char* field = kind == endpoint::completions ? "prompt" : "input";
     auto in = doc.FindMember(field);
@@ -359,7 +368,8 @@ parse_request(endpoint kind, std::string_view content_type,
       return invalid(std::string{"Missing required parameter: '"} + field
                          + "'.",
                      field, "missing_required_parameter");
-    if (auto err = collect_inputs(in->value, field, texts, prompt_tokens))
+    if (auto err
+        = collect_inputs(in->value, field, texts, prompt_tokens, settings))
       return *err;
   }
   g.prompt_tokens = prompt_tokens;
@@ -433,6 +443,14 @@ parse_request(endpoint kind, std::string_view content_type,
     natural = std::min(natural, settings.default_max_tokens);
     g.output_tokens = std::max(natural, min_tokens.value_or(0));
     g.output_tokens = std::max<std::uint64_t>(g.output_tokens, 1);
+  }
+  g.completion_tokens = g.output_tokens;
+  if (settings.tokenizer != nullptr && settings.tokenizer->has_ids()) {
+    std::string text;
+    text.reserve(8 * g.output_tokens);
+    for (std::uint64_t i = 0; i < g.output_tokens; ++i)
+      tokenizer::append_token(text, g.seed, i);
+    g.completion_tokens = settings.tokenizer->count(text);
   }
   return g;
 }

@@ -6,10 +6,14 @@
 // - Prompt text: chat = every message's content (strings, or the `text` of
 //   content parts) joined with one space; completions = `prompt` (a string, or
 //   strings joined with one space; token-id arrays count one token per id).
-//   Prompt tokens = tokenizer::count_tokens(prompt text).
+//   Prompt tokens = the prompt text's count in parse_settings::tokenizer
+//   (--tokenizer; whitespace8, tokenizer::count_tokens, when unset).
 // - Output token i = tokenizer::append_token(out, seed, i), seed =
 //   tokenizer::hash(prompt text) XOR --random-seed, so a client that counts
 //   the concatenated content with the same tokenizer gets exactly the count.
+//   Under a tokenizer.json the words are not one token each: usage's
+//   completion_tokens is then that tokenizer's count of the whole output
+//   text, which is what a client counting with it gets too.
 // - Output length: `max_completion_tokens`, else `max_tokens`, when given
 //   (exactly that many, finish_reason "length"; we never stop early, so
 //   `ignore_eos` is always satisfied). Otherwise max(16, prompt tokens),
@@ -24,6 +28,10 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+
+namespace aiperf::tokenizer {
+class any_tokenizer;
+}
 
 namespace aiperf::mock_server {
 
@@ -43,6 +51,9 @@ struct parse_settings {
   std::uint64_t default_max_tokens = 1000;
   /// Embedding size when the request gives no `dimensions`.
   unsigned embedding_dims = 768;
+  /// Counts prompt and usage tokens; null = whitespace8. Must outlive
+  /// every parse_request call.
+  const tokenizer::any_tokenizer* tokenizer = nullptr;
 };
 
 /// A validated generation request.
@@ -53,6 +64,9 @@ struct generation {
   std::string model;
   std::uint64_t prompt_tokens = 0;
   std::uint64_t output_tokens = 0;
+  /// usage.completion_tokens: output_tokens, or under a tokenizer.json its
+  /// count of the output text.
+  std::uint64_t completion_tokens = 0;
   std::uint64_t seed = 0;
   /// True when output_tokens came from a requested maximum.
   bool length_limited = false;

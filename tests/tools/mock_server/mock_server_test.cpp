@@ -340,6 +340,20 @@ TEST(mock_server_options, start_fails_on_bad_options_and_twice) {
   EXPECT_EQ(error_message(again.error()), "mock server already started");
 }
 
+// Verifies a --tokenizer that resolves nowhere stops the start, naming it.
+TEST(mock_server_options, start_fails_on_a_tokenizer_found_nowhere) {
+  mock_server::options bad;
+  bad.port = 0;
+  bad.tokenizer = "/nonexistent/tokenizer.json";
+  mock_server::server srv{bad};
+  auto r = srv.start();
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), mock_server::errc::bad_option));
+  EXPECT_NE(error_message(r.error()).find("--tokenizer /nonexistent"),
+            std::string::npos)
+      << error_message(r.error());
+}
+
 // -- the CLI as a child process
 // -------------------------------------------------
 

@@ -1,4 +1,5 @@
 // Request handling without sockets: request JSON in, response bytes out.
+#include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 #include "tools/mock_server/responses.hpp"
 
@@ -6,6 +7,7 @@
 #include <rapidjson/document.h>
 
 #include <cmath>
+#include <cstdio>
 
 using namespace aiperf;
 using namespace aiperf::mock_server;
@@ -330,4 +332,57 @@ TEST(mock_responses, models_list) {
   EXPECT_STREQ(d["data"][1]["id"].GetString(), "b");
   auto any = parse_json(render_models({}));
   EXPECT_STREQ(any["data"][0]["id"].GetString(), "mock-model");
+}
+
+namespace {
+
+// A byte-level tokenizer.json without merges: every byte of printable ASCII
+// is one token ("Ġ" is the space), so counts differ from whitespace8's.
+std::string bytes_tokenizer_file() {
+  std::string vocab = R"("\u0120": 0)";
+  for (int c = 33, id = 1; c < 127; ++c, ++id) {
+    std::string ch(1, static_cast<char>(c));
+    if (ch == "\"" || ch == "\\")
+      ch = "\\" + ch;
+    vocab += ", \"" + ch + "\": " + std::to_string(id);
+  }
+  auto path = ::testing::TempDir() + "mock_bytes_tokenizer.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fprintf(f,
+               R"({"normalizer": null, "pre_tokenizer": {"type": "ByteLevel",
+  "add_prefix_space": false, "trim_offsets": false, "use_regex": true},
+  "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {%s},
+  "merges": []}})",
+               vocab.c_str());
+  std::fclose(f);
+  return path;
+}
+
+} // namespace
+
+// Verifies --tokenizer: usage counts the prompt and the output text in that
+// tokenizer, so a client counting with it finds no difference.
+TEST(mock_responses, usage_counts_in_the_configured_tokenizer) {
+  auto tok = tokenizer::any_tokenizer::load(bytes_tokenizer_file());
+  ASSERT_TRUE(tok) << error_message(tok.error());
+  parse_settings s;
+  s.tokenizer = &*tok;
+  auto g = parse_ok(endpoint::chat,
+                    R"({"model":"m","max_tokens":12,)"
+                    R"("messages":[{"role":"user","content":"hello big world"}]})",
+                    s);
+  EXPECT_EQ(g.prompt_tokens, 15u); // 15 bytes, one token each
+  EXPECT_EQ(g.output_tokens, 12u); // the requested length in words
+  auto d = parse_json(render_completion(g, "chatcmpl-t", 1));
+  std::string content = d["choices"][0]["message"]["content"].GetString();
+  EXPECT_EQ(d["usage"]["completion_tokens"].GetUint64(), tok->count(content));
+  EXPECT_GT(tok->count(content), 12u); // words are several bytes
+  EXPECT_EQ(d["usage"]["prompt_tokens"].GetUint64(), 15u);
+  EXPECT_EQ(d["usage"]["total_tokens"].GetUint64(), 15u + tok->count(content));
+  // Without a tokenizer: whitespace8, one word one token.
+  auto plain = parse_ok(endpoint::chat,
+                        R"({"model":"m","max_tokens":12,)"
+                        R"("messages":[{"role":"user","content":"hello big world"}]})");
+  EXPECT_EQ(plain.prompt_tokens, 3u);
+  EXPECT_EQ(plain.completion_tokens, 12u);
 }
