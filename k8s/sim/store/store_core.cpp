@@ -1,5 +1,7 @@
 #include "k8s/sim/store/store_core.hpp"
 
+#include "k8s/sim/store/pod_security.hpp"
+
 #include "k8s/object/status_json.hpp"
 #include "k8s/object/time.hpp"
 #include "k8s/sim/builtins/defaults.hpp"
@@ -9,6 +11,7 @@
 #include "k8s/sim/store/apply.hpp"
 #include "k8s/sim/store/managed_fields.hpp"
 #include "k8s/sim/store/patch.hpp"
+#include "k8s/sim/store/pod_security.hpp"
 
 #include <algorithm>
 #include <array>
@@ -962,6 +965,8 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
   }
   if (!causes.empty())
     return fail(req, invalid_status(t.kind, t.group, name, std::move(causes)));
+  if (auto ok = admit_pod_security(t, req, object, old, warnings); !ok)
+    return ok.error();
   // The stored-object limit: etcd refuses a value over its request limit
   // (--max-request-bytes, 1.5 MiB), which kube-apiserver passes on as a 500
   // with etcd's text and no reason (responsewriters ErrorToAPIStatus).
@@ -1002,6 +1007,63 @@ void store_core::track_managed_fields(const type_view& t, const request& req,
     object["metadata"].erase("managedFields");
   else
     object["metadata"]["managedFields"] = std::move(entries);
+}
+
+// --- validating admission: PodSecurity
+// ---------------------------------------------------------------
+
+caf::expected<void> store_core::admit_pod_security(
+    const type_view& t, const request& req, const json& object,
+    const json* old, std::vector<std::string>& warnings) {
+  if (t.custom || !req.ref.subresource.empty() || req.ref.namespace_name.empty())
+    return caf::unit;
+  const bool is_pod = t.group.empty() && t.resource == "pods";
+  const json* spec = is_pod ? nullptr
+                            : pod_security::template_spec(t.group, t.resource,
+                                                          object);
+  if (is_pod) {
+    if (old != nullptr)
+      return caf::unit; // a pod's spec is immutable where it matters
+    auto it = object.find("spec");
+    spec = it != object.end() ? &*it : nullptr;
+  } else if (spec != nullptr && old != nullptr) {
+    const json* before = pod_security::template_spec(t.group, t.resource, *old);
+    if (before != nullptr && *before == *spec)
+      return caf::unit;
+  }
+  if (spec == nullptr)
+    return caf::unit;
+  auto ns_type = view_of(*registry_.find("", "v1", "namespaces"));
+  const json* ns = find(ns_type, "", req.ref.namespace_name);
+  if (ns == nullptr)
+    return caf::unit;
+  json labels = ns->value("metadata", json::object()).value("labels", json::object());
+  auto enforce = pod_security::policy_of(labels, "enforce");
+  auto warn = pod_security::policy_of(labels, "warn");
+  if (is_pod && enforce) {
+    auto v = pod_security::violations(*enforce, *spec);
+    if (!v.empty()) {
+      std::string name = meta_str(object, "name");
+      std::string why = "violates " + pod_security::describe(*enforce, v);
+      return fail(req, status{"Forbidden", 403,
+                              name.empty() ? "pods is forbidden: " + why
+                                           : "pods " + go_quote(name)
+                                                 + " is forbidden: " + why,
+                              details_of(t, name)});
+    }
+  }
+  // Pods are warned of the warn level; pod templates of both, once each.
+  std::vector<std::string> levels;
+  if (!is_pod && enforce)
+    levels.push_back(*enforce);
+  if (warn && std::find(levels.begin(), levels.end(), *warn) == levels.end())
+    levels.push_back(*warn);
+  for (const auto& level : levels) {
+    auto v = pod_security::violations(level, *spec);
+    if (!v.empty())
+      warnings.push_back("would violate " + pod_security::describe(level, v));
+  }
+  return caf::unit;
 }
 
 // --- mutating admission

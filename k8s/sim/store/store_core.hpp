@@ -211,6 +211,12 @@ private:
                                          json& object);
   caf::expected<void> admit_service_account(const type_view& t,
                                             const request& req, json& pod);
+  /// Pod Security admission (pod_security.hpp): a pod create that breaks
+  /// its namespace's enforce level is Forbidden; warn levels, and both
+  /// levels for pod templates, add warnings.
+  caf::expected<void> admit_pod_security(const type_view& t, const request& req,
+                                         const json& object, const json* old,
+                                         std::vector<std::string>& warnings);
   caf::expected<void> admit_priority(const type_view& t, const request& req,
                                      json& pod);
   void admit_default_storage_class(json& pvc);

@@ -298,6 +298,28 @@ class Kubectl(unittest.TestCase):
             '"system:serviceaccount:k-rbac:default" cannot list resource "configmaps" in API '
             'group "" in the namespace "k-rbac"')
 
+    def test_pod_security_levels_as_kubectl_shows_them(self):
+        kubectl("create", "namespace", "k-psa", check=True)
+        kubectl("label", "namespace", "k-psa", "pod-security.kubernetes.io/enforce=restricted",
+                "pod-security.kubernetes.io/warn=restricted", check=True)
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": "k-psa"},
+               "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+        r = kubectl("apply", "-f", "-", stdin=manifest(pod))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('Error from server (Forbidden): error when creating "STDIN": pods "bare" is '
+                      'forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation '
+                      '!= false (container "c" must set securityContext.allowPrivilegeEscalation='
+                      'false)', r.stderr)
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "d", "namespace": "k-psa"},
+               "spec": {"selector": {"matchLabels": {"app": "d"}},
+                        "template": {"metadata": {"labels": {"app": "d"}},
+                                     "spec": pod["spec"]}}}
+        r = kubectl("apply", "-f", "-", stdin=manifest(dep))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('Warning: would violate PodSecurity "restricted:latest": '
+                      'allowPrivilegeEscalation != false', r.stderr)
+
     def test_auth_can_i(self):
         r = kubectl("auth", "can-i", "delete", "configmaps")
         self.assertEqual(r.stdout.strip(), "yes", r.stderr)

@@ -482,6 +482,135 @@ TEST_F(pods_test, a_pod_of_a_missing_service_account_is_forbidden) {
   ok(make(verb::create, core("pods", "bench"), pod("p")));
 }
 
+// --- Pod Security admission
+// ---------------------------------------------------------------
+
+/// A namespace with Pod Security labels.
+json labelled_namespace(const std::string& name, json labels) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Namespace"},
+          {"metadata", {{"name", name}, {"labels", std::move(labels)}}}};
+}
+
+/// What the restricted level asks of every pod (our benchmark pods'
+/// hardening).
+json hardened(const std::string& name) {
+  auto p = pod(name, {{"securityContext",
+                       {{"runAsNonRoot", true},
+                        {"runAsUser", 1000},
+                        {"seccompProfile", {{"type", "RuntimeDefault"}}}}}});
+  p["spec"]["containers"][0]["securityContext"]
+      = {{"allowPrivilegeEscalation", false},
+         {"capabilities", {{"drop", {"ALL"}}}}};
+  return p;
+}
+
+TEST_F(pods_test, a_restricted_namespace_refuses_a_pod_as_pod_security_does) {
+  ok(make(verb::create, core("namespaces"),
+          labelled_namespace(
+              "secure", {{"pod-security.kubernetes.io/enforce", "restricted"}})));
+  auto st = failure(make(verb::create, core("pods", "secure"), pod("p")));
+  EXPECT_EQ(st.code, 403);
+  EXPECT_EQ(st.reason, "Forbidden");
+  EXPECT_EQ(st.message,
+            "pods \"p\" is forbidden: violates PodSecurity \"restricted:latest\": "
+            "allowPrivilegeEscalation != false (container \"a\" must set "
+            "securityContext.allowPrivilegeEscalation=false), unrestricted "
+            "capabilities (container \"a\" must set "
+            "securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true "
+            "(pod or container \"a\" must set securityContext.runAsNonRoot=true), "
+            "seccompProfile (pod or container \"a\" must set "
+            "securityContext.seccompProfile.type to \"RuntimeDefault\" or "
+            "\"Localhost\")");
+  ok(make(verb::create, core("pods", "secure"), hardened("good")));
+  // Baseline checks come first; explicit bad values are named.
+  auto bad = hardened("bad");
+  bad["spec"]["hostNetwork"] = true;
+  bad["spec"]["volumes"] = {{{"name", "host"}, {"hostPath", {{"path", "/"}}}},
+                            {{"name", "nfs"}, {"nfs", {{"server", "x"}, {"path", "/"}}}}};
+  auto& c = bad["spec"]["containers"][0];
+  c["ports"] = {{{"containerPort", 80}, {"hostPort", 8080}}};
+  c["securityContext"]["privileged"] = true;
+  c["securityContext"]["runAsUser"] = 0;
+  c["securityContext"]["capabilities"]["add"] = {"SYS_ADMIN", "NET_BIND_SERVICE"};
+  auto refused = failure(make(verb::create, core("pods", "secure"), bad));
+  EXPECT_EQ(refused.message,
+            "pods \"bad\" is forbidden: violates PodSecurity \"restricted:latest\": "
+            "host namespaces (hostNetwork), hostPath volumes (volume \"host\"), "
+            "hostPort (container \"a\" uses hostPort 8080), privileged (container "
+            "\"a\" must not set securityContext.privileged=true), unrestricted "
+            "capabilities (container \"a\" must not include \"SYS_ADMIN\" in "
+            "securityContext.capabilities.add), restricted volume types (volumes "
+            "[\"host\" \"nfs\"] have restricted types), runAsUser=0 (container "
+            "\"a\" must not set runAsUser=0)");
+}
+
+TEST_F(pods_test, baseline_enforces_less_and_warn_levels_only_warn) {
+  ok(make(verb::create, core("namespaces"),
+          labelled_namespace("base",
+                             {{"pod-security.kubernetes.io/enforce", "baseline"},
+                              {"pod-security.kubernetes.io/warn", "restricted"},
+                              {"pod-security.kubernetes.io/warn-version", "v1.32"}})));
+  // Baseline lets an unhardened pod in; restricted warns about it.
+  auto res = call(make(verb::create, core("pods", "base"), pod("plain")));
+  ASSERT_TRUE(res) << error_message(res.error());
+  ASSERT_EQ(res->warnings.size(), 1u);
+  EXPECT_EQ(res->warnings[0].rfind(
+                "would violate PodSecurity \"restricted:v1.32\": "
+                "allowPrivilegeEscalation != false",
+                0),
+            0u)
+      << res->warnings[0];
+  auto p = pod("caps");
+  p["spec"]["containers"][0]["securityContext"]
+      = {{"capabilities", {{"add", {"NET_ADMIN", "CHOWN"}}}},
+         {"seccompProfile", {{"type", "Unconfined"}}}};
+  auto st = failure(make(verb::create, core("pods", "base"), p));
+  EXPECT_EQ(st.message,
+            "pods \"caps\" is forbidden: violates PodSecurity \"baseline:latest\": "
+            "non-default capabilities (container \"a\" must not include "
+            "\"NET_ADMIN\" in securityContext.capabilities.add), seccompProfile "
+            "(container \"a\" must not set securityContext.seccompProfile.type to "
+            "\"Unconfined\")");
+  // A hardened pod draws no warning; a privileged namespace checks nothing.
+  auto quiet = call(make(verb::create, core("pods", "base"), hardened("h")));
+  ASSERT_TRUE(quiet);
+  EXPECT_TRUE(quiet->warnings.empty());
+  ok(make(verb::create, core("namespaces"),
+          labelled_namespace(
+              "open", {{"pod-security.kubernetes.io/enforce", "privileged"}})));
+  auto any = pod("root");
+  any["spec"]["hostPID"] = true;
+  ok(make(verb::create, core("pods", "open"), any));
+}
+
+TEST_F(pods_test, pod_templates_are_warned_never_refused) {
+  ok(make(verb::create, core("namespaces"),
+          labelled_namespace(
+              "secure", {{"pod-security.kubernetes.io/enforce", "restricted"}})));
+  json deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "d"}}},
+      {"spec",
+       {{"selector", {{"matchLabels", {{"app", "d"}}}}},
+        {"template",
+         {{"metadata", {{"labels", {{"app", "d"}}}}},
+          {"spec", pod("x")["spec"]}}}}}};
+  resource_ref ref;
+  ref.group = "apps";
+  ref.version = "v1";
+  ref.resource = "deployments";
+  ref.namespace_name = "secure";
+  auto res = call(make(verb::create, ref, deployment));
+  ASSERT_TRUE(res) << error_message(res.error());
+  ASSERT_EQ(res->warnings.size(), 1u);
+  EXPECT_EQ(res->warnings[0].rfind(
+                "would violate PodSecurity \"restricted:latest\": ", 0),
+            0u)
+      << res->warnings[0];
+}
+
 TEST_F(pods_test, a_claim_without_a_class_gets_the_default_one) {
   auto storage_class = [](const std::string& name, bool is_default) {
     json sc = {{"apiVersion", "storage.k8s.io/v1"},
