@@ -54,6 +54,14 @@ struct worker_config {
   bool export_raw = false;
   /// Report the first token of each request (prefill concurrency).
   bool notify_first_token = false;
+  /// `--request-cancellation-rate` as a share in [0, 1] (0 = none) and
+  /// `--request-cancellation-delay` in ns: a selected request is cancelled
+  /// that long after it was sent. The selection hashes `cancel_seed` with
+  /// the credit's phase, session and turn (timing/cancellation.hpp), so it
+  /// does not depend on which worker gets the credit.
+  double cancel_share = 0;
+  std::int64_t cancel_delay_ns = 0;
+  std::uint64_t cancel_seed = 0;
 };
 
 template <class Inspector>
@@ -62,7 +70,8 @@ typename Inspector::result_type inspect(Inspector& f, worker_config& x) {
            x.worker_index, x.worker_id, x.run_id, x.urls, x.endpoint_path,
            x.endpoint, x.model, x.streaming, x.include_usage,
            x.use_legacy_max_tokens, x.extra_inputs_json, x.headers,
-           x.timeout_ms, x.export_raw, x.notify_first_token);
+           x.timeout_ms, x.export_raw, x.notify_first_token, x.cancel_share,
+           x.cancel_delay_ns, x.cancel_seed);
 }
 
 /// The input side of a record_processor: raw records from workers, in

@@ -227,11 +227,6 @@ constexpr unsupported_option unsupported_options[] = {
      "warmup runs at the profiling load"},
     {"--warmup-request-rate-ramp-duration",
      "warmup runs at the profiling load"},
-    // Request cancellation
-    {"--request-cancellation-rate",
-     "requests are cancelled only after --benchmark-grace-period or on Ctrl+C"},
-    {"--request-cancellation-delay",
-     "requests are cancelled only after --benchmark-grace-period or on Ctrl+C"},
     // Output, HTTP trace
     {"--profile-export-prefix,--profile-export-file",
      "exports keep AIPerf's default names; choose the folder with "
@@ -520,6 +515,17 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
                "Abort the run once failed/total profiling records exceeds "
                "this ratio in [0, 1] (0.05 = 5 %), judged from max("
                "concurrency, 10) records on; exit code 4")
+      ->group(g);
+  cmd.add_option("--request-cancellation-rate", cfg.request_cancellation_rate,
+                 "Percent of requests to cancel after "
+                 "--request-cancellation-delay (0-100; picked by "
+                 "--random-seed); default 0")
+      ->group(g);
+  cmd.add_option("--request-cancellation-delay",
+                 cfg.request_cancellation_delay,
+                 "Seconds after sending a request chosen by "
+                 "--request-cancellation-rate that it is cancelled; "
+                 "default 0")
       ->group(g);
 
   // --- output ---

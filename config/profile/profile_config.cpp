@@ -966,6 +966,19 @@ caf::expected<void> validate_load(const profile_config& cfg) {
                                  ? " or add --streaming"
                                  : ""));
   }
+  if (!(cfg.request_cancellation_rate >= 0
+        && cfg.request_cancellation_rate <= 100))
+    return fail("--request-cancellation-rate",
+                "must be a percentage in [0, 100] (got "
+                    + show(cfg.request_cancellation_rate) + ")");
+  if (auto ok = non_negative("--request-cancellation-delay",
+                             cfg.request_cancellation_delay);
+      !ok)
+    return ok;
+  if (auto ok = at_most_seconds("--request-cancellation-delay",
+                                cfg.request_cancellation_delay);
+      !ok)
+    return ok;
   if (cfg.failed_request_threshold) {
     // AIPerf's unit is a ratio; a percentage typed out of habit (5 for 5 %)
     // would never trip, so it is refused with the ratio it meant.

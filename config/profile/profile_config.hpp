@@ -289,6 +289,15 @@ struct profile_config {
   /// that makes failed/total exceed it aborts the run (exit code 4, the
   /// results so far exported); unset = never abort.
   std::optional<double> failed_request_threshold;
+  /// `--request-cancellation-rate` (%, [0, 100]): the share of requests the
+  /// client cancels `request_cancellation_delay` seconds after sending them
+  /// (code 499 error records, so out of the latency statistics, as in
+  /// AIPerf); which ones follows from --random-seed
+  /// (actors/benchmark/timing/cancellation.hpp). 0 = none.
+  double request_cancellation_rate = 0;
+  /// `--request-cancellation-delay` (s, ≥ 0); default 0: cancelled as soon
+  /// as sent.
+  double request_cancellation_delay = 0;
 
   // --- tokenizer ---
   /// `--tokenizer` (runtime/tokenizer/resolve.hpp): whitespace8, a

@@ -67,6 +67,8 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("loadgen", "num_users", c.num_users);
   v("loadgen", "goodput", c.goodput);
   v("loadgen", "failed_request_threshold", c.failed_request_threshold);
+  v("loadgen", "request_cancellation_rate", c.request_cancellation_rate);
+  v("loadgen", "request_cancellation_delay", c.request_cancellation_delay);
   v("output", "output_artifact_dir", c.output_artifact_dir);
   v("output", "export_level", c.export_level);
   v("output", "slice_duration", c.slice_duration);

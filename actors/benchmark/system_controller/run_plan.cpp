@@ -172,6 +172,10 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
   w.timeout_ms = static_cast<std::int64_t>(cfg.request_timeout_seconds * 1e3);
   w.export_raw = cfg.export_level == config::export_level::raw;
   w.notify_first_token = t.prefill_concurrency > 0;
+  w.cancel_share = cfg.request_cancellation_rate / 100.0;
+  w.cancel_delay_ns
+    = static_cast<std::int64_t>(cfg.request_cancellation_delay * 1e9);
+  w.cancel_seed = seed;
   plan.num_workers = static_cast<std::uint32_t>(cfg.workers_max.value_or(1));
   plan.num_processors
     = static_cast<std::uint32_t>(cfg.record_processors.value_or(1));

@@ -6,6 +6,7 @@
 #include "actors/benchmark/worker/connect_backoff.hpp"
 
 #include "actors/benchmark/dataset/payload.hpp"
+#include "actors/benchmark/timing/cancellation.hpp"
 #include "actors/benchmark/worker/response_parser.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/http/url.hpp"
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <iterator>
@@ -225,6 +227,10 @@ struct request_context final : http::response_sink {
   bool notify_first_token = false;
   std::int64_t due_ns = 0;
   std::uint32_t num_turns = 1;
+  /// --request-cancellation-rate picked this request: cancelled this long
+  /// after it is sent (-1: never), by cancel_timer.
+  std::int64_t cancel_after_ns = -1;
+  bool cancel_injected = false;
   http::request_id id = 0;
   bool submitted = false;
   bool event_stream = false;
@@ -251,6 +257,7 @@ struct request_context final : http::response_sink {
   response_parser fields_parser;
   message_fields fields;
   std::optional<boost::asio::steady_timer> timer;
+  std::optional<boost::asio::steady_timer> cancel_timer;
 
   /// Makes a finished (record moved out) context ready for the next credit,
   /// keeping the capacity of its buffers and the parsers' scratch.
@@ -266,6 +273,9 @@ struct request_context final : http::response_sink {
     parser.reset();
     fields = message_fields{};
     timer.reset();
+    cancel_timer.reset();
+    cancel_after_ns = -1;
+    cancel_injected = false;
   }
 
   void set_error(std::int32_t code, std::string type, std::string message) {
@@ -402,10 +412,19 @@ struct request_context final : http::response_sink {
         case http::error_category::cancelled:
           record.was_cancelled = true;
           record.cancellation_time_ns = ts; // monotonic, like every stamp
-          // One message for all, so the error summary groups them.
-          set_error(499, "RequestCancellationError",
-                    "request cancelled by the benchmark (interrupt or end "
-                    "of the grace period)");
+          // One message for all, so the error summary groups them; the
+          // injected ones in AIPerf's words (aiperf/workers/worker.py).
+          if (cancel_injected) {
+            char text[96];
+            std::snprintf(text, sizeof text,
+                          "Request was cancelled after %.3f seconds",
+                          static_cast<double>(cancel_after_ns) / 1e9);
+            set_error(499, "RequestCancellationError", text);
+          } else {
+            set_error(499, "RequestCancellationError",
+                      "request cancelled by the benchmark (interrupt or end "
+                      "of the grace period)");
+          }
           break;
         case http::error_category::timeout:
           set_error(408, "RequestTimeoutError", err.message);
@@ -459,6 +478,7 @@ struct request_context final : http::response_sink {
     if (text_size > 0)
       record.output_text.assign(text.get(), text_size);
     timer.reset();
+    cancel_timer.reset();
     auto self = std::unique_ptr<request_context>{this};
     auto side = io; // keeps the queue alive past this object
     side->live.erase(record.credit_id);
@@ -469,6 +489,27 @@ struct request_context final : http::response_sink {
 };
 
 void arm_due_timer(request_context* ctx);
+
+/// On the I/O thread, just before ctx is sent: a timer that cancels it
+/// cancel_after_ns after the send (AIPerf's wait_for around the send). The
+/// handler finds the request by credit id, not through ctx: the request may
+/// have completed, and ctx been handed back, before the timer fires.
+void arm_cancel_timer(request_context* ctx) {
+  auto side = ctx->io;
+  ctx->cancel_timer.emplace(*side->io);
+  ctx->cancel_timer->expires_after(
+    std::chrono::nanoseconds{ctx->cancel_after_ns});
+  ctx->cancel_timer->async_wait(
+    [side, credit = ctx->record.credit_id](const boost::system::error_code& ec) {
+      if (ec)
+        return; // completed first: on_complete dropped the timer
+      auto it = side->live.find(credit);
+      if (it == side->live.end() || !it->second->submitted)
+        return;
+      it->second->cancel_injected = true;
+      side->client->cancel(it->second->id);
+    });
+}
 
 /// On the I/O thread, when ctx is due: sends it, unless its destination
 /// backs off and another request probes it; then it waits for the time
@@ -484,6 +525,8 @@ void send_when_admitted(request_context* ctx) {
     }
     ctx->backoff_probe = admitted.probe;
   }
+  if (ctx->cancel_after_ns >= 0)
+    arm_cancel_timer(ctx);
   // submit_here: written now, not after the rest of this thread's queue;
   // ctx may already be completed (and handed back) when it returns.
   ctx->submitted = true;
@@ -885,6 +928,10 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
         ctx->notify_first_token = st.cfg.notify_first_token;
         ctx->due_ns = c.due_ns;
         ctx->num_turns = c.num_turns;
+        if (timing::should_cancel(st.cfg.cancel_share, st.cfg.cancel_seed,
+                                  static_cast<std::uint8_t>(c.phase),
+                                  c.session_num, c.turn_index)) [[unlikely]]
+          ctx->cancel_after_ns = st.cfg.cancel_delay_ns;
         if (const auto& to
             = st.destinations[c.url_index % st.destinations.size()];
             ctx->backoff != to.backoff)

@@ -196,6 +196,10 @@ std::vector<option_row> accepted_rows() {
   // Later than 0.7, taken with its meaning: a ratio.
   add({"--failed-request-threshold"}, value("0.05"),
       [](auto& c) { EXPECT_EQ(c.failed_request_threshold, 0.05); });
+  add({"--request-cancellation-rate"}, value("25"),
+      [](auto& c) { EXPECT_EQ(c.request_cancellation_rate, 25.0); });
+  add({"--request-cancellation-delay"}, value("0.5"),
+      [](auto& c) { EXPECT_EQ(c.request_cancellation_delay, 0.5); });
   // Warmup, user-centric rate
   add({"--warmup-request-count", "--num-warmup-requests"}, value("3"),
       [](auto& c) { EXPECT_EQ(c.warmup_request_count, 3); });
@@ -288,8 +292,6 @@ const std::vector<std::string>& refused_flags() {
       "--warmup-concurrency-ramp-duration",
       "--warmup-prefill-concurrency-ramp-duration",
       "--warmup-request-rate-ramp-duration",
-      // Request cancellation
-      "--request-cancellation-rate", "--request-cancellation-delay",
       // Output, HTTP trace
       "--profile-export-prefix", "--profile-export-file", "--export-http-trace",
       "--show-trace-timing",

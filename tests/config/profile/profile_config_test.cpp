@@ -125,6 +125,17 @@ TEST(profile_defaults, failed_request_threshold_is_a_ratio) {
   EXPECT_FALSE(parse_ok({"-m", "m"}).failed_request_threshold);
 }
 
+// AIPerf's defaults: no cancellation, and a delay of 0 s.
+TEST(profile_defaults, request_cancellation_is_off_by_default) {
+  auto cfg = parse_ok({"-m", "m"});
+  EXPECT_EQ(cfg.request_cancellation_rate, 0.0);
+  EXPECT_EQ(cfg.request_cancellation_delay, 0.0);
+  auto set = parse_ok({"-m", "m", "--request-cancellation-rate", "100",
+                       "--request-cancellation-delay", "2.5"});
+  EXPECT_EQ(set.request_cancellation_rate, 100.0);
+  EXPECT_EQ(set.request_cancellation_delay, 2.5);
+}
+
 TEST(profile_defaults, explicit_request_count_wins) {
   EXPECT_EQ(parse_ok({"-m", "m", "--concurrency", "8", "--request-count", "3"})
                 .request_count,
@@ -850,6 +861,26 @@ INSTANTIATE_TEST_SUITE_P(
                    {"-m", "m", "--failed-request-threshold", "150"},
                    "--failed-request-threshold",
                    "ratio in [0, 1]"},
+        error_case{"cancellation_rate_over_100",
+                   {"-m", "m", "--request-cancellation-rate", "150"},
+                   "--request-cancellation-rate",
+                   "percentage in [0, 100]"},
+        error_case{"cancellation_rate_negative",
+                   {"-m", "m", "--request-cancellation-rate", "-1"},
+                   "--request-cancellation-rate",
+                   "percentage in [0, 100]"},
+        error_case{"cancellation_rate_nan",
+                   {"-m", "m", "--request-cancellation-rate", "nan"},
+                   "--request-cancellation-rate",
+                   "percentage in [0, 100]"},
+        error_case{"cancellation_delay_negative",
+                   {"-m", "m", "--request-cancellation-delay", "-0.5"},
+                   "--request-cancellation-delay",
+                   "≥ 0"},
+        error_case{"cancellation_delay_inf",
+                   {"-m", "m", "--request-cancellation-delay", "inf"},
+                   "--request-cancellation-delay",
+                   "finite"},
 
         error_case{"artifact_dir_empty",
                    {"-m", "m", "--artifact-dir", ""},

@@ -4,6 +4,7 @@
 // on counts, file contents, exit codes and invariants, never on timings.
 #include "tests/tools/profile/profile_harness.hpp"
 #include "tests/support/skip.hpp"
+#include "actors/benchmark/timing/cancellation.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -1079,6 +1080,58 @@ TEST_F(profile_test, sigint_right_after_the_first_line_exits_130) {
   if (fs::exists(dir() / "profile_export_aiperf.json")) {
     EXPECT_TRUE(summary()["was_cancelled"].GetBool());
   }
+}
+
+// --request-cancellation-rate: exactly the requests the seed picks are
+// cancelled (the hash of timing/cancellation.hpp over phase, session and
+// turn), as 499 records in AIPerf's words, and only the others count in the
+// latency statistics. The mock holds every first token for 1 s, so the
+// picked requests are still waiting when their 10 ms run out.
+TEST_F(profile_test, request_cancellation_cancels_the_seeded_share) {
+  mock_process mock{{"--ttft", "1000"}, tmp_.path()};
+  ASSERT_TRUE(mock.ok());
+  auto r = profile({"--url", mock.url(), "--streaming", "--osl", "4",
+                    "--request-count", "20", "--concurrency", "10",
+                    "--random-seed", "7", "--request-cancellation-rate", "50",
+                    "--request-cancellation-delay", "0.01"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto recs = jsonl();
+  ASSERT_EQ(recs.size(), 20u);
+  int cancelled = 0;
+  for (auto& rec : recs) {
+    SCOPED_TRACE(to_text(rec));
+    auto& m = rec["metadata"];
+    bool picked = aiperf::timing::should_cancel(
+      0.5, 7, 1, m["session_num"].GetUint(), m["turn_index"].GetUint());
+    ASSERT_EQ(m["was_cancelled"].GetBool(), picked);
+    if (!picked) {
+      EXPECT_EQ(error_code(rec), 0);
+      EXPECT_TRUE(metric(rec, "request_latency"));
+      continue;
+    }
+    ++cancelled;
+    EXPECT_EQ(error_code(rec), 499);
+    EXPECT_EQ(std::string{rec["error"]["message"].GetString()},
+              "Request was cancelled after 0.010 seconds");
+    EXPECT_FALSE(metric(rec, "request_latency"));
+    ASSERT_TRUE(m["cancellation_time_ns"].IsInt64());
+    EXPECT_GE(m["cancellation_time_ns"].GetInt64(),
+              m["request_start_ns"].GetInt64());
+    EXPECT_LE(m["cancellation_time_ns"].GetInt64(),
+              m["request_end_ns"].GetInt64());
+  }
+  // Seed 7 picks some of the 20 and spares some: both paths were taken.
+  ASSERT_GT(cancelled, 0);
+  ASSERT_LT(cancelled, 20);
+  auto s = summary();
+  EXPECT_FALSE(s["was_cancelled"].GetBool()) << "the run itself completed";
+  EXPECT_EQ(s["request_latency"]["count"].GetInt(), 20 - cancelled);
+  EXPECT_EQ(summary_avg(s, "error_request_count"),
+            static_cast<double>(cancelled));
+  ASSERT_EQ(s["error_summary"].Size(), 1u) << to_text(s["error_summary"]);
+  EXPECT_EQ(s["error_summary"][0]["count"].GetInt(), cancelled);
+  EXPECT_EQ(s["input_config"]["loadgen"]["request_cancellation_rate"].GetDouble(),
+            50.0);
 }
 
 // A signal while the dataset is being built stops the build: 1e8 prompt
