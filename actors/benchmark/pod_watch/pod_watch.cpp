@@ -1,13 +1,17 @@
 #include "actors/benchmark/pod_watch/pod_watch.hpp"
 
 #include "k8s/api/json.hpp"
+#include "k8s/client/client.hpp"
+#include "k8s/client/config.hpp"
 #include "k8s/errors/errors.hpp"
+#include "proto/benchmark_errors.hpp"
 #include "k8s/informer/informer.hpp"
 #include "runtime/log/log.hpp"
 
 #include <caf/all.hpp>
 
 #include <charconv>
+#include <cstdlib>
 #include <map>
 
 namespace aiperf::pod_watch {
@@ -195,6 +199,31 @@ std::string selector_of(std::string_view job_id) {
 
 caf::actor spawn_pod_watch(caf::actor_system& sys, watch_config cfg) {
   return sys.spawn(pod_watch_actor, std::move(cfg));
+}
+
+caf::expected<std::optional<watch_config>> in_cluster_watch(caf::actor_system& sys) {
+  auto var = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string{v ? v : ""};
+  };
+  if (var("KUBERNETES_SERVICE_HOST").empty())
+    return std::optional<watch_config>{};
+  watch_config cfg;
+  cfg.job_id = var("AIPERF_JOB_ID");
+  cfg.namespace_name = var("AIPERF_NAMESPACE");
+  if (cfg.job_id.empty() || cfg.namespace_name.empty())
+    return std::optional<watch_config>{};
+  auto client_cfg = k8s::client::load_in_cluster(k8s::client::process_environment());
+  if (!client_cfg)
+    return make_error(benchmark::errc::invalid_config,
+                      "the worker pod watch needs the in-cluster Kubernetes configuration "
+                      "(the pod's service account, with list and watch on pods): "
+                          + error_message(client_cfg.error()));
+  auto api = k8s::client::spawn_client(sys, std::move(*client_cfg));
+  if (!api)
+    return std::move(api.error());
+  cfg.api = std::move(*api);
+  return std::optional<watch_config>{std::move(cfg)};
 }
 
 } // namespace aiperf::pod_watch

@@ -93,4 +93,14 @@ struct watch_config {
 [[nodiscard]] caf::actor spawn_pod_watch(caf::actor_system& sys,
                                          watch_config cfg);
 
+/// A controller in a pod watches its worker pods: when
+/// KUBERNETES_SERVICE_HOST is set and AIPERF_JOB_ID and AIPERF_NAMESPACE
+/// are given, the watch configuration (api = the in-cluster client; sink
+/// left for the caller); nullopt otherwise. Fails closed, naming the
+/// cause, when the in-cluster configuration does not load (no service
+/// account token, say): a controller that cannot see its pods would
+/// start without the Ready gate.
+[[nodiscard]] caf::expected<std::optional<watch_config>>
+in_cluster_watch(caf::actor_system& sys);
+
 } // namespace aiperf::pod_watch

@@ -421,6 +421,14 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
   br.route(msg_type::ack, me);
   br.set_failure_sink(me);
   st.cfg.monitor->set_group(me);
+  if (st.cfg.watch) {
+    auto wcfg = *st.cfg.watch;
+    wcfg.sink = me;
+    auto watch = pod_watch::spawn_pod_watch(self->system(), std::move(wcfg));
+    // Not linked: a watch that dies must not fail the run; without its
+    // reports the Ready gate times out naming the pods.
+    self->attach_functor([watch] { caf::anon_send_exit(watch, caf::exit_reason::user_shutdown); });
+  }
   self->delayed_send(self, check_interval, check_atom::value);
   auto logger = log::get("remote_group");
   return {

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,9 @@ struct remote_group_config {
   /// Kubernetes: a pod watch reports the worker pods (pod_watch), and the
   /// group answers get only once every pod also is Running and Ready.
   bool await_pods_ready = false;
+  /// Kubernetes: the group spawns this pod watch with itself as the sink
+  /// (and ends it when it ends); set with await_pods_ready.
+  std::optional<pod_watch::watch_config> watch;
   std::shared_ptr<run_monitor> monitor;
 };
 

@@ -4,8 +4,12 @@
 #include "k8s/api/json.hpp"
 #include "k8s/sim/store/store.hpp"
 #include "tests/support/caf_gtest.hpp"
+#include "tests/support/skip.hpp"
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace aiperf::pod_watch {
@@ -184,6 +188,53 @@ TEST_F(pod_watch_test, reports_a_failed_pod) {
   set_status("w0", status_json(false, 0, "Failed"));
   ASSERT_EQ(seen->size(), 1u);
   EXPECT_EQ((*seen)[0], (pod_report{"pod0", "w0", false, true, "failed"}));
+}
+
+/// Sets variables for one test and restores them after.
+class scoped_env {
+public:
+  explicit scoped_env(std::vector<std::pair<std::string, std::string>> vars) {
+    for (auto& [k, v] : vars) {
+      const char* old = std::getenv(k.c_str());
+      saved_.emplace_back(k, old ? std::optional<std::string>{old} : std::nullopt);
+      ::setenv(k.c_str(), v.c_str(), 1);
+    }
+  }
+  ~scoped_env() {
+    for (auto& [k, v] : saved_)
+      v ? (void) ::setenv(k.c_str(), v->c_str(), 1) : (void) ::unsetenv(k.c_str());
+  }
+
+private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST_F(pod_watch_test, outside_a_cluster_there_is_no_watch) {
+  scoped_env env{{{"KUBERNETES_SERVICE_HOST", ""}, {"AIPERF_JOB_ID", "bench"},
+                  {"AIPERF_NAMESPACE", "default"}}};
+  auto w = in_cluster_watch(sys);
+  ASSERT_TRUE(w) << error_message(w.error());
+  EXPECT_FALSE(*w);
+}
+
+TEST_F(pod_watch_test, a_pod_without_its_run_variables_has_no_watch) {
+  scoped_env env{{{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"AIPERF_JOB_ID", ""}}};
+  auto w = in_cluster_watch(sys);
+  ASSERT_TRUE(w) << error_message(w.error());
+  EXPECT_FALSE(*w);
+}
+
+TEST_F(pod_watch_test, a_pod_without_its_service_account_fails_closed) {
+  if (std::filesystem::exists("/var/run/secrets/kubernetes.io/serviceaccount/token"))
+    AIPERF_SKIP_OR_FAIL("this machine is a pod with a service account",
+                        "run the test outside a Kubernetes pod");
+  scoped_env env{{{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"},
+                  {"AIPERF_JOB_ID", "bench"}, {"AIPERF_NAMESPACE", "default"}}};
+  auto w = in_cluster_watch(sys);
+  ASSERT_FALSE(w);
+  EXPECT_NE(error_message(w.error()).find("in-cluster Kubernetes configuration"),
+            std::string::npos)
+    << error_message(w.error());
 }
 
 } // namespace
