@@ -461,12 +461,14 @@ caf::expected<std::vector<std::string>> resolve_benchmark(CLI::App& cmd,
 
 std::string namespace_of(const std::string& explicit_ns,
                          const k8s::client::config_selection& sel,
-                         const k8s::client::environment& env) {
+                         const k8s::client::environment& env, std::string* warning) {
   if (!explicit_ns.empty())
     return explicit_ns;
   auto loaded = k8s::client::load_config(sel, env);
   if (loaded && !loaded->namespace_name.empty())
     return loaded->namespace_name;
+  if (!loaded && warning && (!sel.kubeconfig.empty() || !sel.context.empty()))
+    *warning = error_message(loaded.error()) + "; using namespace default (pass -n to choose)";
   return "default";
 }
 

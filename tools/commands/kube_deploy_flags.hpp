@@ -123,9 +123,12 @@ void add_benchmark_flags(CLI::App& cmd, benchmark_flags& flags);
 
 /// The namespace: `explicit_ns`, else the kubeconfig context's, else
 /// `default` (also when no kubeconfig can be loaded: generate needs none).
+/// When --kubeconfig or --kube-context was given and cannot be loaded,
+/// `warning` (if not null) says so and why.
 [[nodiscard]] std::string namespace_of(const std::string& explicit_ns,
                                        const k8s::client::config_selection& sel,
-                                       const k8s::client::environment& env);
+                                       const k8s::client::environment& env,
+                                       std::string* warning = nullptr);
 
 /// The body of a normalised command: runs after a successful parse of `cmd`
 /// and returns the exit code.

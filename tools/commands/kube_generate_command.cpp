@@ -145,7 +145,11 @@ int run_generate(CLI::App& cmd, generate_state& st) {
                  "or podTemplate volumes) or use kube profile, which carries files up to "
                  "512 KiB in run_config.json\n",
                  run.input_file->c_str());
-  auto ns = namespace_of(st.namespace_name, st.selection, k8s::client::process_environment());
+  std::string ns_warning;
+  auto ns = namespace_of(st.namespace_name, st.selection, k8s::client::process_environment(),
+                         &ns_warning);
+  if (!ns_warning.empty())
+    std::fprintf(stderr, "warning: %s\n", ns_warning.c_str());
   auto d = to_deployment(st.deploy, st.bench.typed, ns);
   if (!d)
     return fail(d.error());

@@ -499,6 +499,13 @@ TEST_F(kube_generate, namespace_comes_from_the_kubeconfig_context) {
   r = run(with(bench, {"--no-operator"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(documents(r.out)[1]["metadata"]["namespace"], "default");
+  EXPECT_EQ(r.err, "");
+  // An explicit kubeconfig that cannot be read: still `default`, with a warning.
+  r = run(with(bench, {"--no-operator", "--kubeconfig", (dir_ / "missing").string()}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(documents(r.out)[0]["metadata"]["namespace"], "default");
+  EXPECT_THAT(r.err, HasSubstr("warning: "));
+  EXPECT_THAT(r.err, HasSubstr("using namespace default"));
 }
 
 TEST_F(kube_generate, operator_mode_prints_one_aiperfjob) {
