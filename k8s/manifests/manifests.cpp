@@ -475,6 +475,13 @@ const char* to_string(resource_mode x) noexcept {
   return "unknown";
 }
 
+std::optional<resource_mode> resource_mode_of(std::string_view text) noexcept {
+  for (auto m : {resource_mode::burstable, resource_mode::guaranteed, resource_mode::none})
+    if (text == to_string(m))
+      return m;
+  return std::nullopt;
+}
+
 std::string jobset_name(std::string_view name) {
   return "aiperf-" + std::string{name};
 }

@@ -67,6 +67,10 @@ enum class resource_mode : std::uint8_t { burstable, guaranteed, none };
 /// `guaranteed`, `burstable`, `none`.
 [[nodiscard]] const char* to_string(resource_mode x) noexcept;
 
+/// The mode named `text` (as `spec.resourceMode` spells it); nullopt for
+/// anything else.
+[[nodiscard]] std::optional<resource_mode> resource_mode_of(std::string_view text) noexcept;
+
 /// One `--secret-mounts` entry: Secret `name` mounted read-only at
 /// `mount_path` (volume `secret-<name>`), optionally one key via `sub_path`.
 struct secret_mount {

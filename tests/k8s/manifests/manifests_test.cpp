@@ -528,6 +528,13 @@ TEST(manifests_resources, defaults_overrides_and_modes) {
             std::string::npos);
 }
 
+TEST(manifests_resources, mode_names) {
+  for (auto m : {resource_mode::burstable, resource_mode::guaranteed, resource_mode::none})
+    EXPECT_EQ(resource_mode_of(to_string(m)), m);
+  EXPECT_EQ(resource_mode_of("Guaranteed"), std::nullopt);
+  EXPECT_EQ(resource_mode_of(""), std::nullopt);
+}
+
 TEST(manifests_config_map, run_config_with_run_meta_and_worker_math) {
   auto d = sample();
   d.total_workers = 20;
