@@ -132,8 +132,6 @@ struct unsupported_option {
 
 constexpr unsupported_option unsupported_options[] = {
     // Endpoint
-    {"--url-strategy", "requests already go round-robin over the --url "
-                       "values, AIPerf's only strategy; drop the flag"},
     {"--transport,--transport-type",
      "the transport follows the --url scheme (http or https); drop the flag"},
     {"--connection-reuse-strategy",
@@ -260,8 +258,6 @@ constexpr unsupported_option unsupported_options[] = {
     {"--accuracy-system-prompt", "there are no accuracy benchmarks"},
     {"--accuracy-verbose", "there are no accuracy benchmarks"},
     // Service, ZMQ
-    {"-v,--verbose", "use --log-level debug (-vv: --log-level trace)"},
-    {"--extra-verbose", "use --log-level trace"},
     {"--api-port", "profile serves no API (aiperf-node service does)"},
     {"--api-host", "profile serves no API (aiperf-node service does)"},
     {"--zmq-host", "the runtime binds its own sockets"},
@@ -269,12 +265,9 @@ constexpr unsupported_option unsupported_options[] = {
 };
 
 // "-b/--prompt-batch-size/--batch-size" from CLI11's "-b,--prompt-...": the
-// message then holds whichever spelling the user typed. -v's names -vv too,
-// which CLI11 reads as -v twice.
+// message then holds whichever spelling the user typed.
 std::string label_of(std::string names) {
   std::replace(names.begin(), names.end(), ',', '/');
-  if (names == "-v/--verbose")
-    names = "-v/-vv/--verbose";
   return names;
 }
 
@@ -322,6 +315,10 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   cmd.add_option("-u,--url", cfg.urls,
                  "Server URL, repeatable (round-robin); none = start the "
                  "built-in mock server on a free loopback port")
+      ->group(g);
+  add_enum<url_strategy>(cmd, "--url-strategy", cfg.url_strategy,
+                         "How requests spread over several --url; "
+                         "round_robin (AIPerf's only strategy)")
       ->group(g);
   add_enum<endpoint_type>(cmd, "--endpoint-type", cfg.endpoint_type,
                           "API flavour; default chat")
@@ -551,6 +548,20 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
           c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         return s;
       })
+      ->group(g);
+
+  // -vv is -v twice to CLI11: the count is the level.
+  cmd.add_flag_function(
+         "-v,--verbose",
+         [&cfg](std::int64_t n) {
+           cfg.cli.verbosity = std::max(cfg.cli.verbosity, n >= 2 ? 2 : 1);
+         },
+         "--log-level debug (-vv: trace); wins over --log-level")
+      ->group(g);
+  cmd.add_flag_function(
+         "--extra-verbose",
+         [&cfg](std::int64_t) { cfg.cli.verbosity = 2; },
+         "--log-level trace; wins over --log-level")
       ->group(g);
 
   // --- runtime ---

@@ -196,6 +196,10 @@ template <> struct enum_names<prompt_corpus> {
   static constexpr std::array<std::string_view, 2> values{"sonnet", "coding"};
 };
 
+template <> struct enum_names<url_strategy> {
+  static constexpr std::array<std::string_view, 1> values{"round_robin"};
+};
+
 template <> struct enum_names<io_priority> {
   static constexpr std::array<std::string_view, 3> values{"auto", "normal",
                                                           "high"};
@@ -236,6 +240,9 @@ std::string_view to_string(scheduler_policy x) noexcept {
 std::string_view to_string(io_priority x) noexcept {
   return name_of(x);
 }
+std::string_view to_string(url_strategy x) noexcept {
+  return name_of(x);
+}
 
 template <class Enum>
 std::optional<Enum> enum_from_string(std::string_view text) {
@@ -267,6 +274,7 @@ AIPERF_CONFIG_INSTANTIATE(export_level)
 AIPERF_CONFIG_INSTANTIATE(ui_type)
 AIPERF_CONFIG_INSTANTIATE(scheduler_policy)
 AIPERF_CONFIG_INSTANTIATE(io_priority)
+AIPERF_CONFIG_INSTANTIATE(url_strategy)
 AIPERF_CONFIG_INSTANTIATE(prompt_corpus)
 #undef AIPERF_CONFIG_INSTANTIATE
 
@@ -1226,6 +1234,10 @@ caf::expected<void> consume_cli_text(profile_config& cfg) {
       return parsed.error();
     cfg.goodput = std::move(*parsed);
   }
+  if (cfg.cli.verbosity >= 2)
+    cfg.log_level = "trace";
+  else if (cfg.cli.verbosity == 1)
+    cfg.log_level = "debug";
   cfg.cli = {};
   return caf::unit;
 }

@@ -100,6 +100,10 @@ enum class io_priority : std::uint8_t { automatic, normal, high };
 /// (actors/benchmark/dataset/prompt_corpus.hpp).
 enum class prompt_corpus : std::uint8_t { sonnet, coding };
 
+/// `--url-strategy`: how requests spread over several `--url` values;
+/// round_robin is AIPerf's only strategy.
+enum class url_strategy : std::uint8_t { round_robin };
+
 /// Returns the flag spelling of `x` ("chat", "mooncake_trace", ...).
 [[nodiscard]] std::string_view to_string(endpoint_type x) noexcept;
 [[nodiscard]] std::string_view to_string(model_selection_strategy x) noexcept;
@@ -110,6 +114,7 @@ enum class prompt_corpus : std::uint8_t { sonnet, coding };
 [[nodiscard]] std::string_view to_string(scheduler_policy x) noexcept;
 [[nodiscard]] std::string_view to_string(io_priority x) noexcept;
 [[nodiscard]] std::string_view to_string(prompt_corpus x) noexcept;
+[[nodiscard]] std::string_view to_string(url_strategy x) noexcept;
 
 /// Parses the flag spelling of an enum; std::nullopt for anything else.
 template <class Enum>
@@ -171,6 +176,8 @@ struct profile_config {
   /// port and puts its URL here. finalize() normalizes to
   /// `scheme://host:port[/path]` (AIPerf's bare `localhost:8000` → http).
   std::vector<std::string> urls;
+  /// `--url-strategy`; default round_robin (credit i goes to URL i mod n).
+  config::url_strategy url_strategy = url_strategy::round_robin;
   /// `--endpoint-type`; default chat.
   config::endpoint_type endpoint_type = endpoint_type::chat;
   /// `--endpoint/--custom-endpoint`: overrides the path of endpoint_type
@@ -351,6 +358,9 @@ struct profile_config {
     std::vector<std::string> headers;
     std::vector<std::string> extra_inputs;
     std::vector<std::string> goodput;
+    /// `-v/--verbose` (1: log_level debug) and `-vv/--extra-verbose` (2:
+    /// trace); AIPerf lets them win over `--log-level`.
+    int verbosity = 0;
     bool operator==(const cli_text&) const = default;
   } cli;
 

@@ -20,6 +20,7 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("endpoint", "model_names", c.model_names);
   v("endpoint", "model_selection_strategy", c.model_selection_strategy);
   v("endpoint", "urls", c.urls);
+  v("endpoint", "url_strategy", c.url_strategy);
   v("endpoint", "endpoint_type", c.endpoint_type);
   v("endpoint", "custom_endpoint", c.custom_endpoint);
   v("endpoint", "streaming", c.streaming);

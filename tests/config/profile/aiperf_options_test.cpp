@@ -66,6 +66,9 @@ std::vector<option_row> accepted_rows() {
   add({"-u", "--url"}, value("localhost:8000"), [](auto& c) {
     EXPECT_EQ(c.urls, (std::vector<std::string>{"http://localhost:8000"}));
   });
+  add({"--url-strategy"}, value("round_robin"), [](auto& c) {
+    EXPECT_EQ(c.url_strategy, url_strategy::round_robin);
+  });
   add({"--request-timeout-seconds"}, value("5"),
       [](auto& c) { EXPECT_EQ(c.request_timeout_seconds, 5.0); });
   add({"--api-key"}, value("sk-1"),
@@ -196,6 +199,11 @@ std::vector<option_row> accepted_rows() {
   // Later than 0.7, taken with its meaning: a ratio.
   add({"--failed-request-threshold"}, value("0.05"),
       [](auto& c) { EXPECT_EQ(c.failed_request_threshold, 0.05); });
+  // Service: AIPerf's verbosity switches set the log level.
+  add({"-v", "--verbose"}, alone,
+      [](auto& c) { EXPECT_EQ(c.log_level, "debug"); });
+  add({"-vv", "--extra-verbose"}, alone,
+      [](auto& c) { EXPECT_EQ(c.log_level, "trace"); });
   add({"--request-cancellation-rate"}, value("25"),
       [](auto& c) { EXPECT_EQ(c.request_cancellation_rate, 25.0); });
   add({"--request-cancellation-delay"}, value("0.5"),
@@ -246,7 +254,7 @@ std::vector<option_row> accepted_rows() {
 const std::vector<std::string>& refused_flags() {
   static const std::vector<std::string> flags{
       // Endpoint
-      "--url-strategy", "--transport", "--transport-type",
+      "--transport", "--transport-type",
       "--connection-reuse-strategy", "--download-video-content",
       "--request-content-type",
       // Tokenizer
@@ -308,7 +316,7 @@ const std::vector<std::string>& refused_flags() {
       "--accuracy-enable-cot", "--accuracy-grader", "--accuracy-system-prompt",
       "--accuracy-verbose",
       // Service, ZMQ
-      "-v", "-vv", "--verbose", "--extra-verbose", "--api-port", "--api-host",
+      "--api-port", "--api-host",
       "--zmq-host", "--zmq-ipc-path"};
   return flags;
 }

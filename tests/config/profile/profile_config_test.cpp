@@ -125,6 +125,16 @@ TEST(profile_defaults, failed_request_threshold_is_a_ratio) {
   EXPECT_FALSE(parse_ok({"-m", "m"}).failed_request_threshold);
 }
 
+// As in AIPerf, -v/-vv win over --log-level wherever they stand.
+TEST(profile_defaults, verbose_flags_set_the_log_level) {
+  EXPECT_EQ(parse_ok({"-m", "m"}).log_level, "info");
+  EXPECT_EQ(parse_ok({"-m", "m", "-v", "--log-level", "error"}).log_level,
+            "debug");
+  EXPECT_EQ(parse_ok({"-m", "m", "--log-level", "error", "-vv"}).log_level,
+            "trace");
+  EXPECT_EQ(parse_ok({"-m", "m", "-v", "--extra-verbose"}).log_level, "trace");
+}
+
 // AIPerf's defaults: no cancellation, and a delay of 0 s.
 TEST(profile_defaults, request_cancellation_is_off_by_default) {
   auto cfg = parse_ok({"-m", "m"});
@@ -1044,7 +1054,8 @@ INSTANTIATE_TEST_SUITE_P(
                       enum_case{"export_level", "--export-level"},
                       enum_case{"ui", "--ui"},
                       enum_case{"scheduler_policy", "--scheduler-policy"},
-                      enum_case{"io_priority", "--io-priority"}),
+                      enum_case{"io_priority", "--io-priority"},
+                      enum_case{"url_strategy", "--url-strategy"}),
     [](const auto& info) { return std::string{info.param.name}; });
 
 // Integers beyond int64 are refused while parsing, naming the flag, instead
