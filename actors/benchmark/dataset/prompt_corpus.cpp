@@ -3,6 +3,8 @@
 #include "runtime/tokenizer/resolve.hpp"
 #include "runtime/tokenizer/tokenizer.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -153,10 +155,17 @@ prompt_text prompt_generator::id_window(std::uint64_t tokens, rng& gen) const {
         best_miss = miss;
         best = {std::move(text), got};
       }
-      // Re-encoding merged or split tokens at the edges: correct the
-      // window by what it is off, never below one token.
-      const auto next = got > tokens ? (len > miss ? len - miss : 1)
-                                     : len + miss;
+      // Re-encoding merged or split tokens at the edges (or, for a
+      // tokenizer whose decoded text re-encodes longer, everywhere): scale
+      // the window by what it is off, by one token at least, never below 1.
+      auto next = got == 0 ? len + 1
+                           : static_cast<std::uint64_t>(std::llround(
+                               static_cast<double>(len)
+                               * static_cast<double>(tokens)
+                               / static_cast<double>(got)));
+      if (next == len)
+        next = got > tokens ? len - 1 : len + 1;
+      next = std::max<std::uint64_t>(next, 1);
       if (next == len)
         break;
       len = next;

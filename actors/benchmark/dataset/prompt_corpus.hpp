@@ -15,8 +15,9 @@
 //                   is what the prompt records as its ISL (never N claimed
 //                   for a text that is not N tokens).
 // The corpora (actors/benchmark/dataset/corpus/, sources in docs/profile.md):
-//   sonnet   Shakespeare's Sonnets 1-35 (1609, public domain), lines joined
-//            with one space as AIPerf joins its corpus lines;
+//   sonnet   Shakespeare's Sonnets 1-35 but 9 and 13 (1609, public
+//            domain), lines joined with one space as AIPerf joins its
+//            corpus lines;
 //   coding   code and tool-use transcripts written for aiperf-node, kept
 //            with their newlines and indentation.
 #pragma once
