@@ -3,6 +3,7 @@
 #include "k8s/sim/sandbox/sandbox.hpp"
 #include "tools/commands/kube_command.hpp"
 #include "tools/commands/profile_command.hpp"
+#include "tools/commands/results_sidecar_command.hpp"
 #include "tools/commands/service_command.hpp"
 #include "tools/commands/sim_cluster_command.hpp"
 #include "tools/commands/tokenize_command.hpp"
@@ -24,6 +25,7 @@ void add_all(CLI::App& app, int& exit_code, const test_seams& seams) {
   sim_cluster_command::add_subcommand(app, exit_code);
   tokenize_command::add_subcommand(app, exit_code);
   kube_command::add_subcommand(app, exit_code);
+  results_sidecar_command::add_subcommand(app, exit_code);
 }
 
 int run_main(int argc, char** argv, const test_seams& seams) {

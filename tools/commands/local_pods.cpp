@@ -2,7 +2,10 @@
 
 #include "tools/commands/local_pods.hpp"
 
+#include "tools/commands/endpoint_credentials.hpp"
+
 #include "actors/benchmark/api_service/api_service.hpp"
+#include "actors/benchmark/api_service/results_files.hpp"
 #include "actors/benchmark/remote/controller.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/remote/ports_file.hpp"
@@ -83,24 +86,9 @@ caf::expected<void> apply_env(controller_options& opts) {
   return read_ms("AIPERF_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout);
 }
 
-std::vector<std::string> declared_secrets(const config::profile_config& cfg) {
-  std::vector<std::string> out;
-  if (cfg.api_key)
-    out.push_back("API_KEY");
-  for (std::size_t i = 0; i < cfg.headers.size(); ++i)
-    out.push_back("HEADER_" + std::to_string(i));
-  return out;
-}
-
 std::vector<std::pair<std::string, std::string>>
 secret_env(const config::profile_config& cfg) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (cfg.api_key)
-    out.emplace_back("AIPERF_INJECTED_API_KEY", *cfg.api_key);
-  for (std::size_t i = 0; i < cfg.headers.size(); ++i)
-    out.emplace_back("AIPERF_INJECTED_HEADER_" + std::to_string(i),
-                     cfg.headers[i].value);
-  return out;
+  return endpoint_credentials::child_env(cfg);
 }
 
 namespace {
@@ -245,6 +233,28 @@ void judge_pod_losses(sc::run_result& result, const remote::run_monitor& monitor
   }
 }
 
+/// The ready marker, last, once the run's summary export exists (a run
+/// that failed before exporting has no results to announce); a cancelled
+/// or aborted run's marker says so. A marker that cannot be written fails
+/// the run: readers would wait for it forever.
+void mark_results_ready(sc::run_result& result, const fs::path& artifact_dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(artifact_dir / "profile_export_aiperf.json", ec))
+    return;
+  bool cancelled = result.exit_code == sc::exit_interrupted
+                   || result.exit_code == sc::exit_terminated
+                   || result.exit_code == sc::exit_hangup
+                   || result.exit_code == sc::exit_pods_lost;
+  if (auto done = api_service::write_ready_marker(artifact_dir, cancelled); !done) {
+    log::get("controller")->error("results-ready marker: {}", error_message(done.error()));
+    if (result.exit_code == sc::exit_ok || result.exit_code == sc::exit_degraded) {
+      result.exit_code = sc::exit_internal;
+      result.message = "cannot write " + std::string{api_service::ready_marker_name} + " in "
+                       + artifact_dir.string() + ": " + error_message(done.error());
+    }
+  }
+}
+
 } // namespace
 
 sc::run_result run_controller(caf::actor_system& sys, const config::profile_config& cfg,
@@ -314,6 +324,7 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   gcfg.abort_threshold_percent = opts.abort_threshold_percent;
   gcfg.monitor = monitor;
   auto run_id = plan.run_id;
+  const fs::path artifact_dir = plan.artifact_dir;
   auto whole_run = plan.timeouts.whole_run();
   auto controller = sc::spawn_system_controller(sys, std::move(plan), {},
                                                 remote::make_remote_group_factory(gcfg));
@@ -326,8 +337,12 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   publish(caf::actor{});
   tear_down(*bridge, children, *monitor);
   caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
-  caf::anon_send(api->actor, proto::stop_atom::value);
   judge_pod_losses(result, *monitor, layout, opts.abort_threshold_percent);
+  mark_results_ready(result, artifact_dir);
+  api->board->set_finished();
+  if (opts.after_results)
+    opts.after_results(result, api->board);
+  caf::anon_send(api->actor, proto::stop_atom::value);
   return result;
 }
 

@@ -14,9 +14,14 @@
 #include <filesystem>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace aiperf::api_service {
+class status_board;
+} // namespace aiperf::api_service
 
 namespace aiperf::local_pods {
 
@@ -38,6 +43,13 @@ struct controller_options {
   /// AIPERF_K8S_PORTS_FILE: once bound, the controller writes its ports here
   /// (remote/ports_file.hpp), so processes started after it can bind 0.
   std::filesystem::path ports_file;
+  /// Runs after the final export and the results-ready marker, while the
+  /// API still serves (its board is marked finished, so POST /api/shutdown
+  /// is accepted): a pod's linger. Empty = tear down at once (`profile
+  /// --worker-pods`, whose caller reads the results from disk).
+  std::function<void(const system_controller::run_result&,
+                     const std::shared_ptr<api_service::status_board>&)>
+    after_results;
 };
 
 /// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, AIPERF_K8S_PORTS_FILE
@@ -52,20 +64,19 @@ struct controller_options {
 /// secrets travel as AIPERF_INJECTED_* env); `plan` comes from the recorded
 /// configuration. `publish` receives the system_controller handle (for
 /// SIGINT) once it exists and a null handle when it is gone. A lost pod
-/// within the threshold turns exit code 0 into 5 (degraded).
+/// within the threshold turns exit code 0 into 5 (degraded). Once the exports
+/// exist, `.aiperf_results_ready.json` is written last into the run's
+/// artifact dir (api_service/results_files.hpp).
 /// Call from the main thread: children die with the thread that forked them.
 [[nodiscard]] system_controller::run_result
 run_controller(caf::actor_system& sys, const config::profile_config& cfg,
                system_controller::run_plan plan, controller_options opts,
                const std::function<void(caf::actor)>& publish);
 
-/// The declared secret names of `cfg` (API_KEY, HEADER_<i>) and their
-/// values, for the children's AIPERF_INJECTED_* environment.
+/// The AIPERF_INJECTED_* environment that carries `cfg`'s credentials to
+/// the children, which read the redacted run file
+/// (endpoint_credentials::child_env).
 [[nodiscard]] std::vector<std::pair<std::string, std::string>>
 secret_env(const config::profile_config& cfg);
-
-/// The names secret_env() declares for `cfg` (values may be redacted).
-[[nodiscard]] std::vector<std::string>
-declared_secrets(const config::profile_config& cfg);
 
 } // namespace aiperf::local_pods

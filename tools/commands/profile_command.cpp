@@ -140,11 +140,16 @@ private:
 };
 
 /// The built-in mock server on a free loopback port, when no --url is given;
-/// `cfg` then targets it and `recorded` says "builtin-mock".
+/// `cfg` then targets it and `recorded` says "builtin-mock". Call after
+/// set_metrics_tokenizer.
 caf::expected<std::unique_ptr<mock_server::server>>
 start_builtin_mock(config::profile_config& cfg, config::profile_config& recorded) {
   mock_server::options opts;
   opts.port = 0;
+  // The mock counts usage with the run's tokenizer (a copy shares its
+  // tables), so server and client counts agree.
+  if (const auto* tok = tokenizer::metrics_tokenizer())
+    opts.loaded_tokenizer = std::make_shared<const tokenizer::any_tokenizer>(*tok);
   auto mock = std::make_unique<mock_server::server>(opts);
   auto started = mock->start();
   if (!started)

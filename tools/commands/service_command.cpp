@@ -23,6 +23,7 @@
 #include "runtime/time/skewed_clock.hpp"
 #include "runtime/zmq_bridge/bridge.hpp"
 #include "runtime/io/durable_file.hpp"
+#include "tools/commands/endpoint_credentials.hpp"
 #include "tools/commands/local_pods.hpp"
 
 #include <caf/all.hpp>
@@ -60,29 +61,18 @@ struct service_options {
   bool local_clock = false;
 };
 
-/// Reads and parses the run file; secrets come from AIPERF_INJECTED_*.
+/// Reads and parses the run file; its credentials come from
+/// AIPERF_INJECTED_* (endpoint_credentials.hpp).
 caf::expected<config::profile_config> load_run_file(const std::string& path) {
-  auto bad = [](std::string msg) {
-    return make_error(benchmark::errc::invalid_config, std::move(msg));
-  };
   std::ifstream in{path};
   if (!in)
-    return bad("--run-config: cannot read " + path);
+    return make_error(benchmark::errc::invalid_config,
+                      "--benchmark-run: cannot read " + path
+                        + ": pass the run file (run_config.json) the controller wrote");
   std::stringstream ss;
   ss << in.rdbuf();
-  auto parsed = config::from_json(ss.str());
-  if (!parsed)
-    return bad("--run-config " + path + ": error: " + error_message(parsed.error()));
-  auto cfg = std::move(*parsed);
-  auto declared = local_pods::declared_secrets(cfg);
-  auto secrets = system::read_secrets(declared, system::process_env());
-  if (!secrets)
-    return bad("secrets: " + error_message(secrets.error()));
-  if (cfg.api_key)
-    cfg.api_key = *secrets->find("API_KEY");
-  for (std::size_t i = 0; i < cfg.headers.size(); ++i)
-    cfg.headers[i].value = *secrets->find("HEADER_" + std::to_string(i));
-  return cfg;
+  return endpoint_credentials::load_run(ss.str(), system::process_env(),
+                                        "--benchmark-run " + path);
 }
 
 /// Fetches one dataset file, retrying while the controller has not exported
@@ -159,12 +149,19 @@ caf::expected<worker_setup> resolve_worker(service_options o, const commands::te
   if (s.run_id.empty())
     return bad("no run id: pass --run-id or set AIPERF_JOB_ID");
   s.pod = remote::pod_name(s.pod_index);
-  // A pod reaches the controller over TCP only when told where it is.
+  // A pod reaches the controller over TCP only when told where it is. The
+  // flags win; AIPERF_K8S_ZMQ_CONTROLLER_HOST fills what they leave out. A
+  // DNS name (the headless service) stays a name: ZMQ and the HTTP client
+  // resolve it when they connect, and again on each reconnect, so a pod
+  // started before its controller's DNS record exists still finds it.
   s.connect = o.connect;
   s.health_port = o.health_port;
   if (auto& host = env->controller_host) {
     auto ports = env->ports;
-    s.connect = zmq_bridge::select_worker_endpoints(host, ports, {});
+    auto from_env = zmq_bridge::select_worker_endpoints(host, ports, {});
+    for (auto ch : {channel::control, channel::credit, channel::credit_return, channel::records})
+      if (s.connect[ch].empty())
+        s.connect[ch] = from_env[ch];
     s.api.host = *host;
     s.api.port = ports.api;
     if (!s.health_port)
@@ -466,6 +463,24 @@ int run_worker(const service_options& o, const commands::test_seams& seams) {
   return outcome.exit_code;
 }
 
+/// AIPERF_K8S_RESULTS_LINGER_SECONDS: how long a controller started by
+/// `service` serves its results after the run (default 3600; 0 = exit at
+/// once).
+caf::expected<std::chrono::seconds> results_linger(const system::env_lookup& env) {
+  constexpr std::string_view var = "AIPERF_K8S_RESULTS_LINGER_SECONDS";
+  auto v = env(var);
+  if (!v || v->empty())
+    return std::chrono::seconds{3600};
+  char* end = nullptr;
+  auto n = std::strtoll(v->c_str(), &end, 10);
+  if (*end != '\0' || n < 0 || v->front() == '-' || v->front() == '+')
+    return make_error(benchmark::errc::invalid_config,
+                      std::string{var} + "=" + *v
+                        + " is not a number of seconds: set a whole number >= 0 "
+                          "(0 = exit right after the run)");
+  return std::chrono::seconds{n};
+}
+
 int run_controller(const service_options& o) {
   auto loaded = load_run_file(o.run_config);
   if (!loaded) {
@@ -507,13 +522,48 @@ int run_controller(const service_options& o) {
                  error_message(applied.error()).c_str());
     return sc::exit_config;
   }
+  auto linger = results_linger(system::process_env());
+  if (!linger) {
+    std::fprintf(stderr, "error: %s\n", error_message(linger.error()).c_str());
+    return sc::exit_config;
+  }
   caf::actor handle;
+  std::shared_ptr<api_service::status_board> lingering;
+  bool signalled = false;
   std::mutex mtx;
+  // A signal cancels the run while it runs and ends the linger after it.
   system::signal_watcher signals{[&](int) {
     std::lock_guard<std::mutex> guard{mtx};
+    signalled = true;
     if (handle)
       caf::anon_send(handle, proto::cancel_atom::value);
+    else if (lingering)
+      lingering->force_shutdown();
   }};
+  bool printed = false;
+  // The pod keeps serving its results (API and /api/results/...) after the
+  // final export, until POST /api/shutdown or the linger passes, so they
+  // can be fetched before the pod goes away.
+  opts.after_results = [&](const sc::run_result& r,
+                           const std::shared_ptr<api_service::status_board>& board) {
+    profile_command::print_result(r);
+    printed = true;
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      if (signalled || linger->count() == 0)
+        return;
+      lingering = board;
+    }
+    auto logger = log::get("controller");
+    logger->info("serving results until POST /api/shutdown or {} s pass "
+                 "(AIPERF_K8S_RESULTS_LINGER_SECONDS)",
+                 linger->count());
+    bool asked = board->wait_shutdown(*linger);
+    logger->info("{}: exiting with the run's exit code {}",
+                 asked ? "shutdown requested" : "linger over", r.exit_code);
+    std::lock_guard<std::mutex> guard{mtx};
+    lingering.reset();
+  };
   sc::run_result result;
   {
     caf::actor_system sys{sys_cfg};
@@ -523,7 +573,8 @@ int run_controller(const service_options& o) {
                                           handle = std::move(h);
                                         });
   }
-  profile_command::print_result(result);
+  if (!printed)
+    profile_command::print_result(result);
   return result.exit_code;
 }
 
@@ -534,19 +585,36 @@ void add_subcommand(CLI::App& app, int& exit_code, const commands::test_seams& s
     "service", "Run one process of a distributed benchmark: the controller "
                "or a worker pod (started by `profile --worker-pods` or by "
                "the Kubernetes operator)");
+  cmd->footer(
+    "Controller: after the final export it writes .aiperf_results_ready.json "
+    "into the artifact dir and keeps serving its API (/api/results/list, "
+    "/api/results/files/{path}) until POST /api/shutdown or "
+    "AIPERF_K8S_RESULTS_LINGER_SECONDS (default 3600; 0 = exit at once) "
+    "pass, then exits with the run's exit code.\n"
+    "Worker: AIPERF_POD_INDEX and AIPERF_K8S_ZMQ_CONTROLLER_HOST stand in "
+    "for --pod-index and the endpoint/--api-host flags left out.");
   auto o = std::make_shared<service_options>();
   cmd->add_option("--role", o->role, "controller or worker")
     ->required()
     ->check(CLI::IsMember({"controller", "worker"}));
-  cmd->add_option("--run-config", o->run_config,
-                  "The run file (JSON configuration, no secrets)")
+  cmd->add_option("--benchmark-run,--run-config", o->run_config,
+                  "The run file (run_config.json: the configuration with "
+                  "credentials redacted; --run-config is an alias). Its "
+                  "credentials come from AIPERF_INJECTED_API_KEY (or "
+                  "OPENAI_API_KEY), AIPERF_INJECTED_HEADERS (JSON object) "
+                  "and AIPERF_INJECTED_ENDPOINT_URLS (JSON list); a redacted "
+                  "one without its variable exits 2")
     ->required();
   cmd->add_option("--run-id", o->run_id,
                   "Run id shared by every process (default AIPERF_JOB_ID)");
   cmd->add_option("--pod-index", o->pod_index,
-                  "Worker: this pod's index (default AIPERF_POD_INDEX)");
+                  "Worker: this pod's index (default AIPERF_POD_INDEX, which "
+                  "a pod gets from its JobSet job-index label)");
   cmd->add_option("--control-endpoint", o->connect.control,
-                  "Worker: controller's control channel (ipc:// or tcp://)");
+                  "Worker: controller's control channel (ipc:// or tcp://; "
+                  "default tcp://$AIPERF_K8S_ZMQ_CONTROLLER_HOST:"
+                  "$AIPERF_K8S_PORT_CONTROL, the host a DNS name resolved "
+                  "at connect time; likewise for the other channels)");
   cmd->add_option("--credit-endpoint", o->connect.credit,
                   "Worker: controller's credit channel");
   cmd->add_option("--credit-return-endpoint", o->connect.credit_return,

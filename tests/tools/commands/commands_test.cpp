@@ -1,4 +1,7 @@
+#include "tools/commands/endpoint_credentials.hpp"
 #include "tools/commands/local_pods.hpp"
+
+#include "config/profile/profile_json.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 using namespace aiperf;
@@ -60,19 +64,139 @@ TEST(commands, apply_env_names_a_bad_variable) {
     << error_message(applied.error());
 }
 
-TEST(commands, secrets_travel_by_name_not_in_the_run_file) {
+config::profile_config credentialed() {
   config::profile_config cfg;
+  cfg.model_names = {"m"};
+  cfg.urls = {"http://127.0.0.1:8000"};
   cfg.api_key = "sk-secret";
+  cfg.headers.push_back({"Authorization", "Bearer tok"});
   cfg.headers.push_back({"X-Team", "perf"});
-  auto names = local_pods::declared_secrets(cfg);
-  ASSERT_EQ(names.size(), 2u);
-  EXPECT_EQ(names[0], "API_KEY");
-  EXPECT_EQ(names[1], "HEADER_0");
+  return cfg;
+}
+
+using env_map = std::map<std::string, std::string, std::less<>>;
+
+caf::expected<config::profile_config> load(const std::string& json, env_map env) {
+  return endpoint_credentials::load_run(json, system::map_env(std::move(env)),
+                                        "--benchmark-run run.json");
+}
+
+std::string message_of(const caf::expected<config::profile_config>& r) {
+  return r ? std::string{"(loaded)"} : error_message(r.error());
+}
+
+TEST(commands, children_get_credentials_in_aiperfs_variables) {
+  auto env = local_pods::secret_env(credentialed());
+  std::map<std::string, std::string> m(env.begin(), env.end());
+  ASSERT_EQ(m.size(), 2u) << "no URL has user-info, so no URL list";
+  EXPECT_EQ(m["AIPERF_INJECTED_API_KEY"], "sk-secret");
+  EXPECT_EQ(m["AIPERF_INJECTED_HEADERS"],
+            R"({"Authorization":"Bearer tok","X-Team":"perf"})");
+  auto plain = credentialed();
+  plain.api_key.reset();
+  plain.headers.clear();
+  EXPECT_TRUE(local_pods::secret_env(plain).empty());
+}
+
+TEST(commands, a_redacted_run_file_is_restored_from_the_children_env) {
+  auto cfg = credentialed();
   auto env = local_pods::secret_env(cfg);
-  ASSERT_EQ(env.size(), 2u);
-  EXPECT_EQ(env[0].first, "AIPERF_INJECTED_API_KEY");
-  EXPECT_EQ(env[0].second, "sk-secret");
-  EXPECT_EQ(env[1].second, "perf");
+  auto json = config::to_json(cfg, true);
+  ASSERT_EQ(json.find("sk-secret"), std::string::npos);
+  auto back = load(json, env_map(env.begin(), env.end()));
+  ASSERT_TRUE(back) << message_of(back);
+  EXPECT_EQ(back->api_key, cfg.api_key);
+  EXPECT_EQ(back->headers, cfg.headers);
+}
+
+TEST(commands, injected_headers_override_by_name_and_add_the_rest) {
+  auto json = config::to_json(credentialed(), true);
+  auto back = load(json, {{"AIPERF_INJECTED_API_KEY", "k"},
+                          {"AIPERF_INJECTED_HEADERS",
+                           R"({"authorization":"Bearer x","x-team":"y","X-New":"z"})"}});
+  ASSERT_TRUE(back) << message_of(back);
+  ASSERT_EQ(back->headers.size(), 3u);
+  EXPECT_EQ(back->headers[0].value, "Bearer x");
+  EXPECT_EQ(back->headers[1].value, "y");
+  EXPECT_EQ(back->headers[2].name, "X-New");
+}
+
+TEST(commands, openai_api_key_fills_only_a_redacted_key) {
+  auto cfg = credentialed();
+  cfg.headers.clear();
+  auto back = load(config::to_json(cfg, true), {{"OPENAI_API_KEY", "sk-alias"}});
+  ASSERT_TRUE(back) << message_of(back);
+  EXPECT_EQ(back->api_key, std::optional<std::string>{"sk-alias"});
+  cfg.api_key.reset();
+  auto none = load(config::to_json(cfg, true), {{"OPENAI_API_KEY", "sk-alias"}});
+  ASSERT_TRUE(none) << message_of(none);
+  EXPECT_FALSE(none->api_key) << "an ambient shell key must not become the endpoint's";
+  auto priv = load(config::to_json(cfg, true), {{"AIPERF_INJECTED_API_KEY", "sk-private"}});
+  ASSERT_TRUE(priv) << message_of(priv);
+  EXPECT_EQ(priv->api_key, std::optional<std::string>{"sk-private"});
+}
+
+TEST(commands, a_redacted_secret_without_its_variable_fails_closed) {
+  auto json = config::to_json(credentialed(), true);
+  auto none = load(json, {});
+  ASSERT_FALSE(none);
+  auto msg = message_of(none);
+  EXPECT_NE(msg.find("AIPERF_INJECTED_API_KEY"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("OPENAI_API_KEY"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("AIPERF_INJECTED_HEADERS"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Authorization, X-Team"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("secretKeyRef"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--benchmark-run run.json"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("Bearer tok"), std::string::npos);
+  // Empty counts as unset; one header left redacted is still named.
+  auto partial = load(json, {{"AIPERF_INJECTED_API_KEY", ""},
+                             {"AIPERF_INJECTED_HEADERS", R"({"Authorization":"b"})"}});
+  ASSERT_FALSE(partial);
+  EXPECT_NE(message_of(partial).find("header(s) X-Team are redacted"), std::string::npos)
+    << message_of(partial);
+  EXPECT_NE(message_of(partial).find("AIPERF_INJECTED_API_KEY"), std::string::npos);
+}
+
+TEST(commands, bad_injected_json_names_the_variable) {
+  auto json = config::to_json(credentialed(), true);
+  for (const char* bad : {"not json", "[\"a\"]", R"({"A": 1})"}) {
+    auto r = load(json, {{"AIPERF_INJECTED_API_KEY", "k"}, {"AIPERF_INJECTED_HEADERS", bad}});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(message_of(r).find("AIPERF_INJECTED_HEADERS must be a JSON object"),
+              std::string::npos)
+      << message_of(r);
+  }
+  for (const char* bad : {"{}", "[]", "[1]", "nope"}) {
+    auto r = load(json, {{"AIPERF_INJECTED_API_KEY", "k"},
+                         {"AIPERF_INJECTED_HEADERS", R"({"Authorization":"a","X-Team":"b"})"},
+                         {"AIPERF_INJECTED_ENDPOINT_URLS", bad}});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(message_of(r).find("AIPERF_INJECTED_ENDPOINT_URLS must be"), std::string::npos)
+      << message_of(r);
+  }
+}
+
+TEST(commands, injected_urls_replace_the_run_files_list) {
+  auto cfg = credentialed();
+  cfg.api_key.reset();
+  cfg.headers.clear();
+  auto json = config::to_json(cfg, true);
+  // A redacted URL (as a generator writes one with user-info) would not
+  // pass --url validation: the injected list replaces it first.
+  auto pos = json.find("http://127.0.0.1:8000");
+  ASSERT_NE(pos, std::string::npos);
+  auto redacted = json;
+  redacted.replace(pos, 21, "http://<redacted>@127.0.0.1:8000");
+  auto missing = load(redacted, {});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(message_of(missing).find("AIPERF_INJECTED_ENDPOINT_URLS is not set"),
+            std::string::npos)
+    << message_of(missing);
+  auto back = load(redacted, {{"AIPERF_INJECTED_ENDPOINT_URLS",
+                               R"(["http://10.0.0.1:8000","http://10.0.0.2:8000"])"}});
+  ASSERT_TRUE(back) << message_of(back);
+  EXPECT_EQ(back->urls,
+            (std::vector<std::string>{"http://10.0.0.1:8000", "http://10.0.0.2:8000"}));
 }
 
 } // namespace

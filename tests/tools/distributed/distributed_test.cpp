@@ -12,6 +12,9 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -341,6 +344,8 @@ std::vector<std::pair<std::string, std::string>> port_env(const fs::path& ports_
   env.emplace_back("AIPERF_K8S_PORTS_FILE", ports_file.string());
   env.emplace_back("AIPERF_K8S_ZMQ_CONTROLLER_HOST", "127.0.0.1");
   env.emplace_back("AIPERF_JOB_ID", "itest");
+  // The controller exits after the run instead of serving its results.
+  env.emplace_back("AIPERF_K8S_RESULTS_LINGER_SECONDS", "0");
   return env;
 }
 
@@ -498,6 +503,191 @@ TEST(distributed, service_roles_over_tcp_with_a_skewed_worker_clock) {
   ASSERT_EQ(span.size(), 2u);
   EXPECT_LT(std::llabs(span["pod1"].first - span["pod0"].first),
             std::int64_t{1'000'000'000});
+}
+
+/// One HTTP/1.1 exchange on loopback (Connection: close): status, the raw
+/// header block and the body, de-chunked.
+struct http_reply {
+  int status = 0;
+  std::string head;
+  std::string body;
+};
+
+http_reply http_call(std::uint16_t port, const std::string& method, const std::string& path) {
+  http_reply r;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return r;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string resp;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string req = method + " " + path
+                      + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
+                        "Connection: close\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0)
+        resp.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  auto sep = resp.find("\r\n\r\n");
+  if (sep == std::string::npos || resp.size() < 12)
+    return r;
+  r.status = std::atoi(resp.c_str() + 9);
+  r.head = resp.substr(0, sep);
+  auto body = resp.substr(sep + 4);
+  if (r.head.find("Transfer-Encoding: chunked") == std::string::npos) {
+    r.body = body;
+    return r;
+  }
+  for (std::size_t at = 0; at < body.size();) {
+    auto eol = body.find("\r\n", at);
+    if (eol == std::string::npos)
+      break;
+    auto size = std::strtoul(body.c_str() + at, nullptr, 16);
+    if (size == 0)
+      break;
+    r.body.append(body, eol + 2, size);
+    at = eol + 2 + size + 2;
+  }
+  return r;
+}
+
+/// The port on a "... on http://host:PORT" first stdout line.
+std::uint16_t port_of_first_line(child& c) {
+  auto line = c.first_line();
+  if (!line)
+    return 0;
+  auto colon = line->rfind(':');
+  return colon == std::string::npos ? 0 : static_cast<std::uint16_t>(std::atoi(line->c_str() + colon + 1));
+}
+
+std::set<std::string> listed_names(const std::string& list_json) {
+  std::set<std::string> names;
+  auto d = parse_json(list_json);
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("files"))
+    return names;
+  for (auto& f : d["files"].GetArray())
+    names.insert(f["name"].GetString());
+  return names;
+}
+
+// The marker comes last, says the run was not cancelled, and the sidecar
+// serves the run's directory with AIPerf's semantics.
+TEST(distributed, results_ready_marker_is_last_and_the_sidecar_serves_it) {
+  temp_dir tmp;
+  mock_process mock{{"--fast"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto out = tmp.path() / "out";
+  auto args = profile_args(mock.url(), out);
+  auto count = std::find(args.begin(), args.end(), "--request-count");
+  ASSERT_NE(count, args.end());
+  *std::next(count) = "8";
+  // One pod runs in-process; two take the distributed path.
+  for (auto a : {"--worker-pods", "2"})
+    args.emplace_back(a);
+  auto r = run_node(args, tmp.path() / "run");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto dir = run_dir(out);
+  ASSERT_FALSE(dir.empty());
+  auto marker = dir / ".aiperf_results_ready.json";
+  auto m = parse_json(read_file(marker));
+  ASSERT_FALSE(m.HasParseError()) << read_file(marker);
+  EXPECT_TRUE(m["ready"].GetBool());
+  EXPECT_FALSE(m["was_cancelled"].GetBool());
+  auto marker_time = fs::last_write_time(marker);
+  std::size_t files = 0;
+  for (auto& e : fs::recursive_directory_iterator{dir})
+    if (e.is_regular_file() && e.path() != marker) {
+      ++files;
+      EXPECT_LE(e.last_write_time(), marker_time) << e.path() << " was written after the marker";
+    }
+  EXPECT_GE(files, 3u);
+
+  // The sidecar on the output dir finds the one run directory in it.
+  fs::create_directories(dir / "checkpoints");
+  std::ofstream{dir / "checkpoints" / "c1.json"} << "{}";
+  child sidecar{{node_bin(), "results-sidecar", "--results-dir", out.string(), "--port", "0",
+                 "--host", "127.0.0.1"},
+                tmp.path() / "sidecar"};
+  auto port = port_of_first_line(sidecar);
+  ASSERT_NE(port, 0) << sidecar.err();
+  EXPECT_EQ(http_call(port, "GET", "/healthz").status, 200);
+  auto list = http_call(port, "GET", "/api/results/list");
+  ASSERT_EQ(list.status, 200) << list.body;
+  auto names = listed_names(list.body);
+  EXPECT_TRUE(names.count("profile_export_aiperf.json")) << list.body;
+  EXPECT_TRUE(names.count("checkpoints/c1.json")) << list.body;
+  EXPECT_FALSE(names.count(".aiperf_results_ready.json")) << list.body;
+  auto file = http_call(port, "GET", "/api/results/files/profile_export_aiperf.json");
+  ASSERT_EQ(file.status, 200);
+  EXPECT_EQ(file.body, read_file(dir / "profile_export_aiperf.json"));
+  EXPECT_NE(file.head.find("X-Filename: profile_export_aiperf.json"), std::string::npos)
+    << file.head;
+  EXPECT_NE(file.head.find("Content-Disposition: attachment"), std::string::npos) << file.head;
+  for (auto bad : {"/api/results/files/..%2F..%2Fetc%2Fpasswd", "/api/results/files/../x",
+                   "/api/results/files/.aiperf_results_ready.json"})
+    EXPECT_EQ(http_call(port, "GET", bad).status, 400) << bad;
+  EXPECT_EQ(http_call(port, "GET", "/api/results/files/nope.json").status, 404);
+  EXPECT_EQ(http_call(port, "POST", "/api/results/list").status, 405);
+
+  // Without the marker: only checkpoints, the rest is "Results not ready".
+  fs::remove(marker);
+  auto early = http_call(port, "GET", "/api/results/list");
+  EXPECT_EQ(listed_names(early.body), (std::set<std::string>{"checkpoints/c1.json"}))
+    << early.body;
+  auto not_ready = http_call(port, "GET", "/api/results/files/profile_export_aiperf.json");
+  EXPECT_EQ(not_ready.status, 404);
+  EXPECT_NE(not_ready.body.find("Results not ready"), std::string::npos) << not_ready.body;
+  EXPECT_EQ(http_call(port, "GET", "/api/results/files/checkpoints/c1.json").body, "{}");
+
+  sidecar.signal(SIGTERM);
+  EXPECT_EQ(sidecar.wait(), 0) << sidecar.err();
+}
+
+// A controller started by `service` lingers with its results until POST
+// /api/shutdown, then exits with the run's exit code.
+TEST(distributed, service_controller_lingers_until_shutdown) {
+  temp_dir tmp;
+  mock_process mock{{"--fast"}, tmp.path()};
+  ASSERT_TRUE(mock.ok());
+  auto out = tmp.path() / "out";
+  auto run_file = write_run_file(tmp.path(), mock.url(), out, "1");
+  auto env = port_env(tmp.path() / "ports.json");
+  for (auto& [k, v] : env)
+    if (k == "AIPERF_K8S_RESULTS_LINGER_SECONDS")
+      v = "600";
+  scoped_env ports{env};
+  auto controller = start_service("controller", run_file, tmp.path() / "ctl");
+  auto bound = controller_ports_env(tmp.path() / "ports.json");
+  auto api = api_port_of(bound);
+  std::unique_ptr<child> pod0;
+  {
+    scoped_env e{pod_env(0, bound)};
+    pod0 = start_service("worker", run_file, tmp.path() / "pod0");
+  }
+  EXPECT_EQ(pod0->wait(), 0) << pod0->err();
+  // The run is over once the marker is listed; the controller still serves.
+  std::string last;
+  ASSERT_TRUE(poll_until([&] {
+    last = http_call(api, "GET", "/api/results/list").body;
+    return listed_names(last).count("profile_export_aiperf.json") > 0;
+  })) << last << controller->err();
+  EXPECT_FALSE(controller->wait(std::chrono::milliseconds{0}).has_value())
+    << "the controller exited instead of lingering: " << controller->err();
+  auto metrics = parse_json(http_call(api, "GET", "/api/metrics").body);
+  ASSERT_FALSE(metrics.HasParseError());
+  EXPECT_TRUE(metrics["summary"].IsObject());
+  EXPECT_EQ(http_call(api, "GET", "/api/shutdown").status, 405);
+  EXPECT_EQ(http_call(api, "POST", "/api/shutdown").status, 202);
+  auto code = controller->wait();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << controller->err();
 }
 
 TEST(distributed, missing_pod_registration_timeout_names_it) {
@@ -742,7 +932,8 @@ TEST(distributed, every_process_in_its_own_network_namespace) {
     tmp.path(), "http://" + netns_lab::address(0) + ":18000", out, "2");
   // Fresh namespaces: the default ports are free.
   scoped_env env{{{"AIPERF_K8S_ZMQ_CONTROLLER_HOST", netns_lab::address(0)},
-                  {"AIPERF_JOB_ID", "netns"}}};
+                  {"AIPERF_JOB_ID", "netns"},
+                  {"AIPERF_K8S_RESULTS_LINGER_SECONDS", "0"}}};
   auto start = [&](int ns, const std::string& role, const std::string& log,
                    std::vector<std::pair<std::string, std::string>> vars) {
     scoped_env e{std::move(vars)};

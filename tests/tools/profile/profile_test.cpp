@@ -298,8 +298,13 @@ TEST_F(profile_test, tokenizer_json_counts_isl_and_osl_with_its_tokens) {
   ASSERT_EQ(recs.size(), 4u);
   for (auto& rec : recs) {
     SCOPED_TRACE(to_text(rec));
-    // Each word has >= 1 letter and most several: letters, not words.
-    EXPECT_GT(metric(rec, "input_sequence_length").value_or(0), 16);
+    // Synthetic prompts are cut in its tokens (this one turns much of the
+    // corpus into [UNK], which decodes to text of three tokens, so 16 is not
+    // always reachable); the built-in mock counts with it too.
+    EXPECT_GT(metric(rec, "input_sequence_length").value_or(0), 0);
+    EXPECT_EQ(metric(rec, "input_sequence_length"),
+              metric(rec, "usage_prompt_tokens"));
+    // Each answer word has >= 1 letter and most several: letters, not words.
     EXPECT_GT(metric(rec, "output_sequence_length").value_or(0), 8);
   }
 }
