@@ -1,19 +1,23 @@
 #!/usr/bin/python3
 """Checks of the install manifests (k8s/deploy) and the Dockerfile.
 
-Usage: deploy_test.py {render|apply|dockerfile} path/to/aiperf-node [unittest args]
+Usage: deploy_test.py {render|apply|crds|dockerfile} path/to/aiperf-node [unittest args]
        deploy_test.py update-golden path/to/aiperf-node
 
 render      `kubectl kustomize k8s/deploy` equals the committed rendered.yaml, and
             the rendered objects have the shape the operator needs.
 apply       rendered.yaml against `aiperf-node sim-cluster --tls`: server dry run,
             the real apply, then `kubectl get` finds every object.
+crds        the CRD files alone against `aiperf-node sim-cluster --tls`: client-side
+            and server-dry-run apply, Established, short names and the category,
+            the printer columns, AIPerf's getting-started AIPerfJob, and an
+            immutable field refused on update.
 dockerfile  the Dockerfile's stages, images, non-root USER and ENTRYPOINT, and the
             runtime stage's packages cover every library the binary loads.
 
 Exits 77 (ctest: skipped) when kubectl, dpkg or PyYAML is missing; with CI=true
 that is a failure instead. While the CRD files are not in k8s/deploy/crds the
-render and apply checks run without them and say so.
+render and apply checks run without them and say so (and crds fails).
 """
 
 import json
@@ -31,6 +35,9 @@ DEPLOY = os.path.join(ROOT, "k8s", "deploy")
 GOLDEN = os.path.join(DEPLOY, "rendered.yaml")
 DOCKERFILE = os.path.join(ROOT, "Dockerfile")
 CRD_FILES = ["aiperfjobs.aiperf.nvidia.com.yaml", "aiperfsweeps.aiperf.nvidia.com.yaml"]
+CRD_PATHS = [os.path.join(DEPLOY, "crds", f) for f in CRD_FILES]
+GETTING_STARTED = os.path.join(ROOT, "tests", "config", "benchmark", "fixtures",
+                               "aiperfjob_getting_started.yaml")
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 NODE_BIN = None
 NS = "aiperf-system"
@@ -126,6 +133,16 @@ class Render(unittest.TestCase):
         want = 0 if missing_crds() else 2
         self.assertEqual(kinds.count("CustomResourceDefinition"), want)
 
+    def test_golden_crds_are_the_committed_files(self):
+        if missing_crds():
+            self.skipTest("no CRD files yet")
+        rendered = {d["metadata"]["name"]: d for d in golden_docs()
+                    if d["kind"] == "CustomResourceDefinition"}
+        for path in CRD_PATHS:
+            with open(path) as f:
+                (doc,) = [d for d in yaml.safe_load_all(f) if d]
+            self.assertEqual(rendered[doc["metadata"]["name"]], doc, path)
+
     def test_bases_are_separate(self):
         with open(os.path.join(DEPLOY, "kustomization.yaml")) as f:
             top = yaml.safe_load(f)
@@ -212,9 +229,9 @@ class Sim:
             raise RuntimeError("sim-cluster printed %r" % line)
         self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
 
-    def kubectl(self, *args):
+    def kubectl(self, *args, stdin=None):
         return subprocess.run([KUBECTL, *args], capture_output=True, text=True, env=self.env,
-                              timeout=60)
+                              timeout=60, input=stdin)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -262,6 +279,96 @@ class Apply(unittest.TestCase):
                    for i in items),
             sorted((d["kind"], d["metadata"]["name"], d["metadata"].get("namespace", ""))
                    for d in docs))
+
+
+class Crds(unittest.TestCase):
+    def setUp(self):
+        missing = missing_crds()
+        self.assertEqual(missing, [], "k8s/deploy/crds lacks these: run `aiperf-node kube crd`")
+        self.tmp = tempfile.TemporaryDirectory()
+        self.sim = Sim(self.tmp.name)
+
+    def tearDown(self):
+        self.assertEqual(self.sim.stop(), 0)
+        self.tmp.cleanup()
+
+    def ok(self, *args, stdin=None):
+        r = self.sim.kubectl(*args, stdin=stdin)
+        self.assertEqual(r.returncode, 0, "kubectl %s: %s" % (" ".join(args), r.stderr))
+        return r.stdout
+
+    def install(self):
+        for path in CRD_PATHS:
+            out = self.ok("apply", "--dry-run=server", "-f", path)
+            self.assertIn("created (server dry run)", out)
+        # Client-side apply stores the whole object as the last-applied annotation.
+        for path in CRD_PATHS:
+            self.assertIn(" created", self.ok("apply", "-f", path))
+        self.ok("wait", "--for=condition=Established", "--timeout=30s",
+                "crd/aiperfjobs.aiperf.nvidia.com", "crd/aiperfsweeps.aiperf.nvidia.com")
+
+    def test_apply_dry_run_and_established(self):
+        self.install()
+        for path in CRD_PATHS:
+            with open(path) as f:
+                (want,) = [d for d in yaml.safe_load_all(f) if d]
+            got = json.loads(self.ok("get", "crd", want["metadata"]["name"], "-o", "json"))
+            self.assertEqual(got["spec"]["names"], want["spec"]["names"])
+            self.assertEqual(got["spec"]["versions"][0]["schema"],
+                             want["spec"]["versions"][0]["schema"])
+            last = got["metadata"]["annotations"][
+                "kubectl.kubernetes.io/last-applied-configuration"]
+            self.assertEqual(json.loads(last)["spec"], want["spec"])
+            self.assertLess(len(last), 256 * 1024)
+            conds = {c["type"]: c["status"] for c in got["status"]["conditions"]}
+            self.assertEqual(conds.get("Established"), "True")
+        # Applying again changes nothing; the dry run of the update passes too.
+        for path in CRD_PATHS:
+            self.assertIn("unchanged", self.ok("apply", "-f", path))
+            self.ok("apply", "--dry-run=server", "-f", path)
+
+    def test_names_columns_and_the_getting_started_job(self):
+        self.install()
+        self.assertIn("No resources found", self.sim.kubectl("get", "aiperfjobs").stderr)
+        self.ok("create", "namespace", "bench")
+        self.assertIn("aiperfjob.aiperf.nvidia.com/dynamo-benchmark created",
+                      self.ok("apply", "-n", "bench", "-f", GETTING_STARTED))
+        for name in ("aiperfjobs", "aiperfjob", "apj", "aiperfjobs.aiperf.nvidia.com"):
+            out = self.ok("get", "-n", "bench", name)
+            header = out.splitlines()[0].split()
+            self.assertEqual(header, ["NAME", "PHASE", "STAGE", "DONE", "TOTAL", "QPS",
+                                      "TPS", "TTFT", "ITL", "E2E", "AGE"], name)
+            self.assertTrue(out.splitlines()[1].startswith("dynamo-benchmark "), out)
+        wide = self.ok("get", "-n", "bench", "apj", "-o", "wide").splitlines()[0].split()
+        self.assertEqual(wide[-6:], ["TTFT_P99", "ITL_P99", "E2E_P99", "TTFT_AVG",
+                                     "ITL_AVG", "E2E_P99_9"])
+        self.assertEqual(self.ok("get", "-n", "bench", "aps", "-o", "name").strip(), "")
+        with open(GETTING_STARTED) as f:
+            job = yaml.safe_load(f)
+        sweep = {"apiVersion": job["apiVersion"], "kind": "AIPerfSweep",
+                 "metadata": {"name": "grid"},
+                 "spec": dict(job["spec"], sweep={"type": "grid",
+                                                  "variables": {"concurrency": [10, 20]}})}
+        self.ok("apply", "-n", "bench", "-f", "-", stdin=json.dumps(sweep))
+        header = self.ok("get", "-n", "bench", "aps").splitlines()[0].split()
+        self.assertEqual(header, ["NAME", "PHASE", "COMPLETED", "TOTAL", "FAILED", "CURRENT",
+                                  "AGE"])
+        # kubectl expands `aiperf` as the category before the short name: both kinds.
+        self.assertEqual(sorted(self.ok("get", "-n", "bench", "aiperf", "-o", "name").split()),
+                         ["aiperfjob.aiperf.nvidia.com/dynamo-benchmark",
+                          "aiperfsweep.aiperf.nvidia.com/grid"])
+
+        # The image is fixed at creation; cancel may change.
+        r = self.sim.kubectl("patch", "-n", "bench", "apj", "dynamo-benchmark", "--type=merge",
+                             "-p", '{"spec":{"image":"aiperf-node:9.9.9"}}')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("spec.image is immutable after creation; create a new AIPerfJob "
+                      "to change it", r.stderr)
+        out = self.ok("patch", "-n", "bench", "apj", "dynamo-benchmark", "--type=merge",
+                      "-p", '{"spec":{"cancel":true}}')
+        self.assertIn("patched", out)
+        got = json.loads(self.ok("get", "-n", "bench", "apj", "dynamo-benchmark", "-o", "json"))
+        self.assertIs(got["spec"]["cancel"], True)
 
 
 def dockerfile_stages():
@@ -385,13 +492,13 @@ def main():
     mode, NODE_BIN = sys.argv[1], os.path.abspath(sys.argv[2])
     if yaml is None:
         skip_or_fail("PyYAML (python3-yaml) is not installed")
-    if mode in ("render", "apply", "update-golden") and not os.access(KUBECTL, os.X_OK):
+    if mode in ("render", "apply", "crds", "update-golden") and not os.access(KUBECTL, os.X_OK):
         skip_or_fail("kubectl is not installed")
     if mode == "update-golden":
         with open(GOLDEN, "w") as f:
             f.write(render())
         return
-    cases = {"render": Render, "apply": Apply, "dockerfile": Dockerfile}[mode]
+    cases = {"render": Render, "apply": Apply, "crds": Crds, "dockerfile": Dockerfile}[mode]
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(cases)
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() else 1)
