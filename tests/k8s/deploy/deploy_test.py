@@ -143,6 +143,16 @@ class Render(unittest.TestCase):
                 (doc,) = [d for d in yaml.safe_load_all(f) if d]
             self.assertEqual(rendered[doc["metadata"]["name"]], doc, path)
 
+    def test_docs_example_is_the_getting_started_job(self):
+        # docs/kubernetes.md shows the job the crds checks apply.
+        with open(os.path.join(ROOT, "docs", "kubernetes.md")) as f:
+            docs = f.read()
+        at = docs.index("With the CRDs installed, AIPerf's getting-started job")
+        begin = docs.index("```yaml\n", at) + len("```yaml\n")
+        shown = yaml.safe_load(docs[begin:docs.index("```", begin)])
+        with open(GETTING_STARTED) as f:
+            self.assertEqual(shown, yaml.safe_load(f))
+
     def test_bases_are_separate(self):
         with open(os.path.join(DEPLOY, "kustomization.yaml")) as f:
             top = yaml.safe_load(f)
