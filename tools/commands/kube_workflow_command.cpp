@@ -268,6 +268,12 @@ int run_results(const results_options& o) {
   auto sum = download_results(**c, t->name, out);
   if (!sum)
     return report(sum.error());
+  if (sum->files.empty())
+    return report(make_error(
+        k8s::errc::not_found,
+        "pod " + sum->pod + " lists no results yet: the run has not finished "
+            "its export (the controller lists files once it wrote "
+            ".aiperf_results_ready.json); try again later"));
   std::printf("downloaded %zu files (%llu bytes) from pod %s (port %d) into "
               "%s\n",
               sum->files.size(), static_cast<unsigned long long>(sum->bytes),
@@ -466,6 +472,7 @@ int run_delete(const delete_options& o) {
       r.ref = ref;
       r.ref.name = str_at(item, {"metadata", "name"});
       r.body = R"({"propagationPolicy":"Background"})";
+      auto name = r.ref.name;
       auto got = (*c)->call(std::move(r));
       if (!got) {
         if (const auto* st = k8s::status_of(got.error());
@@ -474,8 +481,7 @@ int run_delete(const delete_options& o) {
         return report(got.error());
       }
       ++deleted;
-      std::printf("%s/%s deleted\n", ref.resource.c_str(),
-                  r.ref.name.c_str());
+      std::printf("%s/%s deleted\n", ref.resource.c_str(), name.c_str());
     }
   }
   // Returns when nothing labelled remains, the JobSet's Jobs and pods too
@@ -537,7 +543,8 @@ jobset_row row_of(const k8s::json& js, std::int64_t now_unix) {
   if (row.phase == "Running" && !progress.empty())
     row.phase = "Running (" + progress + ")";
   auto created = k8s::parse_time(str_at(js, {"metadata", "creationTimestamp"}));
-  row.age = created ? format_age(now_unix - *created) : "<unknown>";
+  // parse_time answers nanoseconds.
+  row.age = created ? format_age(now_unix - *created / 1'000'000'000) : "<unknown>";
   return row;
 }
 

@@ -196,7 +196,8 @@ TEST(kube_workflow, list_rows_read_name_phase_and_age_from_the_jobset) {
                  "labels": {"app": "aiperf", "aiperf.nvidia.com/job-id": "b1"},
                  "creationTimestamp": "2026-12-02T10:00:00Z"},
     "spec": {}, "status": {}})");
-  auto created = *k8s::parse_time("2026-12-02T10:00:00Z");
+  auto created = *k8s::parse_time("2026-12-02T10:00:00Z") / 1'000'000'000;
+  EXPECT_EQ(created, 1'796'205'600); // seconds, as now_unix
   auto row = row_of(js, created + 90);
   EXPECT_EQ(row, (jobset_row{"b1", "bench", "Running", "90s"}));
   js["metadata"]["annotations"]["aiperf.nvidia.com/progress-phase"] = "profiling";

@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""`aiperf-node kube profile --no-operator` and friends on a simulated cluster.
+
+Usage: kube_direct.py path/to/aiperf-node [unittest args]
+
+One `aiperf-node sim-cluster --tls --workloads --audit-log FILE` for the
+file (checks run in the order of their names), the mock server from
+k8s/deploy/examples/mock-server.yaml, and the CLI under test:
+
+- a missing namespace is exit 2 with the fix, and nothing is created;
+- `kube profile` (stdout not a terminal, so it detaches with a warning)
+  prints AIPerf's first line, creates the Role, RoleBinding, ConfigMap and
+  JobSet labelled with the job id, writes ~/.aiperf/last_kube_benchmark.json,
+  and refuses a second run of the same name naming the object;
+- `kube results --from-pods` reaches the controller pod only through the
+  API server: the audit log shows pods/proxy requests to its results API
+  from the CLI's user agent (the CLI never dials a pod address);
+- `kube logs` prefixes every line with pod/container, `kube list` shows the
+  run, and `kube delete` (no name: the last benchmark) returns when no
+  labelled object and no pod of the run remains.
+
+Needs root (the simulator's pod sandbox) and kubectl. Exits 77 (ctest:
+skipped) when one is missing; with CI=true that is a failure instead.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+MOCK_YAML = os.path.join(REPO, "k8s", "deploy", "examples", "mock-server.yaml")
+NODE_BIN = None
+NS = "bench"
+JOB = "e2e"
+LABEL = "aiperf.nvidia.com/job-id=" + JOB
+
+
+def skip_or_fail(why):
+    if os.environ.get("CI") == "true":
+        print("CI=true, so this test fails instead of skipping: " + why, file=sys.stderr)
+        sys.exit(1)
+    print("skipped: " + why, file=sys.stderr)
+    sys.exit(77)
+
+
+class Sim:
+    def __init__(self, workdir):
+        self.kubeconfig = os.path.join(workdir, "kubeconfig")
+        self.audit_path = os.path.join(workdir, "audit.log")
+        self.home = os.path.join(workdir, "home")
+        self.cwd = os.path.join(workdir, "cwd")
+        os.makedirs(self.home)
+        os.makedirs(self.cwd)
+        tmp = os.path.join(workdir, "tmp")
+        os.makedirs(tmp)
+        self.log_path = os.path.join(workdir, "sim.log")
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(
+                [NODE_BIN, "sim-cluster", "--tls", "--workloads", "--kubeconfig",
+                 self.kubeconfig, "--audit-log", self.audit_path, "--backoff-scale", "0.1"],
+                stdout=subprocess.PIPE, stderr=log, bufsize=0,
+                env=dict(os.environ, TMPDIR=tmp))
+        first = self.readline(30)
+        if not first.startswith("listening on https://127.0.0.1:"):
+            raise RuntimeError("sim-cluster printed %r; log:\n%s" % (first, self.log()))
+        self.readline(30)  # the pod network
+        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
+
+    def readline(self, timeout):
+        deadline = time.monotonic() + timeout
+        line = b""
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([self.proc.stdout], [], [],
+                                        max(deadline - time.monotonic(), 0))
+            if not ready:
+                raise RuntimeError("sim-cluster printed %r within %d s" % (line, timeout))
+            byte = os.read(self.proc.stdout.fileno(), 1)
+            if not byte:
+                raise RuntimeError("sim-cluster exited; log:\n%s" % self.log())
+            line += byte
+        return line.decode().strip()
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()[-4000:]
+
+    def run(self, args, timeout=60):
+        return subprocess.run(args, capture_output=True, text=True, env=self.env,
+                              cwd=self.cwd, timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def kube(self, *args, timeout=60):
+        return self.run([NODE_BIN, "kube", *args], timeout=timeout)
+
+    def kubectl(self, *args):
+        return self.run([KUBECTL, *args])
+
+    def audit(self):
+        with open(self.audit_path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=30)
+
+
+def profile_args(name, ns):
+    return ["profile", "--no-operator", "--name", name, "-n", ns, "--image", "aiperf-node:dev",
+            "-m", "mock-model", "-u", "http://mock.%s.svc.cluster.local:8000" % NS,
+            "--total-workers", "2", "--workers-per-pod", "1", "--request-count", "20",
+            "--concurrency", "2"]
+
+
+class Direct(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.sim = Sim(cls.tmp.name)
+        for args in (["create", "namespace", NS], ["apply", "-n", NS, "-f", MOCK_YAML]):
+            r = cls.sim.kubectl(*args)
+            if r.returncode != 0:
+                raise AssertionError(r.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.sim.stop()
+        cls.tmp.cleanup()
+        if code != 0:
+            raise AssertionError("sim-cluster exited %d" % code)
+
+    def labelled(self, kinds="jobsets,configmaps,roles,rolebindings"):
+        r = self.sim.kubectl("get", kinds, "-n", NS, "-l", LABEL, "-o", "name")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return sorted(r.stdout.split())
+
+    def test_1_a_missing_namespace_is_exit_2_and_creates_nothing(self):
+        r = self.sim.kube(*profile_args(JOB, "nope"))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn('namespace "nope" not found: create it (kubectl create namespace nope) '
+                      "or pass --namespace", r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertNotEqual(self.sim.kubectl("get", "namespace", "nope").returncode, 0)
+        r = self.sim.kube("results", JOB, "--from-pods", "-n", "nope")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn('namespace "nope" not found', r.stderr)
+
+    def test_2_profile_creates_the_four_objects_and_remembers_the_run(self):
+        r = self.sim.kube(*profile_args(JOB, NS))
+        self.assertEqual(r.returncode, 0, r.stderr + "\nsim log:\n" + self.sim.log())
+        self.assertEqual(r.stdout.splitlines()[0],
+                         "jobset.jobset.x-k8s.io/aiperf-e2e created in bench (direct mode)")
+        self.assertIn("--no-detach", r.stderr)  # detached: stdout is a pipe
+        self.assertEqual(self.labelled(), [
+            "configmap/aiperf-e2e-config",
+            "jobset.jobset.x-k8s.io/aiperf-e2e",
+            "role.rbac.authorization.k8s.io/aiperf-e2e-role",
+            "rolebinding.rbac.authorization.k8s.io/aiperf-e2e-binding"])
+        with open(os.path.join(self.sim.home, ".aiperf", "last_kube_benchmark.json")) as f:
+            self.assertEqual(json.load(f), {"name": JOB, "namespace": NS, "mode": "direct"})
+        again = self.sim.kube(*profile_args(JOB, NS))
+        self.assertEqual(again.returncode, 1, again.stderr)
+        self.assertIn("role.rbac.authorization.k8s.io/aiperf-e2e-role already exists in bench",
+                      again.stderr)
+
+    def test_3_results_come_through_the_pods_proxy(self):
+        # Until the controller pod runs, the proxy answers an error; then the
+        # results API answers (files once the run exported, else none yet).
+        deadline = time.monotonic() + 40
+        while True:
+            r = self.sim.kube("results", "--from-pods", "--output", "out")
+            if r.returncode == 0 or "lists no results yet" in r.stderr:
+                break
+            if time.monotonic() > deadline:
+                self.fail("kube results never reached the results API: %s\nsim log:\n%s"
+                          % (r.stderr, self.sim.log()))
+            time.sleep(0.5)
+        proxied = [e for e in self.sim.audit()
+                   if e.get("objectRef", {}).get("subresource") == "proxy"
+                   and e.get("objectRef", {}).get("resource") == "pods"
+                   and e.get("userAgent") == "aiperf-node/kube"]
+        self.assertTrue(proxied, "no pods/proxy request in the audit log")
+        answered = [e for e in proxied if e["responseStatus"]["code"] == 200]
+        self.assertTrue(answered, [e["requestURI"] for e in proxied])
+        for e in answered:
+            self.assertRegex(e["requestURI"],
+                             r"^/api/v1/namespaces/bench/pods/aiperf-e2e-controller-0-0-[a-z0-9]+"
+                             r":909[01]/proxy/api/results/")
+        if r.returncode == 0:
+            files = [f for f in os.listdir(os.path.join(self.sim.cwd, "out"))]
+            self.assertTrue(files)
+            got = [e for e in answered if "/proxy/api/results/files/" in e["requestURI"]]
+            self.assertEqual(len(got), len(files))
+
+    def test_4_logs_are_prefixed_by_pod_and_container(self):
+        r = self.sim.kube("logs")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertTrue(lines, r.stderr)
+        for line in lines:
+            self.assertRegex(line, r"^\[aiperf-e2e-(controller|workers)-\d-0-[a-z0-9]+/"
+                                   r"[a-z-]+\] ")
+        self.assertTrue(any("/results-sidecar] " in l for l in lines), lines)
+
+    def test_5_list_shows_the_run(self):
+        r = self.sim.kube("list", "-n", NS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0].split(), ["NAME", "NAMESPACE", "PHASE", "AGE"])
+        self.assertEqual([l.split()[:2] for l in lines[1:]], [[JOB, NS]])
+
+    def test_6_delete_leaves_no_labelled_object(self):
+        r = self.sim.kube("delete")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("none left in bench", r.stdout)
+        self.assertEqual(self.labelled(), [])
+        pods = self.sim.kubectl("get", "pods", "-n", NS, "-o", "name", "-l",
+                                "jobset.sigs.k8s.io/jobset-name=aiperf-" + JOB)
+        self.assertEqual(pods.stdout.split(), [])
+        r = self.sim.kube("list", "-n", NS)
+        self.assertEqual(r.stdout.splitlines()[1:], [])
+
+
+def main():
+    global NODE_BIN
+    if len(sys.argv) < 2:
+        print("usage: kube_direct.py path/to/aiperf-node [unittest args]", file=sys.stderr)
+        sys.exit(2)
+    NODE_BIN = os.path.abspath(sys.argv.pop(1))
+    if os.geteuid() != 0:
+        skip_or_fail("needs root for the simulator's pod sandbox (network namespaces)")
+    if not os.path.exists(KUBECTL):
+        skip_or_fail("kubectl not found (tools/bootstrap installs it)")
+    unittest.main(verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
