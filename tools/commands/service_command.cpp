@@ -307,8 +307,14 @@ void register_pod(caf::scoped_actor& self, const worker_setup& s, zmq_bridge::br
              .count()
            + s.clock.skew_ns();
   };
-  for (std::uint64_t seq = 0; seq < 5; ++seq)
+  // Spread over ~40 ms rather than a burst: pings sent together queue
+  // behind each other, and the clock offset is only as exact as half the
+  // smallest round trip (runtime/time/clock_offset_tracker.hpp).
+  for (std::uint64_t seq = 0; seq < 9; ++seq) {
+    if (seq > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds{5});
     (void) bridge.send(channel::credit, proto::time_ping{seq, wall()}, s.pod);
+  }
   auto reg = [&](std::string id, const char* type) {
     proto::register_service r{std::move(id), type, s.pod, static_cast<std::uint32_t>(getpid())};
     (void) bridge.send(channel::control, r, s.pod);
