@@ -389,3 +389,27 @@ TEST(kube_workflow, commands_without_a_name_or_last_benchmark_exit_2) {
   else
     ::unsetenv("HOME");
 }
+
+TEST(kube_workflow, profile_dry_run_prints_the_four_objects_and_contacts_nothing) {
+  std::vector<std::string> args{"aiperf-node", "kube", "profile", "--no-operator",
+                                "--dry-run", "--name", "b1", "-n", "bench", "-m",
+                                "mock-model", "-u", "http://mock:8000", "--kubeconfig",
+                                "/nonexistent/kc"};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  int rc = commands::run_main(static_cast<int>(argv.size()), argv.data());
+  auto out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0);
+  auto role = out.find("kind: Role\n");
+  auto binding = out.find("kind: RoleBinding\n");
+  auto config_map = out.find("kind: ConfigMap\n");
+  auto jobset = out.find("kind: JobSet\n");
+  ASSERT_NE(jobset, std::string::npos) << out;
+  EXPECT_LT(role, binding);
+  EXPECT_LT(binding, config_map);
+  EXPECT_LT(config_map, jobset);
+  EXPECT_NE(out.find("namespace: bench"), std::string::npos);
+  EXPECT_EQ(out.find("created in"), std::string::npos);
+}
