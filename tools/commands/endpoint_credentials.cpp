@@ -91,6 +91,14 @@ load_run(std::string_view json, const system::env_lookup& env, std::string_view 
   if (doc.HasParseError() || !doc.IsObject())
     return bad(where + ": not a JSON object (write it with `aiperf-node kube generate` or "
                        "`profile --worker-pods`)");
+  // run_meta (job name, namespace, epoch key) is the manifests' frozen
+  // record of where the run belongs, not a benchmark setting.
+  if (doc.HasMember("run_meta")) {
+    if (!doc["run_meta"].IsObject())
+      return bad(where + ": run_meta must be an object (job_name, namespace, epoch_key); "
+                         "regenerate the file with `aiperf-node kube generate`");
+    doc.RemoveMember("run_meta");
+  }
   // URLs first: a redacted URL does not pass --url validation, so the real
   // list goes into the document before it is parsed.
   auto* endpoint = doc.HasMember("endpoint") && doc["endpoint"].IsObject() ? &doc["endpoint"]

@@ -2,6 +2,7 @@
 #include "tools/commands/local_pods.hpp"
 
 #include "config/profile/profile_json.hpp"
+#include "k8s/manifests/manifests.hpp"
 
 #include <gtest/gtest.h>
 
@@ -52,6 +53,13 @@ TEST(commands, apply_env_reads_the_abort_threshold) {
   local_pods::controller_options opts;
   ASSERT_TRUE(local_pods::apply_env(opts));
   EXPECT_EQ(opts.abort_threshold_percent, 25.0);
+}
+
+TEST(commands, the_abort_threshold_defaults_to_aiperfs_50_percent) {
+  ::unsetenv("AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT");
+  local_pods::controller_options opts;
+  ASSERT_TRUE(local_pods::apply_env(opts));
+  EXPECT_EQ(opts.abort_threshold_percent, 50.0);
 }
 
 TEST(commands, apply_env_names_a_bad_variable) {
@@ -107,6 +115,26 @@ TEST(commands, a_redacted_run_file_is_restored_from_the_children_env) {
   ASSERT_TRUE(back) << message_of(back);
   EXPECT_EQ(back->api_key, cfg.api_key);
   EXPECT_EQ(back->headers, cfg.headers);
+}
+
+TEST(commands, the_manifests_run_config_loads_in_a_pod) {
+  auto cfg = credentialed();
+  cfg.api_key.reset();
+  cfg.headers.clear();
+  ASSERT_TRUE(config::finalize(cfg));
+  k8s::manifests::deployment d;
+  d.name = "j1";
+  d.ns = "bench";
+  auto text = k8s::manifests::run_config_json(d, cfg);
+  ASSERT_TRUE(text) << error_message(text.error());
+  ASSERT_NE(text->find("\"run_meta\""), std::string::npos);
+  auto back = load(*text, {});
+  ASSERT_TRUE(back) << message_of(back);
+  EXPECT_EQ(back->model_names, cfg.model_names);
+  auto bad = load(R"({"run_meta": "j1"})", {});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(message_of(bad).find("run_meta must be an object"), std::string::npos)
+      << message_of(bad);
 }
 
 TEST(commands, injected_headers_override_by_name_and_add_the_rest) {
