@@ -226,9 +226,6 @@ constexpr unsupported_option unsupported_options[] = {
     {"--warmup-request-rate-ramp-duration",
      "warmup runs at the profiling load"},
     // Output, HTTP trace
-    {"--profile-export-prefix,--profile-export-file",
-     "exports keep AIPerf's default names; choose the folder with "
-     "--artifact-dir"},
     {"--export-http-trace", "no HTTP phase timings are recorded"},
     {"--show-trace-timing", "no HTTP phase timings are recorded"},
     // Telemetry
@@ -529,6 +526,11 @@ void add_profile_options(CLI::App& cmd, profile_config& cfg) {
   g = "Output";
   cmd.add_option("--artifact-dir,--output-artifact-dir",
                  cfg.output_artifact_dir, "Artifact root; default artifacts")
+      ->group(g);
+  add_optional(cmd, "--profile-export-prefix,--profile-export-file",
+               cfg.profile_export_prefix,
+               "Export file names: P.json, P.csv, P.jsonl, P_raw.jsonl; "
+               "default profile_export_aiperf.* / profile_export*.jsonl")
       ->group(g);
   add_enum<export_level>(
       cmd, "--export-level,--profile-export-level", cfg.export_level,

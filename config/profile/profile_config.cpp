@@ -1008,6 +1008,21 @@ caf::expected<void> validate_load(const profile_config& cfg) {
 caf::expected<void> validate_runtime(const profile_config& cfg) {
   if (cfg.output_artifact_dir.empty())
     return fail("--output-artifact-dir", "is empty; give a directory");
+  if (const auto& p = cfg.profile_export_prefix) {
+    std::string why;
+    if (p->empty() || *p == "." || *p == "..") {
+      why = "must be a file name prefix such as run1 (got '";
+      why += *p;
+      why += "')";
+    } else if (p->find('/') != std::string::npos) {
+      why = "'";
+      why += *p;
+      why += "' names a folder; give a plain file name prefix and choose "
+             "the folder with --artifact-dir";
+    }
+    if (!why.empty())
+      return fail("--profile-export-prefix", why);
+  }
   if (std::find(log_levels.begin(), log_levels.end(), cfg.log_level)
       == log_levels.end())
     return fail("--log-level", "'" + cfg.log_level
@@ -1036,6 +1051,11 @@ caf::expected<void> validate_runtime(const profile_config& cfg) {
                          std::int64_t{1});
       !ok)
     return ok;
+  // The pods' results server and ready marker look for the default names.
+  if (cfg.profile_export_prefix && cfg.worker_pods > 1)
+    return conflict("--profile-export-prefix",
+                    "applies to single-process runs only; drop it or "
+                    "--worker-pods");
   if (auto ok = at_least("--workers-per-pod", wide(cfg.workers_per_pod),
                          std::int64_t{1});
       !ok)

@@ -317,6 +317,11 @@ struct profile_config {
   // --- output / UI ---
   /// `--output-artifact-dir/--artifact-dir`; default "artifacts".
   std::string output_artifact_dir = "artifacts";
+  /// `--profile-export-prefix/--profile-export-file`: P names the exports
+  /// P.json, P.csv, P.jsonl, P_raw.jsonl, P_timeslices.* in the run folder
+  /// (a trailing export suffix dropped first, as AIPerf); unset = AIPerf's
+  /// profile_export_aiperf.* and profile_export*.jsonl.
+  std::optional<std::string> profile_export_prefix;
   /// `--export-level`; default records.
   config::export_level export_level = export_level::records;
   /// `--slice-duration` (s, > 0); set = also export per-window metrics

@@ -71,6 +71,7 @@ template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("loadgen", "request_cancellation_rate", c.request_cancellation_rate);
   v("loadgen", "request_cancellation_delay", c.request_cancellation_delay);
   v("output", "output_artifact_dir", c.output_artifact_dir);
+  v("output", "profile_export_prefix", c.profile_export_prefix);
   v("output", "export_level", c.export_level);
   v("output", "slice_duration", c.slice_duration);
   v("output", "ui", c.ui);

@@ -1,6 +1,7 @@
 #include "actors/benchmark/records_manager/records_manager.hpp"
 #include "proto/benchmark_errors.hpp"
 
+#include "actors/benchmark/exporters/export_names.hpp"
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/metrics/metrics_aggregator.hpp"
 #include "actors/benchmark/metrics/timeslices.hpp"
@@ -221,6 +222,7 @@ void finish(actor_ptr self) {
       "they are approximate; pass --use-server-token-count to use the "
       "server's usage counts");
   fs::path dir{st.cfg.artifact_dir};
+  const auto names = exporters::make_export_names(st.cfg.export_prefix);
   // Each export on its own, the small and important ones first: one that
   // cannot be written (a full disk, a directory in the way) takes no other
   // with it, and every failure is reported at the end.
@@ -236,7 +238,7 @@ void finish(actor_ptr self) {
   };
   exporters::run_info run{st.cfg.benchmark_id, st.cfg.input_config_json,
                           st.info.was_cancelled};
-  auto json_path = dir / "profile_export_aiperf.json";
+  auto json_path = dir / names.summary_json;
   if (auto json = exporters::render_profile_json(summary, run); !json) {
     written(json_path,
             make_error(benchmark::errc::export_failed,
@@ -255,7 +257,7 @@ void finish(actor_ptr self) {
     }
     written(json_path, io::atomic_write_file(json_path, *json));
   }
-  auto csv_path = dir / "profile_export_aiperf.csv";
+  auto csv_path = dir / names.summary_csv;
   written(csv_path, io::atomic_write_file(
                       csv_path, exporters::render_profile_csv(summary)));
   if (st.slicer) {
@@ -263,7 +265,7 @@ void finish(actor_ptr self) {
     auto slices = st.slicer->finalize();
     st.slicer.reset();
     if (!slices.empty()) {
-      auto ts_json_path = dir / "profile_export_aiperf_timeslices.json";
+      auto ts_json_path = dir / names.timeslices_json;
       if (auto ts_json = exporters::render_timeslices_json(slices, run);
           !ts_json)
         written(ts_json_path,
@@ -272,14 +274,14 @@ void finish(actor_ptr self) {
                              + error_message(ts_json.error())));
       else
         written(ts_json_path, io::atomic_write_file(ts_json_path, *ts_json));
-      auto ts_csv_path = dir / "profile_export_aiperf_timeslices.csv";
+      auto ts_csv_path = dir / names.timeslices_csv;
       written(ts_csv_path,
               io::atomic_write_file(ts_csv_path,
                                     exporters::render_timeslices_csv(slices)));
     }
   }
   if (st.cfg.level != export_level::summary) {
-    auto path = dir / "profile_export.jsonl";
+    auto path = dir / names.records_jsonl;
     if (st.jsonl_error)
       written(path, st.jsonl_error);
     else if (st.jsonl)
@@ -287,7 +289,7 @@ void finish(actor_ptr self) {
     st.jsonl.reset();
   }
   if (st.cfg.level == export_level::raw) {
-    auto raw_path = dir / "profile_export_raw.jsonl";
+    auto raw_path = dir / names.raw_jsonl;
     written(raw_path, merge_raw_parts(st.info, raw_path));
   }
   // Last: the marker of a complete run, naming its files.
@@ -342,7 +344,9 @@ records_manager_impl::behavior_type records_impl(actor_ptr self,
   if (st.cfg.slice_ns > 0)
     st.slicer.emplace(st.cfg.options, st.cfg.slice_ns);
   if (st.cfg.level != export_level::summary)
-    st.jsonl.emplace(fs::path{st.cfg.artifact_dir} / "profile_export.jsonl");
+    st.jsonl.emplace(
+      fs::path{st.cfg.artifact_dir}
+      / exporters::make_export_names(st.cfg.export_prefix).records_jsonl);
   return {
     [=](metric_record_batch& batch) {
       auto& st = self->state;

@@ -22,6 +22,9 @@ enum class export_level : std::uint8_t { summary, records, raw };
 struct records_config {
   /// `<artifact-dir>/<run-name>`; created by the controller.
   std::string artifact_dir;
+  /// `--profile-export-prefix` ("" = AIPerf's default names); see
+  /// exporters::make_export_names.
+  std::string export_prefix;
   export_level level = export_level::records;
   metrics::metric_options options;
   /// The user configuration as one JSON object (secrets redacted).

@@ -199,6 +199,7 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
     opts.target_concurrency = t.concurrency;
   auto& rec = plan.records;
   rec.artifact_dir = plan.artifact_dir;
+  rec.export_prefix = cfg.profile_export_prefix.value_or("");
   rec.level = static_cast<records_manager::export_level>(cfg.export_level);
   rec.options = opts;
   if (cfg.slice_duration)

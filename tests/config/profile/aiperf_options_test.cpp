@@ -228,6 +228,8 @@ std::vector<option_row> accepted_rows() {
   // Output
   add({"--output-artifact-dir", "--artifact-dir"}, value("out"),
       [](auto& c) { EXPECT_EQ(c.output_artifact_dir, "out"); });
+  add({"--profile-export-prefix", "--profile-export-file"}, value("run1"),
+      [](auto& c) { EXPECT_EQ(c.profile_export_prefix, "run1"); });
   add({"--export-level", "--profile-export-level"}, value("raw"),
       [](auto& c) { EXPECT_EQ(c.export_level, export_level::raw); });
   add({"--slice-duration"}, value("2.5"),
@@ -301,7 +303,7 @@ const std::vector<std::string>& refused_flags() {
       "--warmup-prefill-concurrency-ramp-duration",
       "--warmup-request-rate-ramp-duration",
       // Output, HTTP trace
-      "--profile-export-prefix", "--profile-export-file", "--export-http-trace",
+      "--export-http-trace",
       "--show-trace-timing",
       // Server metrics, GPU telemetry
       "--server-metrics", "--server-metrics-formats", "--gpu-telemetry",

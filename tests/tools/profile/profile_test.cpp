@@ -1139,6 +1139,29 @@ TEST_F(profile_test, request_cancellation_cancels_the_seeded_share) {
             50.0);
 }
 
+// --profile-export-prefix renames every export as AIPerf does, its trailing
+// export suffix dropped: run1.jsonl → run1.json, run1.csv, run1.jsonl,
+// run1_raw.jsonl, run1_timeslices.*; none keeps the default name.
+TEST_F(profile_test, profile_export_prefix_names_every_export) {
+  auto r = profile({"--streaming", "--osl", "4", "--request-count", "4",
+                    "--export-level", "raw", "--slice-duration", "10",
+                    "--profile-export-prefix", "run1.jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (const char* name :
+       {"run1.json", "run1.csv", "run1.jsonl", "run1_raw.jsonl",
+        "run1_timeslices.json", "run1_timeslices.csv"})
+    EXPECT_TRUE(fs::is_regular_file(dir() / name)) << name;
+  for (auto& e : fs::directory_iterator{dir()})
+    EXPECT_FALSE(e.path().filename().string().starts_with("profile_export"))
+      << e.path();
+  EXPECT_EQ(jsonl("run1.jsonl").size(), 4u);
+  auto s = parse_json(read_file(dir() / "run1.json"));
+  ASSERT_FALSE(s.HasParseError());
+  EXPECT_EQ(s["request_latency"]["count"].GetInt(), 4);
+  EXPECT_STREQ(s["input_config"]["output"]["profile_export_prefix"].GetString(),
+               "run1.jsonl");
+}
+
 // A signal while the dataset is being built stops the build: 1e8 prompt
 // tokens would take seconds and 600 MB; the run exits 130 having written
 // nothing (without the stop, inputs.json was written first).

@@ -1,3 +1,4 @@
+#include "actors/benchmark/exporters/export_names.hpp"
 #include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/exporters/json_writer.hpp"
 #include "actors/benchmark/metrics/compute_metrics.hpp"
@@ -685,4 +686,39 @@ TEST(timeslices_csv, tidy_rows_per_window_metric_and_stat) {
   EXPECT_EQ(stats, (std::vector<std::string>{"avg", "min", "max", "p1", "p5",
                                              "p10", "p25", "p50", "p75", "p90",
                                              "p95", "p99", "std"}));
+}
+
+// --profile-export-prefix as AIPerf's OutputConfig: defaults without one,
+// P.* with one, a trailing export suffix dropped once.
+TEST(export_names, default_names_without_a_prefix) {
+  auto n = aiperf::exporters::make_export_names("");
+  EXPECT_EQ(n.summary_json, "profile_export_aiperf.json");
+  EXPECT_EQ(n.summary_csv, "profile_export_aiperf.csv");
+  EXPECT_EQ(n.timeslices_json, "profile_export_aiperf_timeslices.json");
+  EXPECT_EQ(n.timeslices_csv, "profile_export_aiperf_timeslices.csv");
+  EXPECT_EQ(n.records_jsonl, "profile_export.jsonl");
+  EXPECT_EQ(n.raw_jsonl, "profile_export_raw.jsonl");
+}
+
+TEST(export_names, a_prefix_names_every_file) {
+  auto n = aiperf::exporters::make_export_names("run1");
+  EXPECT_EQ(n.summary_json, "run1.json");
+  EXPECT_EQ(n.summary_csv, "run1.csv");
+  EXPECT_EQ(n.timeslices_json, "run1_timeslices.json");
+  EXPECT_EQ(n.timeslices_csv, "run1_timeslices.csv");
+  EXPECT_EQ(n.records_jsonl, "run1.jsonl");
+  EXPECT_EQ(n.raw_jsonl, "run1_raw.jsonl");
+}
+
+TEST(export_names, one_export_suffix_is_dropped) {
+  using aiperf::exporters::make_export_names;
+  EXPECT_EQ(make_export_names("run1.jsonl").records_jsonl, "run1.jsonl");
+  EXPECT_EQ(make_export_names("run1_raw.jsonl").records_jsonl, "run1.jsonl");
+  EXPECT_EQ(make_export_names("run1.csv").summary_json, "run1.json");
+  EXPECT_EQ(make_export_names("run1_timeslices.json").summary_csv,
+            "run1.csv");
+  // Only one: "a.json.csv" keeps "a.json".
+  EXPECT_EQ(make_export_names("a.json.csv").summary_csv, "a.json.csv");
+  // Other dots are part of the name.
+  EXPECT_EQ(make_export_names("v1.2").records_jsonl, "v1.2.jsonl");
 }
