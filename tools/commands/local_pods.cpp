@@ -271,6 +271,15 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   if (!made)
     return fail(sc::exit_config, error_message(made.error()));
   auto layout = *made;
+  // A controller in a pod follows its worker pods: the start waits until
+  // they are Ready, and a deleted or restarted pod is lost.
+  std::optional<pod_watch::watch_config> watch;
+  if (!opts.spawn_children) {
+    auto found = pod_watch::in_cluster_watch(sys);
+    if (!found)
+      return fail(sc::exit_config, error_message(found.error()));
+    watch = std::move(*found);
+  }
   // Every pod runs at least one processor, which may exceed the total.
   plan.num_processors = layout.pods * layout.processors_per_pod;
   // The run's work directory; one a killed controller left is reclaimed.
@@ -323,6 +332,8 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   gcfg.heartbeat_timeout = opts.heartbeat_timeout;
   gcfg.abort_threshold_percent = opts.abort_threshold_percent;
   gcfg.monitor = monitor;
+  gcfg.await_pods_ready = watch.has_value();
+  gcfg.watch = std::move(watch);
   auto run_id = plan.run_id;
   const fs::path artifact_dir = plan.artifact_dir;
   auto whole_run = plan.timeouts.whole_run();

@@ -34,8 +34,8 @@ struct controller_options {
   zmq_bridge::port_config ports{0, 0, 0, 0, 0, 0};
   /// Also bind the bridge on IPC (local children connect there).
   bool ipc = true;
-  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT.
-  double abort_threshold_percent = 0;
+  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT (default 50, as AIPerf).
+  double abort_threshold_percent = 50;
   std::chrono::milliseconds registration_timeout{60'000};
   std::chrono::milliseconds heartbeat_timeout{5'000};
   /// Extra environment of every child (tests).
