@@ -1,10 +1,12 @@
 // One named spdlog logger per component (Seastar's `logger http_log("http")`,
 // Envoy's Loggable<Id>). Loggers are created on first use and share one sink
-// (stderr) and one level, set from config/CLI with set_level().
+// (stderr, plus the run's log file once open_file() is called) and one
+// level, set from config/CLI with set_level().
 #pragma once
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +21,15 @@ std::shared_ptr<spdlog::logger> get(const std::string& component);
 /// info, warning (warn), error, critical, off; returns false (and changes
 /// nothing) for anything else.
 [[nodiscard]] bool set_level(std::string_view level);
+
+/// Also writes every logger's lines, at the current level, to `path`
+/// (AIPerf's `<artifact-dir>/logs/aiperf.log`; its folder is created),
+/// replacing a file opened before. Returns "" or why it cannot be opened.
+[[nodiscard]] std::string open_file(const std::filesystem::path& path);
+
+/// Flushes and closes the file of open_file(); stderr stays. No-op when
+/// none is open.
+void close_file();
 
 /// The names accepted by set_level, for CLI help and error messages.
 inline constexpr std::string_view level_names
