@@ -36,6 +36,7 @@ struct deploy_state {
   std::map<std::string, int> in_flight;
   std::set<std::string> dirty;
   std::set<std::string> queued;
+  failure_backoff backoff; // after failed writes
   /// Deployments whose new ReplicaSet this controller just created: their
   /// Progressing condition says NewReplicaSetCreated.
   std::map<std::string, std::string> created;
@@ -159,6 +160,7 @@ void update_rs(deploy_ptr self, const std::string& key, json rs,
   self->request(st.api, request_timeout, std::move(req))
       .then(
           [self, key, on_ok](response& res) {
+            self->state.backoff.forget(key);
             if (auto obj = parse(res.body))
               self->state.cache.put(self->state.rs_type, *obj);
             if (on_ok)
@@ -166,8 +168,8 @@ void update_rs(deploy_ptr self, const std::string& key, json rs,
             write_done(self, key);
           },
           [self, key](caf::error&) {
-            self->state.dirty.insert(key);
             write_done(self, key);
+            retry_later(self, key);
           });
 }
 
@@ -365,13 +367,14 @@ void sync_status(deploy_ptr self, const std::string& key, const json& d,
   self->request(st.api, request_timeout, std::move(req))
       .then(
           [self, key](response& res) {
+            self->state.backoff.forget(key);
             if (auto obj = parse(res.body))
               self->state.cache.put(self->state.deploy_type, *obj);
             write_done(self, key);
           },
           [self, key](caf::error&) {
-            self->state.dirty.insert(key);
             write_done(self, key);
+            retry_later(self, key);
           });
 }
 
@@ -404,6 +407,7 @@ void cleanup(deploy_ptr self, const std::string& key, const json& d,
                                options))
         .then(
             [self, key, rs](response&) {
+              self->state.backoff.forget(key);
               self->state.cache.remove(self->state.rs_type, rs);
               write_done(self, key);
             },
@@ -493,6 +497,7 @@ void sync(deploy_ptr self, const std::string& key) {
                   make_request(verb::create, rs_ref(ns), rs))
         .then(
             [self, key, d, count](response& res) {
+              self->state.backoff.forget(key);
               if (auto obj = parse(res.body)) {
                 self->state.cache.put(self->state.rs_type, *obj);
                 self->state.created[key] = meta(*obj, "name");
@@ -506,11 +511,9 @@ void sync(deploy_ptr self, const std::string& key) {
             },
             [self, key](caf::error&) {
               // AlreadyExists from a ReplicaSet we have not seen yet, or a
-              // refusal: the next event or timer tries again.
-              self->state.dirty.insert(key);
+              // refusal: try again, backing off.
               write_done(self, key);
-              self->delayed_send(self, std::chrono::seconds{1},
-                                 apps_sync_atom::value, key);
+              retry_later(self, key);
             });
     return;
   }
@@ -543,14 +546,15 @@ void sync(deploy_ptr self, const std::string& key) {
                   next))
           .then(
               [self, key](response& res) {
+                self->state.backoff.forget(key);
                 if (auto obj = parse(res.body))
                   self->state.cache.put(self->state.deploy_type, *obj);
                 self->state.dirty.insert(key);
                 write_done(self, key);
               },
               [self, key](caf::error&) {
-                self->state.dirty.insert(key);
                 write_done(self, key);
+                retry_later(self, key);
               });
       return;
     }

@@ -284,4 +284,13 @@ request make_request(verb v, resource_ref ref, const json& body) {
   return r;
 }
 
+caf::timespan failure_backoff::next(const std::string& key) {
+  constexpr auto base = std::chrono::milliseconds{5};
+  constexpr auto cap = std::chrono::seconds{1000};
+  int n = failures_[key]++;
+  if (n >= 18) // 5 ms * 2^18 > 1000 s
+    return cap;
+  return std::min<caf::timespan>(base * (std::int64_t{1} << n), cap);
+}
+
 } // namespace aiperf::k8s::sim::apps_detail

@@ -63,6 +63,21 @@ private:
   std::set<std::string> deleted_uids_;
 };
 
+/// Per-key back-off after a failed write, as client-go's default
+/// controller rate limiter (ItemExponentialFailureRateLimiter): 5 ms,
+/// doubling per consecutive failure, at most 1000 s; a success forgets the
+/// key. Retrying at once would turn a lasting refusal (an admission plugin,
+/// a quota) into a hot loop of requests and Events.
+class failure_backoff {
+public:
+  /// The delay before retrying `key` after one more failure.
+  [[nodiscard]] caf::timespan next(const std::string& key);
+  void forget(const std::string& key) { failures_.erase(key); }
+
+private:
+  std::map<std::string, int> failures_;
+};
+
 /// "namespace/name", or "name" for a cluster-scoped object.
 [[nodiscard]] std::string key_of(const json& obj);
 /// "group/version/resource".
@@ -105,6 +120,12 @@ event_request(const json& involved, const std::string& api_version,
 
 [[nodiscard]] request make_request(verb v, resource_ref ref,
                                    const json& body = nullptr);
+
+/// Syncs `key` again after its next back-off (`state.backoff`).
+template <class Self> void retry_later(Self self, const std::string& key) {
+  self->delayed_send(self, self->state.backoff.next(key),
+                     apps_sync_atom::value, key);
+}
 
 /// Lists `type` of the actor's `state.cache`, replaces its objects, then
 /// watches from the list's resourceVersion. Failures retry after

@@ -32,6 +32,7 @@ struct rs_state {
   std::map<std::string, int> in_flight; // writes per ReplicaSet key
   std::set<std::string> dirty;          // changed while writes were in flight
   std::set<std::string> queued;
+  failure_backoff backoff; // after failed writes
   std::map<std::string, caf::actor_clock::time_point> ready_since; // pod uid
   wall_clock wall;
   static inline const char* name = "k8s_replicaset_controller";
@@ -164,6 +165,7 @@ void create_pods(rs_ptr self, const std::string& key, const json& rs,
                                pod_from_template(rs)))
         .then(
             [self, key, rs](response& res) {
+              self->state.backoff.forget(key);
               if (auto pod = parse(res.body)) {
                 self->state.cache.put(self->state.pod_type, *pod);
                 record(self, rs, "Normal", "SuccessfulCreate",
@@ -176,11 +178,9 @@ void create_pods(rs_ptr self, const std::string& key, const json& rs,
               record(self, rs, "Warning", "FailedCreate",
                      "Error creating: "
                          + (s != nullptr ? s->message : to_string(err)));
-              self->state.dirty.insert(key);
               write_done(self, key);
-              // Quota or admission may relent: try again later.
-              self->delayed_send(self, std::chrono::seconds{5},
-                                 apps_sync_atom::value, key);
+              // Quota or admission may relent: try again, backing off.
+              retry_later(self, key);
             });
   }
 }
@@ -205,6 +205,7 @@ void delete_pods(rs_ptr self, const std::string& key, const json& rs,
                                options))
         .then(
             [self, key, rs, pod](response& res) {
+              self->state.backoff.forget(key);
               // Removed at once, or pending its grace period: either way it
               // no longer counts as active.
               auto now = parse(res.body);
@@ -217,8 +218,8 @@ void delete_pods(rs_ptr self, const std::string& key, const json& rs,
               write_done(self, key);
             },
             [self, key](caf::error&) {
-              self->state.dirty.insert(key);
               write_done(self, key);
+              retry_later(self, key);
             });
   }
 }
@@ -312,14 +313,16 @@ void sync(rs_ptr self, const std::string& key) {
   self->request(st.api, request_timeout, std::move(req))
       .then(
           [self, key](response& res) {
+            self->state.backoff.forget(key);
             if (auto obj = parse(res.body))
               self->state.cache.put(self->state.rs_type, *obj);
             write_done(self, key);
           },
           [self, key](caf::error&) {
-            // A conflict: the watch brings the newer object, which syncs.
-            self->state.dirty.insert(key);
+            // A conflict: the watch brings the newer object; anything else
+            // waits its back-off.
             write_done(self, key);
+            retry_later(self, key);
           });
 }
 

@@ -38,6 +38,7 @@ struct pv_state {
   std::map<std::string, int> in_flight; // by claim or volume key
   std::set<std::string> dirty;
   std::set<std::string> queued;
+  failure_backoff backoff; // after failed writes
   std::set<std::string> warned; // claims told ProvisioningFailed once
   wall_clock wall;
   static inline const char* name = "k8s_volume_provisioner";
@@ -68,6 +69,7 @@ void write(pv_ptr self, const std::string& key, std::size_t type, request req,
   self->request(st.api, request_timeout, std::move(req))
       .then(
           [self, key, type, on_ok](response& res) {
+            self->state.backoff.forget(key);
             auto obj = parse(res.body);
             if (obj && obj->value("kind", "") != "Status")
               self->state.cache.put(type, *obj);
@@ -77,10 +79,8 @@ void write(pv_ptr self, const std::string& key, std::size_t type, request req,
             write_done(self, key);
           },
           [self, key](caf::error&) {
-            self->state.dirty.insert(key);
             write_done(self, key);
-            self->delayed_send(self, std::chrono::seconds{1},
-                               apps_sync_atom::value, key);
+            retry_later(self, key);
           });
 }
 

@@ -286,6 +286,35 @@ TEST_F(apps_test, a_replica_set_replaces_a_deleted_pod) {
   EXPECT_EQ(creates, 3);
 }
 
+TEST_F(apps_test, a_lasting_refusal_is_retried_with_back_off) {
+  start_controllers();
+  // Admission refuses every pod of an account that does not exist.
+  auto rs = replica_set("cache", 1);
+  rs["spec"]["template"]["spec"]["serviceAccountName"] = "robot";
+  create(apps("replicasets"), rs);
+  auto failures = [&] {
+    int n = 0;
+    for (const auto& ev : items(core("events", "default")))
+      if (ev["reason"] == "FailedCreate")
+        ++n;
+    return n;
+  };
+  // 5 ms doubling: attempts at 0, 5, 15, 35, 75, 155, 315 and 635 ms.
+  for (int ms = 0; ms < 1000; ++ms)
+    advance_time(std::chrono::milliseconds{1});
+  EXPECT_EQ(failures(), 8);
+  EXPECT_TRUE(items(pods()).empty());
+  // Once admission relents, the next retry (1275 ms) creates the pod.
+  create(core("serviceaccounts", "default"),
+         json{{"apiVersion", "v1"},
+              {"kind", "ServiceAccount"},
+              {"metadata", {{"name", "robot"}, {"namespace", "default"}}}});
+  for (int ms = 0; ms < 300; ++ms)
+    advance_time(std::chrono::milliseconds{1});
+  EXPECT_EQ(items(pods()).size(), 1u);
+  EXPECT_EQ(failures(), 8);
+}
+
 TEST_F(apps_test, available_waits_for_min_ready_seconds) {
   start_controllers();
   create(apps("replicasets"), replica_set("slow", 2, 10));
