@@ -292,6 +292,16 @@ int follow(cluster& c, const std::string& job, const fs::path& out_dir) {
         std::fflush(stdout);
         return *code;
       }
+    } else if (downloaded) {
+      // The controller pod went away after the download (a TTL, or a
+      // delete): its exit code is gone with it.
+      restore();
+      print_summary(out_dir);
+      std::fprintf(stderr, "warning: the controller pod of %s is gone; its exit code "
+                           "is unknown\n",
+                   job.c_str());
+      std::fflush(stdout);
+      return 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{500});
   }
