@@ -1,6 +1,6 @@
 // Which requests `--request-cancellation-rate` cancels.
 //
-// AIPerf draws one random number per credit, in issue order, from a
+// AIPerf draws one random number per credit, in the order they are sent, from a
 // generator seeded with --random-seed (aiperf/timing/
 // request_cancellation_strategy.py, github.com/ai-dynamo/aiperf). Here
 // several workers and timing shards see credits in different orders, so the
