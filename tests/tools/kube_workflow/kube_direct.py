@@ -15,6 +15,8 @@ k8s/deploy/examples/mock-server.yaml, and the CLI under test:
 - `kube results --from-pods` reaches the controller pod only through the
   API server: the audit log shows pods/proxy requests to its results API
   from the CLI's user agent (the CLI never dials a pod address);
+- `kube profile --no-detach` follows a run of 2 worker pods to its end,
+  downloads the exports (20 requests) and exits 0, the run's code;
 - `kube logs` prefixes every line with pod/container, `kube list` shows the
   run, and `kube delete` (no name: the last benchmark) returns when no
   labelled object and no pod of the run remains.
@@ -215,6 +217,19 @@ class Direct(unittest.TestCase):
         lines = r.stdout.splitlines()
         self.assertEqual(lines[0].split(), ["NAME", "NAMESPACE", "PHASE", "AGE"])
         self.assertEqual([l.split()[:2] for l in lines[1:]], [[JOB, NS]])
+
+    def test_7_foreground_run_downloads_the_exports_and_exits_with_the_runs_code(self):
+        name = "fg"
+        r = self.sim.kube(*profile_args(name, NS), "--no-detach", timeout=100)
+        self.assertEqual(r.returncode, 0, r.stderr + "\nsim log:\n" + self.sim.log())
+        out = os.path.join(self.sim.cwd, "artifacts", name)
+        with open(os.path.join(out, "profile_export_aiperf.json")) as f:
+            export = json.load(f)
+        self.assertEqual(export["request_count"]["avg"], 20, export["request_count"])
+        for key in ("request_latency", "input_sequence_length", "output_sequence_length"):
+            self.assertIn(key, export)
+        self.assertIn("Request Count (requests),20", r.stdout)
+        self.assertEqual(self.sim.kube("delete", name, "-n", NS).returncode, 0)
 
     def test_6_delete_leaves_no_labelled_object(self):
         r = self.sim.kube("delete")
