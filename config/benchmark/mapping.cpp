@@ -103,6 +103,11 @@ caf::expected<profile_config> with_cli_text_parsed(profile_config cfg) {
       return parsed.error();
     cfg.goodput = std::move(*parsed);
   }
+  // -v/-vv win over --log-level, as finalize() applies them.
+  if (cfg.cli.verbosity >= 2)
+    cfg.log_level = "trace";
+  else if (cfg.cli.verbosity == 1)
+    cfg.log_level = "debug";
   cfg.cli = {};
   return cfg;
 }
@@ -113,6 +118,21 @@ caf::expected<json> from_profile_config(const profile_config& raw) {
     return parsed.error();
   const auto& cfg = *parsed;
   const profile_config d; // the defaults
+  // Settings the document model does not carry yet are refused rather than
+  // dropped, so `-f`, `kube generate --operator` and an AIPerfJob never run
+  // a different benchmark than the flags asked for.
+  if (cfg.request_cancellation_rate != d.request_cancellation_rate)
+    return bad("--request-cancellation-rate",
+               "has no benchmark-document field in aiperf-node yet; pass it "
+               "as a profile flag (kube direct mode runs flags as given)");
+  if (cfg.request_cancellation_delay != d.request_cancellation_delay)
+    return bad("--request-cancellation-delay",
+               "has no benchmark-document field in aiperf-node yet; pass it "
+               "as a profile flag (kube direct mode runs flags as given)");
+  if (cfg.profile_export_prefix)
+    return bad("--profile-export-prefix",
+               "has no benchmark-document field in aiperf-node yet; pass it "
+               "as a profile flag");
   json doc = json::object();
   if (cfg.random_seed)
     doc["randomSeed"] = *cfg.random_seed;
