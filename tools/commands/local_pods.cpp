@@ -341,11 +341,16 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
                                                 remote::make_remote_group_factory(gcfg));
   monitor->set_controller(caf::actor_cast<caf::actor>(controller));
   publish(caf::actor_cast<caf::actor>(controller));
+  // POST /api/cancel (kube cancel) stops the run as Ctrl+C does.
+  api->board->on_cancel([h = caf::actor_cast<caf::actor>(controller)] {
+    caf::anon_send(h, proto::cancel_atom::value);
+  });
   std::vector<child_slot> children;
   if (opts.spawn_children)
     children = spawn_children(cfg, opts, layout, bridge->bound(), run_file, run_id, api->port);
   result = await_result(sys, controller, whole_run, children, *monitor);
   publish(caf::actor{});
+  api->board->on_cancel(nullptr);
   tear_down(*bridge, children, *monitor);
   caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
   judge_pod_losses(result, *monitor, layout, opts.abort_threshold_percent);

@@ -57,6 +57,23 @@ bool status_board::request_shutdown() {
   return true;
 }
 
+void status_board::on_cancel(std::function<void()> cancel) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  cancel_ = std::move(cancel);
+}
+
+bool status_board::request_cancel() {
+  std::function<void()> cancel;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (finished_ || !cancel_)
+      return false;
+    cancel = cancel_;
+  }
+  cancel();
+  return true;
+}
+
 void status_board::force_shutdown() {
   {
     std::lock_guard<std::mutex> guard{mtx_};

@@ -41,6 +41,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -192,6 +193,15 @@ public:
   /// whether or not the run finished.
   void force_shutdown();
 
+  /// What POST /api/cancel does: the same cancel as Ctrl+C (partial
+  /// results exported, `was_cancelled: true` in the ready marker). Set by
+  /// the process that owns the run; empty = nothing to cancel.
+  void on_cancel(std::function<void()> cancel);
+
+  /// POST /api/cancel: false (409) once the run finished or when no run
+  /// can be cancelled; true after asking the run to stop (idempotent).
+  bool request_cancel();
+
   /// Blocks until a shutdown was requested (true) or `timeout` passed
   /// (false). A request made before the call returns true at once.
   [[nodiscard]] bool wait_shutdown(std::chrono::steady_clock::duration timeout);
@@ -211,6 +221,7 @@ private:
   bool finished_ = false;
   bool shutdown_ = false;
   std::condition_variable shutdown_cv_;
+  std::function<void()> cancel_;
 };
 
 /// Listener and file locations.

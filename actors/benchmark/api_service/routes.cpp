@@ -532,6 +532,16 @@ awaitable<void> route(std::shared_ptr<status_board> board,
                                     "with SIGTERM");
     co_return co_await w.send(202, json_type, R"({"status":"shutting down"})");
   }
+  if (target == "/api/cancel") {
+    if (method != http::verb::post)
+      co_return co_await wrong_method("POST");
+    if (!board->request_cancel())
+      co_return co_await send_error(w, 409,
+                                    "no benchmark is running here to cancel (GET "
+                                    "/api/progress); a finished run's results stay "
+                                    "available until POST /api/shutdown");
+    co_return co_await w.send(202, json_type, R"({"status":"cancelling"})");
+  }
   if (target == results_list_route || target.starts_with(results_files_prefix)) {
     if (!get)
       co_return co_await wrong_method("GET");

@@ -7,6 +7,7 @@
 
 #include <rapidjson/document.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -234,6 +235,22 @@ TEST_F(api_service_fixture, shutdown_is_409_while_running_and_202_after) {
   svc_.board->set_finished();
   EXPECT_EQ(http_fetch(svc_.port, http::verb::post, "/api/shutdown").status, 202u);
   EXPECT_TRUE(svc_.board->wait_shutdown(std::chrono::seconds{0}));
+}
+
+TEST_F(api_service_fixture, cancel_stops_a_running_run_once_and_is_409_after) {
+  start();
+  auto post = [&] { return http_fetch(svc_.port, http::verb::post, "/api/cancel"); };
+  EXPECT_EQ(post().status, 409u) << "no run hooked up yet";
+  std::atomic<int> cancels{0};
+  svc_.board->on_cancel([&] { ++cancels; });
+  EXPECT_EQ(get("/api/cancel").status, 405u);
+  auto r = post();
+  EXPECT_EQ(r.status, 202u);
+  EXPECT_EQ(r.body, R"({"status":"cancelling"})");
+  EXPECT_EQ(cancels.load(), 1);
+  svc_.board->set_finished();
+  EXPECT_EQ(post().status, 409u);
+  EXPECT_EQ(cancels.load(), 1);
 }
 
 TEST_F(api_service_fixture, results_routes_serve_the_artifact_dir) {
