@@ -88,8 +88,8 @@ struct pod_env {
   std::optional<std::uint32_t> pod_index;
   /// AIPERF_JOB_ID.
   std::optional<std::string> job_id;
-  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, in [0, 100].
-  double pod_failure_abort_threshold_percent = 0.0;
+  /// AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, in [0, 100]; default 50, as AIPerf.
+  double pod_failure_abort_threshold_percent = 50.0;
 };
 
 /// The name of the port variable of `field` ("api" -> AIPERF_K8S_PORT_API).

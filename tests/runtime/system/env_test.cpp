@@ -44,7 +44,7 @@ TEST(pod_env, defaults_when_nothing_is_set) {
   EXPECT_FALSE(r->controller_host);
   EXPECT_FALSE(r->pod_index);
   EXPECT_FALSE(r->job_id);
-  EXPECT_EQ(r->pod_failure_abort_threshold_percent, 0.0);
+  EXPECT_EQ(r->pod_failure_abort_threshold_percent, 50.0);
 }
 
 TEST(pod_env, reads_every_variable) {
