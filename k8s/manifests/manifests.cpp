@@ -776,13 +776,15 @@ caf::expected<json> jobset(const deployment& d, const config::profile_config& ru
   if (!d.keep_failed_pods)
     spec["ttlSecondsAfterFinished"]
         = d.ttl_seconds_after_finished.value_or(default_direct_ttl_seconds);
-  std::optional<std::int64_t> worker_ttl;
-  if (!d.keep_failed_pods)
-    worker_ttl = 0;
+  // No Job TTL on the workers, unlike AIPerf's 0: the JobSet controller
+  // recreates a child Job that disappears while the JobSet runs, and ours
+  // runs on while the controller serves its results (the linger), so a
+  // TTL-deleted worker Job would come back and start its pods again. The
+  // JobSet's own TTL removes everything once it finished.
   spec["replicatedJobs"] = json::array(
       {replicated_job("controller", 1, controller_backoff_limit, std::nullopt,
                       pod_template(d, true, json::array({control, sidecar}))),
-       replicated_job("workers", lay->pods, worker_backoff_limit, worker_ttl,
+       replicated_job("workers", lay->pods, worker_backoff_limit, std::nullopt,
                       pod_template(d, false, json::array({workers})))});
 
   return json{{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
