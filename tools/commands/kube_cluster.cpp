@@ -272,4 +272,17 @@ int report(const caf::error& err) {
   return exit_code_of(err);
 }
 
+std::string str_at(const k8s::json& j, std::initializer_list<const char*> path) {
+  const k8s::json* cur = &j;
+  for (const char* key : path) {
+    if (!cur->is_object())
+      return {};
+    auto it = cur->find(key);
+    if (it == cur->end())
+      return {};
+    cur = &*it;
+  }
+  return cur->is_string() ? cur->get<std::string>() : std::string{};
+}
+
 } // namespace aiperf::kube_command

@@ -11,14 +11,16 @@
 // so the client's retries, credentials and error mapping apply to them too.
 #pragma once
 
-#include "k8s/api/api.hpp"
 #include "config/profile/profile_config.hpp"
+#include "k8s/api/api.hpp"
+#include "k8s/api/json.hpp"
 #include "k8s/client/config.hpp"
 
 #include <caf/fwd.hpp>
 
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -151,5 +153,10 @@ private:
 
 /// Prints `error: <message>` to stderr and returns exit_code_of(err).
 int report(const caf::error& err);
+
+/// The string at `path` in `j` ("" when a step is missing or not an
+/// object, or the value is not a string).
+[[nodiscard]] std::string str_at(const k8s::json& j,
+                                 std::initializer_list<const char*> path);
 
 } // namespace aiperf::kube_command

@@ -46,19 +46,6 @@ extern "C" void on_sigint(int) {
   interrupted.store(true);
 }
 
-std::string str_at(const k8s::json& j, std::initializer_list<const char*> path) {
-  const k8s::json* cur = &j;
-  for (const char* key : path) {
-    if (!cur->is_object())
-      return {};
-    auto it = cur->find(key);
-    if (it == cur->end())
-      return {};
-    cur = &*it;
-  }
-  return cur->is_string() ? cur->get<std::string>() : std::string{};
-}
-
 k8s::resource_ref ref_of(const k8s::json& obj, const std::string& ns) {
   auto api = obj.value("apiVersion", "");
   auto kind = obj.value("kind", "");

@@ -46,19 +46,6 @@ k8s::json parse_body(const k8s::response& r) {
   return j.is_discarded() ? k8s::json::object() : j;
 }
 
-std::string str_at(const k8s::json& j, std::initializer_list<const char*> path) {
-  const k8s::json* cur = &j;
-  for (const char* key : path) {
-    if (!cur->is_object())
-      return {};
-    auto it = cur->find(key);
-    if (it == cur->end())
-      return {};
-    cur = &*it;
-  }
-  return cur->is_string() ? cur->get<std::string>() : std::string{};
-}
-
 /// Connects for `target` and checks its namespace.
 caf::expected<std::unique_ptr<cluster>> connect_to(const cluster_flags& flags,
                                                    const std::string& ns) {
