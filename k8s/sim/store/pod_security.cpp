@@ -31,6 +31,12 @@ std::string join_quote(const std::vector<std::string>& items) {
   return out;
 }
 
+/// `container "a"` or `containers "a", "b"`, as upstream names them.
+std::string containers_named(const std::vector<std::string>& names) {
+  return pluralize("container", "containers", names.size()) + " "
+         + join_quote(names);
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (const auto& s : items) {
@@ -139,8 +145,7 @@ std::optional<check_result> host_ports(const json& spec) {
   if (bad.empty())
     return std::nullopt;
   return check_result{
-      "hostPort", pluralize("container", "containers", bad.size()) + " "
-                      + join_quote(bad) + " "
+      "hostPort", containers_named(bad) + " "
                       + pluralize("uses", "use", bad.size()) + " "
                       + pluralize("hostPort", "hostPorts", ports.size()) + " "
                       + join({ports.begin(), ports.end()}, ", ")};
@@ -156,8 +161,7 @@ std::optional<check_result> privileged(const json& spec) {
   if (bad.empty())
     return std::nullopt;
   return check_result{"privileged",
-                      pluralize("container", "containers", bad.size()) + " "
-                          + join_quote(bad)
+                      containers_named(bad)
                           + " must not set securityContext.privileged=true"};
 }
 
@@ -183,8 +187,7 @@ std::optional<check_result> capabilities_baseline(const json& spec) {
   if (bad.empty())
     return std::nullopt;
   return check_result{"non-default capabilities",
-                      pluralize("container", "containers", bad.size()) + " "
-                          + join_quote(bad) + " must not include "
+                      containers_named(bad) + " must not include "
                           + join_quote({caps.begin(), caps.end()})
                           + " in securityContext.capabilities.add"};
 }
@@ -205,8 +208,7 @@ std::optional<check_result> seccomp_baseline(const json& spec) {
       bad.push_back(name);
   });
   if (!bad.empty())
-    setters.push_back(pluralize("container", "containers", bad.size()) + " "
-                      + join_quote(bad));
+    setters.push_back(containers_named(bad));
   if (setters.empty())
     return std::nullopt;
   return check_result{"seccompProfile",
@@ -229,7 +231,7 @@ std::optional<check_result> allow_privilege_escalation(const json& spec) {
     return std::nullopt;
   return check_result{
       "allowPrivilegeEscalation != false",
-      pluralize("container", "containers", bad.size()) + " " + join_quote(bad)
+      containers_named(bad)
           + " must set securityContext.allowPrivilegeEscalation=false"};
 }
 
@@ -258,12 +260,10 @@ std::optional<check_result> capabilities_restricted(const json& spec) {
   });
   std::vector<std::string> details;
   if (!missing_drop.empty())
-    details.push_back(pluralize("container", "containers", missing_drop.size())
-                      + " " + join_quote(missing_drop)
+    details.push_back(containers_named(missing_drop)
                       + " must set securityContext.capabilities.drop=[\"ALL\"]");
   if (!adding.empty())
-    details.push_back(pluralize("container", "containers", adding.size()) + " "
-                      + join_quote(adding) + " must not include "
+    details.push_back(containers_named(adding) + " must not include "
                       + join_quote({forbidden.begin(), forbidden.end()})
                       + " in securityContext.capabilities.add");
   if (details.empty())
@@ -320,8 +320,7 @@ std::optional<check_result> run_as_non_root(const json& spec) {
     }
   });
   if (!explicit_bad.empty())
-    setters.push_back(pluralize("container", "containers", explicit_bad.size())
-                      + " " + join_quote(explicit_bad));
+    setters.push_back(containers_named(explicit_bad));
   if (!setters.empty())
     return check_result{"runAsNonRoot != true",
                         join(setters, " and ")
@@ -329,8 +328,7 @@ std::optional<check_result> run_as_non_root(const json& spec) {
   if (!implicit_bad.empty())
     return check_result{
         "runAsNonRoot != true",
-        "pod or " + pluralize("container", "containers", implicit_bad.size())
-            + " " + join_quote(implicit_bad)
+        "pod or " + containers_named(implicit_bad)
             + " must set securityContext.runAsNonRoot=true"};
   return std::nullopt;
 }
@@ -351,8 +349,7 @@ std::optional<check_result> run_as_user(const json& spec) {
       bad.push_back(name);
   });
   if (!bad.empty())
-    setters.push_back(pluralize("container", "containers", bad.size()) + " "
-                      + join_quote(bad));
+    setters.push_back(containers_named(bad));
   if (setters.empty())
     return std::nullopt;
   return check_result{"runAsUser=0",
@@ -391,8 +388,7 @@ std::optional<check_result> seccomp_restricted(const json& spec) {
     }
   });
   if (!explicit_bad.empty())
-    setters.push_back(pluralize("container", "containers", explicit_bad.size())
-                      + " " + join_quote(explicit_bad));
+    setters.push_back(containers_named(explicit_bad));
   if (!setters.empty())
     return check_result{"seccompProfile",
                         join(setters, " and ")
@@ -401,8 +397,7 @@ std::optional<check_result> seccomp_restricted(const json& spec) {
   if (!implicit_bad.empty())
     return check_result{
         "seccompProfile",
-        "pod or " + pluralize("container", "containers", implicit_bad.size())
-            + " " + join_quote(implicit_bad)
+        "pod or " + containers_named(implicit_bad)
             + " must set securityContext.seccompProfile.type to "
               "\"RuntimeDefault\" or \"Localhost\""};
   return std::nullopt;
