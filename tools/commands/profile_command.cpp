@@ -255,10 +255,6 @@ int run(config::profile_config cfg) {
   auto created_dirs = make_artifact_dir(plan.artifact_dir);
   if (!created_dirs)
     return fail(sc::exit_config, created_dirs.error());
-  // AIPerf's run log: what is logged from here on also goes to
-  // <artifact dir>/logs/aiperf.log, at the run's level.
-  if (auto why = log::open_file(fs::path{plan.artifact_dir} / "logs" / "aiperf.log"); !why.empty())
-    std::fprintf(stderr, "warning: no run log file: %s\n", why.c_str());
   // I/O threads and one HTTP client per thread. They outlive the actor
   // system (declared first, destroyed last).
   http_io io{cfg};
@@ -270,12 +266,9 @@ int run(config::profile_config cfg) {
   plan.release_connections = [&io] { io.shutdown_clients(); };
   plan.dataset.stop = gate.stop_flag();
   caf::actor_system_config sys_cfg;
-  if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied) {
-    log::close_file();
+  if (auto applied = apply_scheduler(sys_cfg, cfg, &io); !applied)
     return fail(sc::exit_config, applied.error());
-  }
   auto result = run_actors(sys_cfg, cfg, std::move(plan), io, gate);
-  log::close_file();
   std::error_code ec;
   for (auto& dir : *created_dirs)
     fs::remove(dir, ec); // only if still empty

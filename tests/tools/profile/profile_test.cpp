@@ -16,8 +16,6 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 #include <map>
 #include <set>
 #include <string>
@@ -356,19 +354,6 @@ TEST_F(profile_test, non_streaming_chat_has_no_streaming_metrics) {
   EXPECT_EQ(summary_avg(s, "request_count"), 5);
   EXPECT_FALSE(s.HasMember("time_to_first_token"));
   EXPECT_FALSE(s.HasMember("inter_token_latency"));
-}
-
-TEST_F(profile_test, the_run_log_is_kept_in_the_artifact_dir_at_the_runs_level) {
-  auto r = profile({"--request-count", "3", "-v"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  // As AIPerf keeps it: <artifact dir>/logs/aiperf.log, what stderr shows.
-  std::ifstream log_file{dir() / "logs" / "aiperf.log"};
-  ASSERT_TRUE(log_file) << "no logs/aiperf.log in " << dir();
-  std::string text{std::istreambuf_iterator<char>{log_file}, {}};
-  EXPECT_NE(text.find(" debug "), std::string::npos) << text.substr(0, 300);
-  std::istringstream lines{text};
-  for (std::string line; std::getline(lines, line);)
-    EXPECT_NE(r.err.find(line), std::string::npos) << "not on stderr: " << line;
 }
 
 TEST_F(profile_test, completions_endpoint_sends_prompts_with_exact_lengths) {
