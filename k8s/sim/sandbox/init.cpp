@@ -590,12 +590,30 @@ constexpr char mount_ns_ready = '\x01';
     c.check(::mount("tmpfs", tmp.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
                     "mode=1777"),
             "mount /tmp");
-  // The executable, when it lives outside the system folders (a build
-  // tree, a test image's script): its folder, read-only at its own path, so
-  // files beside it (a script's modules) come along.
   const auto& argv_json = req.at("argv");
   auto exe
       = argv_json.empty() ? std::string{} : argv_json[0].get<std::string>();
+  for (const auto& m : req.value("mounts", json::array())) {
+    auto src = m.value("source", "");
+    auto target = m.value("target", "");
+    auto inside = root + target;
+    struct stat sb {};
+    if (::stat(src.c_str(), &sb) != 0)
+      c.fail("mount source " + src);
+    if (S_ISDIR(sb.st_mode)) {
+      mkdir_p(inside);
+    } else {
+      mkdir_p(root + parent_of(target));
+      make_file(inside);
+    }
+    bind_mount(c, src, inside, m.value("read_only", false),
+               "mount " + src + " at " + target);
+  }
+  // The executable, when it lives outside the system folders (a build
+  // tree, a test image's script): its folder, read-only at its own path, so
+  // files beside it (a script's modules) come along. After the volumes, so
+  // that a volume over one of its parents (an emptyDir at /tmp, with the
+  // build tree under /tmp) does not hide it.
   {
     struct stat inside_sb {};
     struct stat host_sb {};
@@ -612,22 +630,6 @@ constexpr char mount_ns_ready = '\x01';
                    "mount the executable's folder " + dir);
       }
     }
-  }
-  for (const auto& m : req.value("mounts", json::array())) {
-    auto src = m.value("source", "");
-    auto target = m.value("target", "");
-    auto inside = root + target;
-    struct stat sb {};
-    if (::stat(src.c_str(), &sb) != 0)
-      c.fail("mount source " + src);
-    if (S_ISDIR(sb.st_mode)) {
-      mkdir_p(inside);
-    } else {
-      mkdir_p(root + parent_of(target));
-      make_file(inside);
-    }
-    bind_mount(c, src, inside, m.value("read_only", false),
-               "mount " + src + " at " + target);
   }
   auto wd = req.value("working_dir", "");
   if (wd.empty())
