@@ -74,41 +74,8 @@ json seconds(double x) {
 } // namespace
 
 caf::expected<profile_config> with_cli_text_parsed(profile_config cfg) {
-  for (const auto& text : cfg.cli.headers) {
-    auto parsed = parse_headers(text);
-    if (!parsed)
-      return parsed.error();
-    cfg.headers.insert(cfg.headers.end(), parsed->begin(), parsed->end());
-  }
-  for (const auto& text : cfg.cli.extra_inputs) {
-    auto parsed = parse_extra_inputs(text);
-    if (!parsed)
-      return parsed.error();
-    for (auto& x : *parsed) {
-      auto it
-          = std::find_if(cfg.extra_inputs.begin(), cfg.extra_inputs.end(),
-                         [&](const extra_input& y) { return y.key == x.key; });
-      if (it != cfg.extra_inputs.end())
-        *it = std::move(x);
-      else
-        cfg.extra_inputs.push_back(std::move(x));
-    }
-  }
-  std::string goodput_text;
-  for (const auto& text : cfg.cli.goodput)
-    goodput_text += text + " ";
-  if (!goodput_text.empty()) {
-    auto parsed = parse_goodput(goodput_text);
-    if (!parsed)
-      return parsed.error();
-    cfg.goodput = std::move(*parsed);
-  }
-  // -v/-vv win over --log-level, as finalize() applies them.
-  if (cfg.cli.verbosity >= 2)
-    cfg.log_level = "trace";
-  else if (cfg.cli.verbosity == 1)
-    cfg.log_level = "debug";
-  cfg.cli = {};
+  if (auto ok = consume_cli_text(cfg); !ok)
+    return ok.error();
   return cfg;
 }
 

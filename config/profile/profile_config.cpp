@@ -1222,7 +1222,8 @@ void derive(profile_config& cfg, unsigned cores) {
         = std::max(1, static_cast<int>(cores) - *cfg.io_threads);
 }
 
-// Moves the raw --header/--extra-inputs/--goodput text into parsed fields.
+} // namespace
+
 caf::expected<void> consume_cli_text(profile_config& cfg) {
   for (const auto& text : cfg.cli.headers) {
     auto parsed = parse_headers(text);
@@ -1261,8 +1262,6 @@ caf::expected<void> consume_cli_text(profile_config& cfg) {
   cfg.cli = {};
   return caf::unit;
 }
-
-} // namespace
 
 caf::expected<void> validate(const profile_config& cfg) {
   if (auto ok = validate_endpoint(cfg); !ok)

@@ -403,6 +403,11 @@ inline constexpr std::uint64_t reserved_open_files = 256;
 /// Returns the number of hardware threads (at least 1).
 [[nodiscard]] unsigned detected_cores() noexcept;
 
+/// Moves the raw `cfg.cli` text into parsed fields: --header, --extra-inputs
+/// (a later key wins), --goodput, and -v/-vv over --log-level; then clears
+/// `cfg.cli`. The first step of finalize(); errors name the flag.
+[[nodiscard]] caf::expected<void> consume_cli_text(profile_config& cfg);
+
 /// Applies AIPerf's derived defaults (see each field), reads `--input-file`
 /// and `--ca-file` to check them, and validates everything. Returns the first
 /// problem found; on error `cfg` may be partly derived and must not be used.

@@ -158,6 +158,17 @@ protected:
     return out;
   }
 
+  /// kube/config with one cluster `sim` at `s` (CA ../ca.pem) and
+  /// `users_and_contexts`, the rest of the document.
+  std::string write_kubeconfig(const canned_server& s,
+                               const std::string& users_and_contexts) {
+    return write("kube/config",
+                 "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n"
+                 "  cluster:\n    server: "
+                     + s.url() + "\n    certificate-authority: ../ca.pem\n"
+                     + users_and_contexts);
+  }
+
   std::string write(const std::string& name, const std::string& text) {
     auto path = dir_ / name;
     fs::create_directories(path.parent_path());
@@ -430,11 +441,7 @@ printf '%s %s' "$1" "$PLUGIN_MODE" > "$dir/args"
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"exec-%s"}}' "$n"
 )sh");
   ::chmod(script.c_str(), 0755);
-  auto kubeconfig = write(
-      "kube/config", "apiVersion: v1\nkind: Config\n"
-                     "clusters:\n- name: sim\n  cluster:\n    server: "
-                         + s.url() + "\n    certificate-authority: ../ca.pem\n"
-                         + R"(users:
+  auto kubeconfig = write_kubeconfig(s, R"(users:
 - name: eks
   user:
     exec:
@@ -493,11 +500,7 @@ TEST_F(client_https, an_exec_plugin_may_answer_with_a_client_certificate) {
 cat "$(dirname "$0")/credential.json"
 )sh");
   ::chmod(script.c_str(), 0755);
-  auto kubeconfig = write(
-      "kube/config", "apiVersion: v1\nkind: Config\n"
-                     "clusters:\n- name: sim\n  cluster:\n    server: "
-                         + s.url() + "\n    certificate-authority: ../ca.pem\n"
-                         + R"(users:
+  auto kubeconfig = write_kubeconfig(s, R"(users:
 - name: aks
   user:
     exec:

@@ -4,6 +4,7 @@
 // directory that does not exist is a usage error.
 #include "k8s/crds/crds.hpp"
 #include "tools/commands/commands.hpp"
+#include "tests/support/run_main.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,11 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using result = test::main_result;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in{p, std::ios::binary};
@@ -57,19 +54,8 @@ protected:
   }
 
   result run(std::vector<std::string> args) {
-    std::vector<std::string> argv{"aiperf-node", "kube", "crd"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> ptrs;
-    for (auto& a : argv)
-      ptrs.push_back(a.data());
-    ptrs.push_back(nullptr);
-    result r;
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    r.code = commands::run_main(static_cast<int>(argv.size()), ptrs.data());
-    r.out = testing::internal::GetCapturedStdout();
-    r.err = testing::internal::GetCapturedStderr();
-    return r;
+    args.insert(args.begin(), {"kube", "crd"});
+    return test::run_main_captured(args);
   }
 
   fs::path dir_;

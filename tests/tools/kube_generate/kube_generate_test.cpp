@@ -7,6 +7,7 @@
 #include "tools/commands/kube_generate.hpp"
 
 #include "config/benchmark/document.hpp"
+#include "tests/support/run_main.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -321,11 +322,7 @@ struct scoped_env {
   std::optional<std::string> old_;
 };
 
-struct result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using result = test::main_result;
 
 class kube_generate : public testing::Test {
 protected:
@@ -342,19 +339,8 @@ protected:
   }
 
   result run(strings args) {
-    strings argv{"aiperf-node", "kube", "generate"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> ptrs;
-    for (auto& a : argv)
-      ptrs.push_back(a.data());
-    ptrs.push_back(nullptr);
-    result r;
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    r.code = commands::run_main(static_cast<int>(argv.size()), ptrs.data());
-    r.out = testing::internal::GetCapturedStdout();
-    r.err = testing::internal::GetCapturedStderr();
-    return r;
+    args.insert(args.begin(), {"kube", "generate"});
+    return test::run_main_captured(args);
   }
 
   fs::path dir_;

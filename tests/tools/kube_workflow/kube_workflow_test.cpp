@@ -9,6 +9,8 @@
 #include "tools/commands/kube_profile.hpp"
 #include "tools/commands/kube_workflow.hpp"
 
+#include "tests/support/run_main.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -395,13 +397,9 @@ TEST(kube_workflow, profile_dry_run_prints_the_four_objects_and_contacts_nothing
                                 "--dry-run", "--name", "b1", "-n", "bench", "-m",
                                 "mock-model", "-u", "http://mock:8000", "--kubeconfig",
                                 "/nonexistent/kc"};
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  int rc = commands::run_main(static_cast<int>(argv.size()), argv.data());
-  auto out = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(rc, 0);
+  auto ran = test::run_main_captured({args.begin() + 1, args.end()});
+  const auto& out = ran.out;
+  EXPECT_EQ(ran.code, 0);
   auto role = out.find("kind: Role\n");
   auto binding = out.find("kind: RoleBinding\n");
   auto config_map = out.find("kind: ConfigMap\n");
