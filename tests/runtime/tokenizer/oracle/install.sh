@@ -4,7 +4,9 @@
 # test compares on, with `npm ci` from the committed package.json and
 # package-lock.json, into WORK_DIR in the build tree (the source tree gets
 # no node_modules and no tokenizer.json). Installs again only when the lock
-# file differs from the one last installed.
+# file differs from the one last installed. Callers may run at once (ctest
+# runs tests in parallel): a lock on WORK_DIR serialises them, so a second
+# caller never sees `npm ci` delete node_modules under the first.
 # Usage: install.sh WORK_DIR
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,6 +18,8 @@ for tool in node npm; do
   }
 done
 mkdir -p "$work"
+exec 9>"$work/.install.lock"
+flock 9
 cp "$here/package.json" "$here/package-lock.json" "$here/oracle.mjs" \
   "$here/make_wordpiece.mjs" "$work/"
 stamp="$work/node_modules/.aiperf-installed-lock.json"
