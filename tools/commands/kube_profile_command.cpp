@@ -14,6 +14,7 @@
 // results sidecar still serves what was exported.
 #include "tools/commands/kube_profile.hpp"
 
+#include "actors/benchmark/exporters/exporters.hpp"
 #include "k8s/object/wire.hpp"
 #include "tools/commands/kube_command.hpp"
 #include "tools/commands/kube_deploy_flags.hpp"
@@ -202,13 +203,25 @@ bool results_ready(cluster& c, const std::string& pod) {
   return false;
 }
 
+/// The console table a local `profile` prints, rendered from the
+/// downloaded profile_export_aiperf.json (the CLI has no run_summary of
+/// its own); a missing or malformed file is a warning, the exit code stays
+/// the run's.
 void print_summary(const fs::path& dir) {
-  std::ifstream in{dir / "profile_export_aiperf.csv"};
-  if (!in)
+  auto path = dir / "profile_export_aiperf.json";
+  std::ifstream in{path};
+  if (!in) {
+    std::fprintf(stderr, "warning: no %s to summarize\n", path.string().c_str());
     return;
+  }
   std::stringstream buf;
   buf << in.rdbuf();
-  std::printf("%s", buf.str().c_str());
+  auto summary = exporters::read_profile_json(buf.str());
+  if (!summary) {
+    std::fprintf(stderr, "warning: %s\n", error_message(summary.error()).c_str());
+    return;
+  }
+  std::printf("%s\n", exporters::render_console_table(*summary).c_str());
 }
 
 /// Follows the run until its results are downloaded and the controller

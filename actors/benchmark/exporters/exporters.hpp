@@ -18,6 +18,7 @@ namespace aiperf::exporters {
 /// Why an export cannot be rendered.
 enum class errc : std::uint8_t {
   bad_input_config = 1, // run_info::input_config_json is not a JSON object
+  bad_export,           // an export file to read back is malformed
 };
 
 [[nodiscard]] const char* to_string(errc x) noexcept;
@@ -90,6 +91,15 @@ inline constexpr std::string_view console_title = "aiperf-node | LLM Metrics";
 [[nodiscard]] std::string
 render_console_table(const metrics::run_summary& summary,
                      std::string_view title = console_title);
+
+/// Reads profile_export_aiperf.json (as render_profile_json wrote it) back
+/// into what render_console_table needs: the metrics in file order, the
+/// percentile method and the warnings; members that are no metric of this
+/// build are skipped. For a CLI that only has the downloaded files (kube
+/// profile). Fails with bad_export on malformed JSON or a metric missing a
+/// statistic.
+[[nodiscard]] caf::expected<metrics::run_summary>
+read_profile_json(std::string_view text);
 
 /// Formats epoch ns as ISO-8601 UTC with microseconds
 /// ("2026-11-29T11:40:39.123456+00:00").

@@ -68,6 +68,8 @@ const char* to_string(errc x) noexcept {
   switch (x) {
     case errc::bad_input_config:
       return "bad_input_config";
+    case errc::bad_export:
+      return "bad_export";
   }
   return "unknown";
 }

@@ -228,7 +228,12 @@ class Direct(unittest.TestCase):
         self.assertEqual(export["request_count"]["avg"], 20, export["request_count"])
         for key in ("request_latency", "input_sequence_length", "output_sequence_length"):
             self.assertIn(key, export)
-        self.assertIn("Request Count (requests),20", r.stdout)
+        # The console table a local run prints, rendered from the export.
+        self.assertIn("aiperf-node | LLM Metrics", r.stdout)
+        rows = [l for l in r.stdout.splitlines() if l.startswith("│ Request Count (requests)")]
+        self.assertEqual(len(rows), 1, r.stdout)
+        self.assertEqual(rows[0].split("│")[2].strip(), "20", rows[0])
+        self.assertNotIn("Request Count (requests),20", r.stdout)
         self.assertEqual(self.sim.kube("delete", name, "-n", NS).returncode, 0)
 
     def test_6_delete_leaves_no_labelled_object(self):

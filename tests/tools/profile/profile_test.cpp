@@ -4,6 +4,7 @@
 // on counts, file contents, exit codes and invariants, never on timings.
 #include "tests/tools/profile/profile_harness.hpp"
 #include "tests/support/skip.hpp"
+#include "actors/benchmark/exporters/exporters.hpp"
 #include "actors/benchmark/timing/cancellation.hpp"
 
 #include <gmock/gmock.h>
@@ -700,6 +701,21 @@ TEST_F(profile_test, single_turn_input_file_sends_its_texts_verbatim) {
                     "hello there my friend", "hello there my friend",
                     "one two three four five six",
                     "one two three four five six"}));
+}
+
+// kube profile prints the table from the downloaded JSON export
+// (exporters::read_profile_json): for a real run it must be the very table
+// the local run printed.
+TEST_F(profile_test, console_table_renders_back_from_the_json_export) {
+  auto r = profile({"--streaming", "--isl", "32", "--osl", "8", "--concurrency", "2",
+                    "--request-count", "20"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto back = aiperf::exporters::read_profile_json(
+      read_file(dir() / "profile_export_aiperf.json"));
+  ASSERT_TRUE(back) << aiperf::error_message(back.error());
+  auto table = aiperf::exporters::render_console_table(*back);
+  EXPECT_THAT(table, HasSubstr("Request Count (requests)"));
+  EXPECT_THAT(r.out, HasSubstr(table)) << describe(r);
 }
 
 // --- 4. injected errors ------------------------------------------------------

@@ -722,3 +722,50 @@ TEST(export_names, one_export_suffix_is_dropped) {
   // Other dots are part of the name.
   EXPECT_EQ(make_export_names("v1.2").records_jsonl, "v1.2.jsonl");
 }
+
+// kube profile renders the table from the downloaded JSON export: it must
+// be the table the run itself printed (the real-run check is in
+// tests/tools/profile: profile_test.console_table_renders_back_from_the_json_export).
+TEST(read_profile_json, renders_the_same_console_table_as_the_summary) {
+  for (bool with_error : {true, false}) {
+    auto s = small_run(with_error);
+    auto text = exporters::render_profile_json(s, {"id", "{}", false});
+    ASSERT_TRUE(text);
+    auto back = exporters::read_profile_json(*text);
+    ASSERT_TRUE(back) << error_message(back.error());
+    EXPECT_EQ(exporters::render_console_table(*back),
+              exporters::render_console_table(s));
+  }
+}
+
+TEST(read_profile_json, keeps_the_histogram_note) {
+  auto s = small_run();
+  s.exact_percentiles = false;
+  auto back = exporters::read_profile_json(*exporters::render_profile_json(s, {}));
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->exact_percentiles);
+  EXPECT_EQ(exporters::render_console_table(*back), exporters::render_console_table(s));
+}
+
+TEST(read_profile_json, refuses_text_that_is_no_json_object) {
+  for (std::string_view text : {"", "[1]", "{\"a\":"}) {
+    auto back = exporters::read_profile_json(text);
+    ASSERT_FALSE(back) << text;
+    EXPECT_EQ(error_code(back.error(), exporters::errc::bad_input_config),
+              exporters::errc::bad_export);
+    EXPECT_NE(error_message(back.error()).find("profile_export_aiperf.json"),
+              std::string::npos);
+  }
+}
+
+TEST(read_profile_json, refuses_a_distribution_missing_a_statistic) {
+  auto back = exporters::read_profile_json(
+      R"({"request_latency": {"unit": "ms", "avg": 1.0, "count": 3, "min": 1}})");
+  ASSERT_FALSE(back);
+  EXPECT_NE(error_message(back.error()).find("request_latency"), std::string::npos)
+      << error_message(back.error());
+  auto no_avg = exporters::read_profile_json(R"({"request_count": {"unit": "requests"}})");
+  ASSERT_FALSE(no_avg);
+  EXPECT_NE(error_message(no_avg.error()).find("request_count has no numeric avg"),
+            std::string::npos);
+}
