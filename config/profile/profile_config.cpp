@@ -1,4 +1,5 @@
 #include "config/profile/profile_config.hpp"
+#include "proto/redact.hpp"
 
 #include <openssl/err.h>
 #include <openssl/x509_vfy.h>
@@ -434,10 +435,23 @@ caf::expected<std::vector<goodput_slo>> parse_goodput(std::string_view text) {
   return out;
 }
 
+namespace {
+
+/// "user:password" of a URL as typed ("" = none).
+std::string userinfo_of(std::string_view text) {
+  auto scheme = text.find("://");
+  auto start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  auto authority = text.substr(start, text.find('/', start) - start);
+  auto at = authority.rfind('@');
+  return at == std::string_view::npos ? std::string{} : std::string{authority.substr(0, at)};
+}
+
+} // namespace
+
 caf::expected<parsed_url> parse_url(std::string_view text) {
   constexpr std::string_view flag = "--url";
   auto bad = [&](const std::string& why) {
-    return fail(std::string{flag}, "'" + std::string{text} + "' " + why
+    return fail(std::string{flag}, "'" + proto::redact_url(text) + "' " + why
                                        + "; use e.g. http://127.0.0.1:8000");
   };
   auto s = text;
@@ -460,8 +474,17 @@ caf::expected<parsed_url> parse_url(std::string_view text) {
   auto authority = s.substr(0, slash);
   auto path
       = slash == std::string_view::npos ? std::string_view{} : s.substr(slash);
-  if (authority.find('@') != std::string_view::npos)
-    return bad("carries credentials (use --api-key or -H instead)");
+  // As aiohttp: user-info becomes HTTP Basic auth. The last '@' ends it, so
+  // an unencoded '@' in a password still parses.
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    auto info = authority.substr(0, at);
+    for (std::size_t i = 0; i < info.size(); ++i)
+      if (info[i] == '%'
+          && (i + 2 >= info.size() || !std::isxdigit(static_cast<unsigned char>(info[i + 1]))
+              || !std::isxdigit(static_cast<unsigned char>(info[i + 2]))))
+        return bad("has a '%' in its user info that is no %XX escape (write '%' as %25)");
+    authority.remove_prefix(at + 1);
+  }
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
     auto close = authority.find(']');
@@ -1169,8 +1192,14 @@ void derive(profile_config& cfg, unsigned cores) {
   for (auto& name : cfg.model_names)
     name = std::string{trim(name)};
   for (auto& url : cfg.urls)
-    if (auto parsed = parse_url(url))
+    if (auto parsed = parse_url(url)) {
+      // parsed_url has no user-info: keep it as typed (the HTTP client turns
+      // it into Basic auth).
+      auto info = userinfo_of(url);
       url = to_string(*parsed);
+      if (!info.empty())
+        url.insert(url.find("://") + 3, info + "@");
+    }
   if (cfg.endpoint_type == endpoint_type::embeddings)
     cfg.streaming = false;
   cfg.include_usage = cfg.streaming && cfg.use_server_token_count;

@@ -1,4 +1,5 @@
 #include "config/profile/profile_json.hpp"
+#include "proto/redact.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -19,7 +20,7 @@ namespace {
 template <class Cfg, class Visitor> void visit_fields(Cfg& c, Visitor&& v) {
   v("endpoint", "model_names", c.model_names);
   v("endpoint", "model_selection_strategy", c.model_selection_strategy);
-  v("endpoint", "urls", c.urls);
+  v.secret_urls("endpoint", "urls", c.urls);
   v("endpoint", "url_strategy", c.url_strategy);
   v("endpoint", "endpoint_type", c.endpoint_type);
   v("endpoint", "custom_endpoint", c.custom_endpoint);
@@ -117,6 +118,15 @@ public:
       return;
     enter(section, key);
     write(redact_ ? std::string_view{redacted} : std::string_view{*value});
+  }
+
+  void secret_urls(std::string_view section, std::string_view key,
+                   const std::vector<std::string>& urls) {
+    enter(section, key);
+    w_.StartArray();
+    for (const auto& u : urls)
+      write(redact_ ? proto::redact_url(u) : u);
+    w_.EndArray();
   }
 
   void finish() {
@@ -227,6 +237,11 @@ public:
   void secret(std::string_view section, std::string_view key,
               std::optional<std::string>& value) {
     (*this)(section, key, value);
+  }
+
+  void secret_urls(std::string_view section, std::string_view key,
+                   std::vector<std::string>& urls) {
+    (*this)(section, key, urls);
   }
 
   [[nodiscard]] const caf::error& error() const { return error_; }

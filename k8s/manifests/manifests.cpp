@@ -1,6 +1,7 @@
 #include "k8s/manifests/manifests.hpp"
 
 #include "config/profile/profile_json.hpp"
+#include "proto/redact.hpp"
 
 #include <algorithm>
 #include <array>
@@ -504,17 +505,7 @@ std::string controller_host(std::string_view name, std::string_view ns) {
 }
 
 std::string redact_url(std::string_view url) {
-  auto scheme = url.find("://");
-  auto start = scheme == std::string_view::npos ? 0 : scheme + 3;
-  auto end = url.find_first_of("/?#", start);
-  auto authority = url.substr(start, end == std::string_view::npos ? end : end - start);
-  auto at = authority.rfind('@');
-  if (at == std::string_view::npos)
-    return std::string{url};
-  std::string out{url.substr(0, start)};
-  out += config::redacted;
-  out += url.substr(start + at);
-  return out;
+  return proto::redact_url(url);
 }
 
 // -- checks -------------------------------------------------------------------

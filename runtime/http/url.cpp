@@ -1,6 +1,11 @@
 #include "runtime/http/url.hpp"
 
+#include "proto/redact.hpp"
+
+#include <openssl/evp.h>
+
 #include <charconv>
+#include <optional>
 
 namespace aiperf::http {
 
@@ -8,7 +13,7 @@ namespace {
 
 caf::error fail(std::string_view text, std::string_view what) {
   std::string message = "invalid URL '";
-  message += text;
+  message += redact_url(text);
   message += "': ";
   message += what;
   return make_error(errc::invalid_url, std::move(message));
@@ -25,7 +30,53 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size())
+      return std::nullopt;
+    int hi = hex_value(s[i + 1]);
+    int lo = hex_value(s[i + 2]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
 } // namespace
+
+std::string redact_url(std::string_view text) {
+  return proto::redact_url(text);
+}
+
+std::string basic_authorization(const url& u) {
+  if (!u.user)
+    return {};
+  auto plain = *u.user + ":" + u.password;
+  std::string b64(4 * ((plain.size() + 2) / 3) + 1, '\0');
+  auto n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
+                           reinterpret_cast<const unsigned char*>(plain.data()),
+                           static_cast<int>(plain.size()));
+  b64.resize(static_cast<std::size_t>(n));
+  return "Basic " + b64;
+}
 
 caf::expected<url> parse_url(std::string_view text) {
   auto rest = text;
@@ -53,9 +104,18 @@ caf::expected<url> parse_url(std::string_view text) {
   auto authority = rest.substr(0, path_pos);
   auto path = path_pos == std::string_view::npos ? std::string_view{}
                                                  : rest.substr(path_pos);
-  if (authority.find('@') != std::string_view::npos)
-    return fail(text, "user info (user@host) is not supported; pass "
-                      "credentials as a header instead");
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    auto info = authority.substr(0, at);
+    auto colon = info.find(':');
+    auto user = percent_decode(info.substr(0, colon));
+    auto password = colon == std::string_view::npos ? std::optional<std::string>{""}
+                                                    : percent_decode(info.substr(colon + 1));
+    if (!user || !password)
+      return fail(text, "a '%' in the user info is no %XX escape; write '%' as %25");
+    out.user = std::move(*user);
+    out.password = std::move(*password);
+    authority.remove_prefix(at + 1);
+  }
   if (path.find_first_of("?#") != std::string_view::npos
       || authority.find_first_of("?#") != std::string_view::npos)
     return fail(text, "query strings and fragments are not supported in the "

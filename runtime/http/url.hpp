@@ -28,6 +28,9 @@ struct url {
   /// Path prefix without a trailing slash ("" for "http://h:1/", "/v1" for
   /// "http://h:1/v1/"); append "/chat/completions" etc. to it.
   std::string base_path;
+  /// User-info, percent-decoded; set when the URL had `user[:password]@`.
+  std::optional<std::string> user;
+  std::string password;
   /// Returns "http" or "https".
   [[nodiscard]] std::string_view scheme() const noexcept {
     return ep.tls ? "https" : "http";
@@ -35,12 +38,21 @@ struct url {
 };
 
 
-/// Parses `text` as http[s]://host[:port][/path]. Without a scheme the input
+/// Parses `text` as http[s]://[user[:password]@]host[:port][/path]. The
+/// user-info (up to the last '@', split at its first ':') is percent-decoded;
+/// a bad '%' escape is refused. Without a scheme the input
 /// is taken as http (AIPerf's default `localhost:8000`). Ports default to
 /// 80/443; IPv6 literals need brackets ("http://[::1]:8000"). Query strings
 /// and fragments are rejected because they cannot be combined with the
 /// endpoint paths appended later.
 /// A rejected URL is `errc::invalid_url` naming the input and the fix.
 [[nodiscard]] caf::expected<url> parse_url(std::string_view text);
+
+/// `Basic base64(user:password)` for a URL with user-info (what aiohttp
+/// sends for such a URL), "" without.
+[[nodiscard]] std::string basic_authorization(const url& u);
+
+/// `text` with its user-info replaced by "<redacted>": what messages show.
+[[nodiscard]] std::string redact_url(std::string_view text);
 
 } // namespace aiperf::http

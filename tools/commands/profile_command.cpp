@@ -60,7 +60,7 @@ caf::expected<void> check_reachable(const std::vector<std::string>& urls) {
     }
     if (ec)
       return make_error(http::errc::connect,
-                        "cannot reach " + u + ": " + ec.message()
+                        "cannot reach " + http::redact_url(u) + ": " + ec.message()
                           + "; is the server running? Check --url");
   }
   return caf::unit;
@@ -82,10 +82,11 @@ std::vector<std::string> doubled_path_warnings(const config::profile_config& cfg
     if (!whole && !v1)
       continue;
     auto keep = base.substr(0, base.size() - (whole ? endpoint.size() : 3));
-    out.push_back("--url " + u + ": requests go to " + base + endpoint
+    out.push_back("--url " + http::redact_url(u) + ": requests go to " + base + endpoint
                   + " (the endpoint path " + endpoint
                   + " is appended to the URL's path); pass "
                   + std::string{parsed->scheme()} + "://"
+                  + (parsed->user ? "<redacted>@" : "")
                   + (parsed->ep.host.find(':') != std::string::npos
                        ? "[" + parsed->ep.host + "]"
                        : parsed->ep.host)

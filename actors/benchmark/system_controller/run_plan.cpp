@@ -1,4 +1,5 @@
 #include "actors/benchmark/system_controller/run_plan.hpp"
+#include "proto/redact.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -214,8 +215,9 @@ run_plan make_run_plan(const config::profile_config& cfg, std::string run_id,
     std::max<std::int64_t>(cfg.concurrency.value_or(1), 10));
   plan.unreachable_timeout_ms = unreachable_timeout_ms(
     std::getenv("AIPERF_UNREACHABLE_TIMEOUT_MS"));
+  // For messages only: the credentials of a URL never reach a log line.
   for (auto& u : cfg.urls)
-    plan.urls += (plan.urls.empty() ? "" : ", ") + u;
+    plan.urls += (plan.urls.empty() ? "" : ", ") + proto::redact_url(u);
   plan.show_progress = cfg.ui == config::ui_type::simple;
   bool think_time = cfg.conversation_turn_delay_mean > 0 || cfg.input_file.has_value()
                     || t.mode == proto::timing_mode::user_centric;

@@ -23,6 +23,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -605,6 +606,9 @@ struct worker_state {
     http::endpoint ep;
     std::string target;
     std::shared_ptr<destination_backoff> backoff;
+    /// `Basic ...` from the URL's user-info, "" when it has none or the
+    /// user's own Authorization header wins (explicit beats implicit).
+    std::string authorization;
   };
   std::vector<destination> destinations;
   /// Content-Type and the user's fields, built once and shared by every
@@ -722,16 +726,23 @@ bool make_request(worker_state& st, const credit& c, request_record& rec,
   req.body.assign(body_of(st, c.conversation, conv, c.turn_index, replies));
   if (req.shared_headers != st.headers)
     req.shared_headers = st.headers;
-  req.headers.resize(2);
+  req.headers.resize(to.authorization.empty() ? 2 : 3);
   set_header(req.headers[0], "X-Request-ID", rec.x_request_id);
   set_header(req.headers[1], "X-Correlation-ID", rec.x_correlation_id);
+  if (!to.authorization.empty())
+    set_header(req.headers[2], "Authorization", to.authorization);
   req.timeout_ms = st.cfg.timeout_ms;
   if (st.cfg.export_raw) {
     rec.payload = req.body;
     for (auto& [k, v] : *st.headers)
       rec.request_headers.push_back(k + ": " + v);
+    // The URL's credentials stay out of the raw export, as out of every
+    // other output.
     for (auto& [k, v] : req.headers)
-      rec.request_headers.push_back(k + ": " + v);
+      rec.request_headers.push_back(
+        k + ": " + (&v == &req.headers.back().second && !to.authorization.empty()
+                      ? std::string{"Basic <redacted>"}
+                      : v));
   }
   return true;
 }
@@ -846,6 +857,15 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
   popts.include_usage = st.cfg.include_usage;
   popts.extra_inputs_json = st.cfg.extra_inputs_json;
   st.payloads.emplace(std::move(popts));
+  bool explicit_authorization = std::any_of(
+      st.cfg.headers.begin(), st.cfg.headers.end(), [](const std::string& h) {
+        auto name = h.substr(0, h.find(':'));
+        return name.size() == 13
+               && std::equal(name.begin(), name.end(), "authorization",
+                             [](char a, char b) {
+                               return std::tolower(static_cast<unsigned char>(a)) == b;
+                             });
+      });
   for (auto& u : st.cfg.urls) {
     // URLs were validated with the configuration; a bad one here is a bug.
     auto parsed = http::parse_url(u);
@@ -858,7 +878,10 @@ worker_impl_actor::behavior_type worker_impl(actor_ptr self,
         = st.deps.backoffs ? st.deps.backoffs : backoff_registry::process();
     st.destinations.push_back({parsed->ep,
                                parsed->base_path + st.cfg.endpoint_path,
-                               backoffs->of(parsed->ep.host, parsed->ep.port)});
+                               backoffs->of(parsed->ep.host, parsed->ep.port),
+                               explicit_authorization
+                                 ? std::string{}
+                                 : http::basic_authorization(*parsed)});
   }
   std::vector<std::pair<std::string, std::string>> headers;
   headers.emplace_back("Content-Type", "application/json");

@@ -600,10 +600,10 @@ INSTANTIATE_TEST_SUITE_P(
                    "1-65535"},
         error_case{
             "url_no_host", {"-m", "m", "-u", "http://:80"}, "--url", "no host"},
-        error_case{"url_credentials",
-                   {"-m", "m", "-u", "http://u:p@h"},
+        error_case{"url_bad_user_info_escape",
+                   {"-m", "m", "-u", "http://u:p%zz@h"},
                    "--url",
-                   "credentials"},
+                   "%25"},
         error_case{"endpoint_path",
                    {"-m", "m", "--endpoint", "v1/x"},
                    "--endpoint",

@@ -177,6 +177,19 @@ TEST(profile_json, redaction_hides_api_key_and_header_values) {
   EXPECT_EQ(*back, cfg);
 }
 
+TEST(profile_json, redaction_hides_url_user_info) {
+  auto cfg = parse({"-m", "m", "-u", "http://alice:pw-secret@h:8000/v1", "-u", "http://h2:1"});
+  ASSERT_TRUE(cfg) << aiperf::error_message(cfg.error());
+  // The user-info survives finalization (derive normalizes the URL).
+  EXPECT_EQ(cfg->urls[0], "http://alice:pw-secret@h:8000/v1");
+  EXPECT_NE(to_json(*cfg, false).find("pw-secret"), std::string::npos);
+  auto hidden = to_json(*cfg, true);
+  EXPECT_EQ(hidden.find("pw-secret"), std::string::npos) << hidden;
+  EXPECT_EQ(hidden.find("alice"), std::string::npos) << hidden;
+  EXPECT_NE(hidden.find("http://<redacted>@h:8000/v1"), std::string::npos) << hidden;
+  EXPECT_NE(hidden.find("http://h2:1"), std::string::npos) << hidden;
+}
+
 TEST(profile_json, rejects_invalid_json) {
   auto r = from_json("{\"endpoint\": ");
   ASSERT_FALSE(r);

@@ -563,13 +563,24 @@ TEST_F(kube_generate, an_api_key_without_its_secret_is_refused_exactly) {
   EXPECT_THAT(r.err, Not(HasSubstr("do-not-leak")));
 }
 
+TEST_F(kube_generate, a_url_with_user_info_without_its_secret_exits_2) {
+  auto r = run({"-m", "Qwen", "-u", "http://u:pw-do-not-leak@llm:8000", "--no-operator"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("--url http://<redacted>@llm:8000"));
+  EXPECT_THAT(r.err, HasSubstr("--env-from-secrets.AIPERF_INJECTED_ENDPOINT_URLS"));
+  EXPECT_THAT(r.err, Not(HasSubstr("pw-do-not-leak")));
+}
+
 TEST_F(kube_generate, no_secret_value_enters_any_generated_manifest) {
-  // (`profile`'s flags refuse a URL with user-info outright.)
-  const strings secrets{"sk-do-not-leak", "bearer-do-not-leak"};
-  auto args = strings{"-m", "Qwen", "-u", "http://llm:8000", "--api-key", "sk-do-not-leak",
+  const strings secrets{"sk-do-not-leak", "bearer-do-not-leak", "pw-do-not-leak",
+                        "url-user"};
+  auto args = strings{"-m", "Qwen", "-u", "http://url-user:pw-do-not-leak@llm:8000",
+                      "--api-key", "sk-do-not-leak",
                       "-H", "Authorization: Bearer bearer-do-not-leak",
                       "--env-from-secrets.OPENAI_API_KEY", "llm-api-key/api-key",
-                      "--env-from-secrets.AIPERF_INJECTED_HEADERS", "llm-headers/headers"};
+                      "--env-from-secrets.AIPERF_INJECTED_HEADERS", "llm-headers/headers",
+                      "--env-from-secrets.AIPERF_INJECTED_ENDPOINT_URLS", "llm-endpoint/urls"};
   for (auto mode : {"--no-operator", "--operator"}) {
     auto r = run(with(args, {mode}));
     ASSERT_EQ(r.code, 0) << mode << ": " << r.err;

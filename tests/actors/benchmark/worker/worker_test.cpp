@@ -20,6 +20,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -63,6 +64,8 @@ struct worker_fixture : ::testing::Test {
   std::vector<std::uint64_t> first_tokens;
   bool export_raw = false; // records carry the body they sent
   bool actors_on_io_thread = false; // --scheduler-policy io-thread
+  std::string url_userinfo;          // "user:password@" in the worker's URL
+  std::vector<std::string> headers;  // the user's -H fields ("Name: value")
 
   void start(mock_server::options mo, bool streaming = true,
              std::int32_t max_tokens = 5) {
@@ -94,7 +97,8 @@ struct worker_fixture : ::testing::Test {
     wc.worker_index = 3;
     wc.worker_id = "worker_3";
     wc.run_id = "run";
-    wc.urls = {"http://127.0.0.1:" + std::to_string(port)};
+    wc.urls = {"http://" + url_userinfo + "127.0.0.1:" + std::to_string(port)};
+    wc.headers = headers;
     wc.endpoint_path = "/v1/chat/completions";
     wc.model = "m";
     wc.streaming = streaming;
@@ -290,6 +294,63 @@ TEST_F(worker_fixture, output_text_is_every_delta_joined) {
   ASSERT_FALSE(rec.has_error) << rec.error.message;
   EXPECT_EQ(rec.output_text, expected);
   EXPECT_EQ(rec.response_ts_ns.size(), wire.size() - 1);
+}
+
+// As aiohttp: a URL's user-info is HTTP Basic auth on every request; the
+// credentials stay out of the raw export.
+TEST_F(worker_fixture, url_user_info_is_sent_as_basic_auth) {
+  std::mutex m;
+  std::vector<std::string> heads;
+  http::testing::test_server srv{[&](const http::testing::received_request& r) {
+    {
+      std::lock_guard lock{m};
+      heads.push_back(r.head);
+    }
+    return http::testing::scripted_reply{
+      {http::testing::test_server::content_length_response(
+        R"({"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
+        "application/json")}};
+  }};
+  url_userinfo = "alice:p%40ss@";
+  export_raw = true;
+  start_worker(srv.port(), false);
+  caf::anon_send(worker, credit_batch{make_credit(1), make_credit(2)});
+  collect(2);
+  std::lock_guard lock{m};
+  ASSERT_EQ(heads.size(), 2u);
+  for (const auto& h : heads)
+    EXPECT_NE(h.find("\r\nAuthorization: Basic YWxpY2U6cEBzcw==\r\n"), std::string::npos) << h;
+  for (const auto& [id, rec] : records) {
+    std::string all;
+    for (const auto& h : rec.request_headers)
+      all += h + "\n";
+    EXPECT_NE(all.find("Authorization: Basic <redacted>"), std::string::npos) << all;
+    EXPECT_EQ(all.find("YWxpY2U6cEBzcw=="), std::string::npos) << all;
+  }
+}
+
+TEST_F(worker_fixture, an_explicit_authorization_header_wins_over_user_info) {
+  std::mutex m;
+  std::vector<std::string> heads;
+  http::testing::test_server srv{[&](const http::testing::received_request& r) {
+    {
+      std::lock_guard lock{m};
+      heads.push_back(r.head);
+    }
+    return http::testing::scripted_reply{
+      {http::testing::test_server::content_length_response(
+        R"({"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
+        "application/json")}};
+  }};
+  url_userinfo = "alice:pw@";
+  headers = {"authorization: Bearer tok"};
+  start_worker(srv.port(), false);
+  caf::anon_send(worker, credit_batch{make_credit(1)});
+  collect(1);
+  std::lock_guard lock{m};
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_NE(heads[0].find("authorization: Bearer tok"), std::string::npos) << heads[0];
+  EXPECT_EQ(heads[0].find("Basic"), std::string::npos) << heads[0];
 }
 
 // Redirects are not followed: the error record says where to and what to
