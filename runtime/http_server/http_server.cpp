@@ -227,6 +227,7 @@ response_writer::response_writer(tcp::socket& socket, asio::steady_timer& timer,
 void response_writer::append_head(unsigned status,
                                   std::string_view content_type,
                                   std::string_view extra_headers) {
+  status_ = status;
   out_.append("HTTP/1.1 ");
   append_decimal(out_, status);
   out_.push_back(' ');
@@ -237,6 +238,18 @@ void response_writer::append_head(unsigned status,
   if (!keep_alive_)
     out_.append("Connection: close\r\n");
   out_.append(extra_headers);
+}
+
+std::string response_writer::peer_address() const {
+  boost::system::error_code ec;
+  auto ep = socket_.remote_endpoint(ec);
+  if (ec)
+    return "-";
+  auto a = ep.address();
+  // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d.
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).to_string();
+  return a.to_string();
 }
 
 asio::awaitable<void> response_writer::send(unsigned status,

@@ -123,6 +123,13 @@ public:
   /// Whether the connection stays open after this response.
   [[nodiscard]] bool keep_alive() const noexcept { return keep_alive_; }
 
+  /// The status of the response begun so far (0 before send()/begin_chunked()).
+  [[nodiscard]] unsigned status() const noexcept { return status_; }
+
+  /// The client's address ("10.1.0.7", "::1"); "-" when the socket has
+  /// none any more (the peer reset the connection).
+  [[nodiscard]] std::string peer_address() const;
+
 private:
   void append_head(unsigned status, std::string_view content_type,
                    std::string_view extra_headers);
@@ -132,6 +139,7 @@ private:
   std::string& out_;
   bool keep_alive_;
   clock::time_point received_;
+  unsigned status_ = 0;
   bool failed_ = false;
   bool done_ = false;
 };

@@ -48,6 +48,9 @@ void add_subcommand(CLI::App& app, int& exit_code) {
   sub->add_option("--tokenizer-revision", opts->tokenizer_revision,
                   "Hugging Face revision of --tokenizer")
       ->capture_default_str();
+  sub->add_option("--access-log", opts->access_log,
+                  "write one Common Log Format line per request to this file "
+                  "('-' = stdout)");
   sub->add_option("-w,--workers", opts->workers, "io threads (1-64)")
       ->capture_default_str();
   sub->add_option("--log-level", *level,

@@ -4,12 +4,16 @@
 #include "runtime/tokenizer/resolve.hpp"
 
 #include <boost/beast/http/field.hpp>
+#include <fmt/format.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <mutex>
 #include <time.h>
 
 namespace aiperf::mock_server {
@@ -77,6 +81,16 @@ struct state {
   std::atomic<std::int64_t> in_flight{0};
   std::atomic<std::uint64_t> ids{0};
   std::atomic<std::uint64_t> draws{0};
+  std::FILE* access_log = nullptr; // owned unless stdout
+  std::mutex access_log_mutex;
+
+  ~state() {
+    if (access_log && access_log != stdout)
+      std::fclose(access_log);
+  }
+
+  void log_access(const http_server::request& req,
+                  const http_server::response_writer& w);
 
   void count_request(counter_endpoint e) {
     requests[static_cast<std::size_t>(e)].fetch_add(1,
@@ -114,6 +128,37 @@ struct state {
 
   std::string metrics() const;
 };
+
+void state::log_access(const http_server::request& req,
+                       const http_server::response_writer& w) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char when[32];
+  std::strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+  auto method = req.method_string();
+  auto target = req.target();
+  auto line = fmt::format("{} - - [{}] \"{} {} HTTP/{}.{}\" {} -\n", w.peer_address(), when,
+                          std::string_view{method.data(), method.size()},
+                          std::string_view{target.data(), target.size()},
+                          req.version() / 10, req.version() % 10,
+                          w.status() ? w.status() : 500);
+  std::lock_guard<std::mutex> guard{access_log_mutex};
+  std::fwrite(line.data(), 1, line.size(), access_log);
+  std::fflush(access_log);
+}
+
+namespace {
+
+// A coroutine with no captures: its frame owns a copy of the state pointer.
+boost::asio::awaitable<void> handle_and_log(std::shared_ptr<state> st,
+                                            http_server::request& req,
+                                            http_server::response_writer& w) {
+  co_await st->handle(req, w);
+  st->log_access(req, w);
+}
+
+} // namespace
 
 boost::asio::awaitable<void> state::generate(endpoint kind,
                                              http_server::request& req,
@@ -388,12 +433,26 @@ caf::expected<std::uint16_t> server::start() {
   // against, so its timers get a raised priority (when allowed). `--fast`
   // stays at normal priority, so comparisons with nginx are even.
   ho.thread_nice = s.opts.fast ? 0 : -10;
+  if (s.opts.access_log == "-") {
+    s.access_log = stdout;
+  } else if (!s.opts.access_log.empty() && !s.access_log) {
+    s.access_log = std::fopen(s.opts.access_log.c_str(), "ae");
+    if (!s.access_log)
+      return make_error(errc::bad_option,
+                        "--access-log " + s.opts.access_log + ": cannot open for appending ("
+                            + std::strerror(errno) + "); pass a writable path or '-' for stdout");
+  }
   // The handler keeps the state alive even if a connection outlives us.
-  http_ = std::make_unique<http_server::server>(
-      ho, [st = state_](http_server::request& req,
-                        http_server::response_writer& w) {
-        return st->handle(req, w);
-      });
+  http_server::handler h;
+  if (s.access_log)
+    h = [st = state_](http_server::request& req, http_server::response_writer& w) {
+      return handle_and_log(st, req, w);
+    };
+  else
+    h = [st = state_](http_server::request& req, http_server::response_writer& w) {
+      return st->handle(req, w);
+    };
+  http_ = std::make_unique<http_server::server>(ho, std::move(h));
   auto result = http_->start();
   if (!result)
     http_.reset();

@@ -30,6 +30,13 @@
 //   aiperf_mock_prompt_tokens_total, aiperf_mock_output_tokens_total (tokens
 //   actually written), aiperf_mock_in_flight (requests being answered).
 //
+// --access-log FILE ('-' = stdout): one line per answered request in the
+// Common Log Format, e.g.
+//   10.1.0.7 - - [02/Dec/2026:20:41:07 +0000] "POST /v1/chat/completions HTTP/1.1" 200 -
+// (client address, time the response ended, request line, status; the size
+// is not kept). Lines are flushed one at a time, so a reader (kubectl logs)
+// sees every request answered so far.
+//
 // --tokenizer (resolved as `profile --tokenizer` is, runtime/tokenizer
 // resolve.hpp) counts usage's prompt_tokens and completion_tokens, so a run
 // counting with the same tokenizer finds no difference to the server's.
@@ -89,6 +96,8 @@ struct options {
   /// `--tokenizer` / `--tokenizer-revision`: what usage counts in.
   std::string tokenizer = "whitespace8";
   std::string tokenizer_revision = "main";
+  /// `--access-log`: "" = none, "-" = stdout, else a file appended to.
+  std::string access_log;
   /// An already loaded tokenizer used instead of loading `tokenizer` (the
   /// built-in mock of `profile` shares the run's).
   std::shared_ptr<const tokenizer::any_tokenizer> loaded_tokenizer;

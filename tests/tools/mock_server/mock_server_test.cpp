@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -25,6 +28,7 @@ extern char** environ;
 
 using namespace aiperf;
 namespace http = boost::beast::http;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -318,6 +322,49 @@ TEST(mock_server_options, validation_names_the_flag) {
   o.workers = 0;
   EXPECT_NE(message(o).find("--workers"), std::string::npos);
   EXPECT_TRUE(mock_server::validate({}));
+}
+
+// Every answered request gets one Common Log Format line naming the client's
+// address, the request line and the status, flushed as it is answered.
+TEST_F(mock_fixture, access_log_has_one_line_per_request) {
+  auto dir = fs::temp_directory_path() / ("mock-access-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto file = dir / "access.log";
+  auto o = fast();
+  o.access_log = file.string();
+  start(o);
+  EXPECT_EQ(post("/v1/chat/completions", chat(3, false)).status, 200u);
+  EXPECT_EQ(test::http_fetch(port, http::verb::get, "/nope", "", "").status, 404u);
+  std::ifstream in{file};
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  ASSERT_EQ(lines.size(), 2u);
+  std::regex clf{R"(^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\] )"
+                 R"("([A-Z]+) (\S+) HTTP/1\.1" (\d{3}) -$)"};
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(lines[0], m, clf)) << lines[0];
+  EXPECT_EQ(m[1], "POST");
+  EXPECT_EQ(m[2], "/v1/chat/completions");
+  EXPECT_EQ(m[3], "200");
+  ASSERT_TRUE(std::regex_match(lines[1], m, clf)) << lines[1];
+  EXPECT_EQ(m[2], "/nope");
+  EXPECT_EQ(m[3], "404");
+  srv.reset();
+  fs::remove_all(dir);
+}
+
+TEST(mock_server_options, an_access_log_that_cannot_be_opened_stops_the_start) {
+  mock_server::options o;
+  o.port = 0;
+  o.access_log = "/nonexistent-dir/access.log";
+  mock_server::server srv{o};
+  auto r = srv.start();
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(is_error(r.error(), mock_server::errc::bad_option));
+  EXPECT_NE(error_message(r.error()).find("--access-log /nonexistent-dir/access.log"),
+            std::string::npos)
+      << error_message(r.error());
 }
 
 TEST(mock_server_options, start_fails_on_bad_options_and_twice) {
