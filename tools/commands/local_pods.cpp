@@ -334,6 +334,20 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   gcfg.monitor = monitor;
   gcfg.await_pods_ready = watch.has_value();
   gcfg.watch = std::move(watch);
+  // /api/progress: what the system_controller reports.
+  plan.on_progress = [a = api->actor](const sc::run_progress& p) {
+    api_service::progress out;
+    out.state = p.state;
+    if (p.state != "configuring")
+      out.phase = proto::to_string(p.timing.phase);
+    out.sent = p.timing.sent;
+    out.completed = p.timing.returned;
+    out.in_flight = p.timing.in_flight;
+    out.errors = p.errors;
+    out.total = p.timing.target;
+    out.requests_per_second = p.requests_per_second;
+    caf::anon_send(a, api_service::progress_atom::value, std::move(out));
+  };
   auto run_id = plan.run_id;
   const fs::path artifact_dir = plan.artifact_dir;
   auto whole_run = plan.timeouts.whole_run();

@@ -8,6 +8,7 @@
 #include "config/profile/profile_config.hpp"
 #include "proto/benchmark_errors.hpp"
 #include "proto/timing.hpp"
+#include "proto/timing_manager.hpp"
 #include "proto/worker.hpp"
 
 #include <functional>
@@ -16,6 +17,18 @@
 #include <vector>
 
 namespace aiperf::system_controller {
+
+/// What the controller reports of a running benchmark (the pods' controller
+/// serves it on /api/progress).
+struct run_progress {
+  /// "configuring", "running", "exporting", "complete", "cancelled", "failed".
+  std::string state;
+  proto::timing_progress timing;
+  /// Failed profiling requests so far.
+  std::uint64_t errors = 0;
+  /// Completed requests per second since the load started.
+  double requests_per_second = 0;
+};
 
 struct run_plan {
   std::string run_id;
@@ -38,6 +51,10 @@ struct run_plan {
   /// The --url values, for the message of that stop.
   std::string urls;
   bool show_progress = false;
+  /// Called on every state change and every 500 ms while the load runs
+  /// (unset = nobody listens). Runs in the system_controller: it must not
+  /// block.
+  std::function<void(const run_progress&)> on_progress;
   /// How long the controller waits for each service's answers; `run` is
   /// derived from the configuration (longest_run).
   benchmark::service_timeouts timeouts;

@@ -63,6 +63,8 @@ struct controller_state {
   std::shared_ptr<const dataset::dataset> data;
   std::vector<phase_stats> phases;
   std::int64_t progress_start_ns = 0;
+  /// The counters plan.on_progress was last told.
+  run_progress last_progress;
   /// Said before the run and again with its result.
   std::vector<std::string> start_warnings;
 };
@@ -87,11 +89,23 @@ void shutdown_services(actor_ptr self) {
   stop(st.datasets);
 }
 
+/// Tells plan.on_progress the run's state, with the last counters seen.
+void report(actor_ptr self, std::string state) {
+  auto& st = self->state;
+  if (!st.plan.on_progress)
+    return;
+  st.last_progress.state = std::move(state);
+  st.plan.on_progress(st.last_progress);
+}
+
 void finish(actor_ptr self, run_result result) {
   auto& st = self->state;
   if (st.finished)
     return;
   st.finished = true;
+  report(self, result.exit_code == exit_ok            ? "complete"
+               : st.cancel_requested || st.aborted ? "cancelled"
+                                                     : "failed");
   if (st.plan.show_progress)
     std::fputs("\n", stderr);
   shutdown_services(self);
@@ -124,6 +138,7 @@ auto on_error(actor_ptr self, const char* service, const char* what,
 
 void export_results(actor_ptr self, std::vector<std::string> raw_parts) {
   auto& st = self->state;
+  report(self, "exporting");
   run_info info;
   info.phases = st.phases;
   info.raw_parts = std::move(raw_parts);
@@ -291,7 +306,8 @@ void start_run(actor_ptr self) {
   auto& st = self->state;
   log::get("system_controller")->debug("start");
   st.progress_start_ns = self->clock().now().time_since_epoch().count();
-  if (st.plan.show_progress)
+  report(self, "running");
+  if (st.plan.show_progress || st.plan.on_progress)
     self->delayed_send(self, std::chrono::milliseconds{500}, tick_atom::value);
   if (st.plan.client_self_check_start)
     st.plan.client_self_check_start();
@@ -300,8 +316,18 @@ void start_run(actor_ptr self) {
   self->request(st.timing, st.plan.timeouts.run, start_atom::value)
     .then(
       [=](std::vector<phase_stats>& phases) {
-        self->state.phases = std::move(phases);
+        auto& st = self->state;
+        st.phases = std::move(phases);
         log::get("system_controller")->debug("credits complete");
+        // The last phase's final counts, so the closing reports are exact.
+        if (!st.phases.empty()) {
+          auto& t = st.last_progress.timing;
+          const auto& last = st.phases.back();
+          t.phase = last.phase;
+          t.sent = last.sent;
+          t.returned = last.returned;
+          t.in_flight = 0;
+        }
         // Every request has ended: the idle keep-alive connections go now,
         // so the exports have the descriptors they held.
         if (self->state.plan.release_connections)
@@ -322,6 +348,7 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
     for (auto& s : timing_cfg.sessions)
       timing_cfg.request_count += s.num_turns;
   }
+  st.last_progress.timing.target = timing_cfg.request_count;
   // Register: every service of the run, counted per instance.
   st.records = records_manager::spawn_records_manager(
     self->system(), st.plan.records, caf::actor_cast<caf::actor>(self));
@@ -374,6 +401,9 @@ void configure(actor_ptr self, dataset_manager::dataset_ready& ready) {
                st.plan.timeouts.registration));
 }
 
+/// Every 500 ms while the load runs: the timing manager's counters to
+/// stderr (show_progress) and, with the records_manager's error count, to
+/// plan.on_progress.
 void print_progress(actor_ptr self) {
   auto& st = self->state;
   self->request(st.timing, std::chrono::seconds{5}, progress_atom::value)
@@ -385,6 +415,22 @@ void print_progress(actor_ptr self) {
         auto now = self->clock().now().time_since_epoch().count();
         double secs = static_cast<double>(now - st.progress_start_ns) / 1e9;
         double rate = secs > 0 ? static_cast<double>(p.returned) / secs : 0;
+        if (st.plan.on_progress) {
+          st.last_progress.timing = p;
+          st.last_progress.requests_per_second = rate;
+          self->request(st.records, std::chrono::seconds{5}, progress_atom::value)
+            .then(
+              [=](records_progress& r) {
+                auto& st = self->state;
+                if (st.finished || st.last_progress.state != "running")
+                  return;
+                st.last_progress.errors = r.profiling_errors;
+                st.plan.on_progress(st.last_progress);
+              },
+              [](caf::error&) {});
+        }
+        if (!st.plan.show_progress)
+          return;
         std::fprintf(stderr,
                      "\r[%s] %llu/%s requests done, %llu in flight, "
                      "%.1f req/s   ",
@@ -440,6 +486,7 @@ controller_impl(actor_ptr self, run_plan plan,
       st.datasets = dataset_manager::spawn_dataset_manager(self->system(),
                                                            st.plan.dataset);
       self->link_to(st.datasets);
+      report(self, "configuring");
       auto timeout = st.plan.timeouts.dataset;
       self->request(st.datasets, timeout, configure_atom::value)
         .then([=](dataset_manager::dataset_ready& ready) { configure(self, ready); },

@@ -309,3 +309,46 @@ TEST(unreachable_timeout, env_value_or_the_default) {
 }
 
 } // namespace
+
+// plan.on_progress hears every state in order and, while a paced run goes
+// on (2 requests/s for 6 requests), the counters of the 500 ms ticks,
+// which never go backwards and end at the planned count.
+TEST_F(controller_fixture, progress_reports_each_state_and_the_running_counters) {
+  auto p = plan();
+  p.timing.mode = timing_mode::request_rate;
+  p.timing.request_rate = 2;
+  p.timing.pattern = arrival_pattern::constant;
+  p.timing.concurrency = 0;
+  auto seen = std::make_shared<std::vector<sc::run_progress>>();
+  p.on_progress = [seen](const sc::run_progress& r) { seen->push_back(r); };
+  auto result = run(spawn(std::move(p)), std::chrono::milliseconds{250}, 400);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, sc::exit_ok) << result->message;
+  std::vector<std::string> states;
+  for (const auto& r : *seen)
+    if (states.empty() || states.back() != r.state)
+      states.push_back(r.state);
+  EXPECT_EQ(states,
+            (std::vector<std::string>{"configuring", "running", "exporting", "complete"}));
+  std::uint64_t ticks = 0, last = 0;
+  for (const auto& r : *seen)
+    if (r.state == "running") {
+      ++ticks;
+      EXPECT_GE(r.timing.returned, last);
+      last = r.timing.returned;
+      EXPECT_EQ(r.timing.target, 6u);
+      EXPECT_EQ(r.errors, 0u);
+    }
+  EXPECT_GT(ticks, 2u) << "a 3 s run is reported every 500 ms";
+  EXPECT_EQ(seen->back().timing.returned, 6u);
+}
+
+TEST_F(controller_fixture, progress_ends_failed_when_the_run_fails) {
+  auto p = plan();
+  p.dataset.input_file = (dir / "missing.jsonl").string();
+  auto seen = std::make_shared<std::vector<std::string>>();
+  p.on_progress = [seen](const sc::run_progress& r) { seen->push_back(r.state); };
+  auto result = run(spawn(std::move(p)));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(*seen, (std::vector<std::string>{"configuring", "failed"}));
+}
