@@ -74,12 +74,18 @@ struct registered {
   bool accepted = true;
   /// Why the registration was refused (empty when accepted).
   std::string reason;
+  /// Refused because the pod's place in the run is gone (it was declared
+  /// lost, the run is under way): retrying cannot succeed, so the process
+  /// ends with exit code 0 and a restarting container does not use up its
+  /// Job's backoffLimit (a failed worker Job would fail the JobSet and the
+  /// controller's results with it).
+  bool final = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, registered& x) {
   return f(caf::meta::type_name("aiperf::proto::registered"), x.service_id,
-           x.accepted, x.reason);
+           x.accepted, x.reason, x.final);
 }
 
 /// Liveness and lifecycle state of a service (service -> controller; the
@@ -268,7 +274,7 @@ using any_message
 /// "AIPN" as the first four bytes of a frame.
 inline constexpr std::uint32_t wire_magic = 0x4E504941;
 /// Bump when any header or payload layout changes.
-inline constexpr std::uint16_t wire_version = 3;
+inline constexpr std::uint16_t wire_version = 4;
 inline constexpr std::size_t frame_header_size = 16;
 inline constexpr std::size_t max_sender_size = 255;
 /// Far above any batch we send; guards against a corrupt length field.

@@ -456,6 +456,7 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
       } else if (st.pods[*p].lost) {
         answer.accepted = false;
         answer.reason = pod_name(*p) + " was declared lost";
+        answer.final = true;
       } else if (!st.pods[*p].peer.empty() && st.pods[*p].peer != o.peer) {
         answer.accepted = false;
         answer.reason = pod_name(*p) + " is already registered by another "
@@ -468,6 +469,7 @@ caf::behavior remote_group(group_ptr self, remote_group_config cfg,
           answer.accepted = false;
           answer.reason = pod_name(*p) + " was declared lost: a pod cannot rejoin a running "
                           "benchmark";
+          answer.final = true;
         } else {
           logger->warn("{} registered again before the run started: its process restarted; "
                        "waiting for every service of it",

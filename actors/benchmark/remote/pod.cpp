@@ -273,6 +273,11 @@ caf::behavior pod_inbox(inbox_ptr self, pod_inbox_config cfg) {
       self->state.controller_seen = self->clock().now();
       if (r.accepted)
         return;
+      if (r.final) {
+        logger->warn("the controller refused {}: {}; this pod stays out of the run",
+                     r.service_id, r.reason);
+        return exit_process(self, 0, "registration refused: " + r.reason);
+      }
       logger->error("the controller refused {}: {}", r.service_id, r.reason);
       exit_process(self, 1, "registration refused: " + r.reason);
     },
