@@ -148,15 +148,16 @@ std::string pod_desc(const json& pod) {
 
 image_info resolve_image(const kubelet_config& cfg, const std::string& image) {
   image_info out;
+  // Our Dockerfile's USER 1000, for every aiperf-node image.
+  const bool ours = image.find("aiperf-node") != std::string::npos;
   if (auto it = cfg.image_map.find(image); it != cfg.image_map.end()) {
     out.found = true;
     out.executable = it->second;
-    return out;
-  }
-  if (image.find("aiperf-node") != std::string::npos
-      && !cfg.aiperf_node_path.empty()) {
+  } else if (ours && !cfg.aiperf_node_path.empty()) {
     out.found = true;
     out.executable = cfg.aiperf_node_path;
+  }
+  if (out.found && ours) {
     out.uid = 1000;
     out.gid = 1000;
   }

@@ -1165,8 +1165,12 @@ void start_container(self_ptr self, pod_rt& p, std::int32_t idx) {
   if (command.empty()) {
     spec.argv.push_back(info.executable);
   } else if (is_aiperf_node(command[0])) {
-    // "aiperf-node" names the product's executable in any image.
-    spec.argv.push_back(st.cfg.aiperf_node_path);
+    // "aiperf-node" names the product's executable in any image: the
+    // image's own when it is an aiperf-node image (--image-map can point
+    // one at a test build), else the simulator's default.
+    spec.argv.push_back(info.found && image.find("aiperf-node") != std::string::npos
+                            ? info.executable
+                            : st.cfg.aiperf_node_path);
     spec.argv.insert(spec.argv.end(), command.begin() + 1, command.end());
   } else {
     spec.argv = command;
