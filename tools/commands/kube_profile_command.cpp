@@ -188,6 +188,38 @@ caf::expected<k8s::json> get_pod(cluster& c, const std::string& name) {
   return j;
 }
 
+bool is_worker_pod(const k8s::json& pod) {
+  return str_at(pod, {"metadata", "labels", "jobset.sigs.k8s.io/replicatedjob-name"})
+         == "workers";
+}
+
+/// The controller's /api/progress as one line ("run: running, profiling
+/// 40/160 requests, 0 errors"), coarsened to tenths of the planned count so
+/// that following a run prints a few lines, not one per poll; sets
+/// `started` once the run state left initializing/configuring.
+std::optional<std::string> progress_line(cluster& c, const std::string& pod, bool& started) {
+  auto got = c.call(pod_proxy(c.namespace_name(), pod, 9090, "/api/progress"),
+                    std::chrono::seconds{15});
+  if (!got)
+    return std::nullopt;
+  auto j = k8s::json::parse(got->body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return std::nullopt;
+  auto state = j.value("state", "");
+  if (!state.empty() && state != "initializing" && state != "configuring")
+    started = true;
+  auto total = j.value("requests_total", std::uint64_t{0});
+  auto done = j.value("requests_completed", std::uint64_t{0});
+  if (total > 0)
+    done = done * 10 / total * total / 10;
+  auto line = "run: " + state;
+  if (auto phase = j.value("phase", ""); !phase.empty())
+    line += ", " + phase + " " + std::to_string(done)
+            + (total > 0 ? "/" + std::to_string(total) : std::string{}) + " requests, "
+            + std::to_string(j.value("request_errors", std::uint64_t{0})) + " errors";
+  return line;
+}
+
 /// True once the controller lists a top-level result (the marker exists).
 bool results_ready(cluster& c, const std::string& pod) {
   auto got = c.call(pod_proxy(c.namespace_name(), pod, 9090, "/api/results/list"),
@@ -231,6 +263,11 @@ int follow(cluster& c, const std::string& job, const fs::path& out_dir) {
   auto previous = std::signal(SIGINT, on_sigint);
   auto restore = [&] { std::signal(SIGINT, previous); };
   std::string last_phase;
+  std::string last_progress;
+  // Once the benchmark runs, a worker pod's trouble (a restart after a
+  // crash, a replacement pod) is the controller's to count as a loss; the
+  // CLI only stops for trouble that keeps the run from starting.
+  bool run_started = false;
   bool downloaded = false;
   bool shutdown_sent = false;
   auto say = [&](const std::string& phase) {
@@ -250,7 +287,8 @@ int follow(cluster& c, const std::string& job, const fs::path& out_dir) {
     auto pods = list_pods_of(c, job);
     if (pods) {
       for (const auto& p : *pods)
-        if (auto problem = startup_problem(p)) {
+        if (auto problem = startup_problem(p);
+            problem && !(run_started && is_worker_pod(p))) {
           restore();
           std::fprintf(stderr,
                        "error: %s; the run cannot start: fix it, then "
@@ -271,6 +309,12 @@ int follow(cluster& c, const std::string& job, const fs::path& out_dir) {
       if (pod)
         code = controller_exit_code(*pod);
       bool running = pod && str_at(*pod, {"status", "phase"}) == "Running";
+      if (running && !code)
+        if (auto line = progress_line(c, *ctl, run_started)) {
+          if (*line != last_progress)
+            std::fprintf(stderr, "%s\n", line->c_str());
+          last_progress = *line;
+        }
       if (!downloaded && (code || (running && results_ready(c, *ctl)))) {
         auto sum = download_results(c, job, out_dir);
         if (sum) {

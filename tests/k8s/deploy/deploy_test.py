@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,17 +37,13 @@ CRD_FILES = ["aiperfjobs.aiperf.nvidia.com.yaml", "aiperfsweeps.aiperf.nvidia.co
 CRD_PATHS = [os.path.join(DEPLOY, "crds", f) for f in CRD_FILES]
 GETTING_STARTED = os.path.join(ROOT, "tests", "config", "benchmark", "fixtures",
                                "aiperfjob_getting_started.yaml")
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "support"))
+from sim_cluster import KUBECTL, SimCluster, skip_or_fail  # noqa: E402
+
 NODE_BIN = None
 NS = "aiperf-system"
-
-
-def skip_or_fail(why):
-    if os.environ.get("CI") == "true":
-        print("CI=true, so this test fails instead of skipping: " + why, file=sys.stderr)
-        sys.exit(1)
-    print("skipped: " + why, file=sys.stderr)
-    sys.exit(77)
 
 
 try:
@@ -225,33 +220,10 @@ class Render(unittest.TestCase):
                       svc["spec"]["ports"])
 
 
-class Sim:
-    def __init__(self, workdir):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.home = os.path.join(workdir, "home")
-        os.makedirs(self.home)
-        self.proc = subprocess.Popen(
-            [NODE_BIN, "sim-cluster", "--tls", "--kubeconfig", self.kubeconfig],
-            stdout=subprocess.PIPE, stderr=open(os.path.join(workdir, "sim.log"), "w"),
-            text=True)
-        line = self.proc.stdout.readline().strip()
-        if not line.startswith("listening on https://127.0.0.1:"):
-            raise RuntimeError("sim-cluster printed %r" % line)
-        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
-
-    def kubectl(self, *args, stdin=None):
-        return subprocess.run([KUBECTL, *args], capture_output=True, text=True, env=self.env,
-                              timeout=60, input=stdin)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=20)
-
-
 class Apply(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
-        self.sim = Sim(self.tmp.name)
+        self.sim = SimCluster(self.tmp.name, NODE_BIN)
 
     def tearDown(self):
         self.assertEqual(self.sim.stop(), 0)
@@ -296,7 +268,7 @@ class Crds(unittest.TestCase):
         missing = missing_crds()
         self.assertEqual(missing, [], "k8s/deploy/crds lacks these: run `aiperf-node kube crd`")
         self.tmp = tempfile.TemporaryDirectory()
-        self.sim = Sim(self.tmp.name)
+        self.sim = SimCluster(self.tmp.name, NODE_BIN)
 
     def tearDown(self):
         self.assertEqual(self.sim.stop(), 0)

@@ -16,7 +16,6 @@ import base64
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,40 +23,12 @@ import threading
 import time
 import unittest
 
-KUBECTL = "/usr/bin/kubectl"
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "support"))
+from sim_cluster import KUBECTL, SimCluster, skip_or_fail  # noqa: E402
+
 NODE_BIN = None
-
-
-def skip_or_fail(why):
-    if os.environ.get("CI") == "true":
-        print("CI=true, so this test fails instead of skipping: " + why, file=sys.stderr)
-        sys.exit(1)
-    print("skipped: " + why, file=sys.stderr)
-    sys.exit(77)
-
-
-class Sim:
-    """One simulator process with its kubeconfig and audit log."""
-
-    def __init__(self, node_bin, workdir):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.audit = os.path.join(workdir, "audit.log")
-        self.home = os.path.join(workdir, "home")
-        os.makedirs(self.home)
-        self.proc = subprocess.Popen(
-            [node_bin, "sim-cluster", "--tls", "--kubeconfig", self.kubeconfig,
-             "--audit-log", self.audit],
-            stdout=subprocess.PIPE, stderr=open(os.path.join(workdir, "sim.log"), "w"),
-            text=True)
-        line = self.proc.stdout.readline().strip()
-        if not line.startswith("listening on https://127.0.0.1:"):
-            raise RuntimeError("sim-cluster printed %r" % line)
-        self.url = line[len("listening on "):]
-        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=20)
 
 
 SIM = None
@@ -470,8 +441,7 @@ class Python(unittest.TestCase):
 class Audit(unittest.TestCase):
     def test_every_line_is_an_audit_event(self):
         kubectl("get", "ns", check=True)
-        with open(SIM.audit) as f:
-            lines = [json.loads(l) for l in f if l.strip()]
+        lines = SIM.audit()
         self.assertGreater(len(lines), 0)
         for ev in lines:
             self.assertEqual(ev["kind"], "Event")
@@ -494,7 +464,7 @@ def main():
     except ImportError:
         skip_or_fail("python3-kubernetes is missing; apt-get install python3-kubernetes")
     workdir = tempfile.mkdtemp(prefix="sim-conformance-")
-    SIM = Sim(NODE_BIN, workdir)
+    SIM = SimCluster(workdir, NODE_BIN, audit=True)
     try:
         prog = unittest.main(exit=False, verbosity=2)
         ok = prog.result.wasSuccessful()

@@ -24,7 +24,6 @@ Needs root (network and PID namespaces), kubectl, curl and getent. Exits 77
 import ipaddress
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -34,20 +33,15 @@ import time
 import unittest
 import urllib.request
 
-KUBECTL = "/usr/bin/kubectl"
-NODE_BIN = None
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+from sim_cluster import KUBECTL, SimCluster, skip_or_fail  # noqa: E402
+
+NODE_BIN = None
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 MOCK_YAML = os.path.join(REPO, "k8s", "deploy", "examples", "mock-server.yaml")
 NS = "wl"
-
-
-def skip_or_fail(why):
-    if os.environ.get("CI") == "true":
-        print("CI=true, so this test fails instead of skipping: " + why, file=sys.stderr)
-        sys.exit(1)
-    print("skipped: " + why, file=sys.stderr)
-    sys.exit(77)
 
 
 def ip_links():
@@ -70,55 +64,19 @@ def alive(pid):
         return False
 
 
-class Sim:
-    """The simulator with --workloads, its kubeconfig and its two stdout lines."""
+class Sim(SimCluster):
+    """The simulator with --workloads, and the pod network its second line names."""
 
     def __init__(self, workdir, tls=True):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.home = os.path.join(workdir, "home")
-        os.makedirs(self.home)
-        self.log_path = os.path.join(workdir, "sim.log")
-        # Pod files go to a temporary folder under TMPDIR: the test's, so
-        # that what a SIGKILL leaves behind goes with it.
-        self.tmp = os.path.join(workdir, "tmp")
-        os.makedirs(self.tmp)
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen(
-                [NODE_BIN, "sim-cluster", "--workloads", "--kubeconfig", self.kubeconfig,
-                 "--image-map", "test-image:1=/bin/sh", "--backoff-scale", "0.1"]
-                + (["--tls"] if tls else []),
-                stdout=subprocess.PIPE, stderr=log, bufsize=0,
-                env=dict(os.environ, TMPDIR=self.tmp))
-        first = self.readline(30)
-        if not first.startswith("listening on http%s://127.0.0.1:" % ("s" if tls else "")):
-            raise RuntimeError("sim-cluster printed %r; log:\n%s" % (first, self.log()))
-        second = self.readline(30)
-        words = second.split()
+        super().__init__(workdir, NODE_BIN, tls=tls, workloads=True,
+                         extra_args=["--image-map", "test-image:1=/bin/sh",
+                                     "--backoff-scale", "0.1"])
+        words = self.pod_network.split()
         if len(words) != 5 or words[:2] != ["pod", "network"] or words[3] != "gateway":
-            raise RuntimeError("sim-cluster's second line is %r; log:\n%s" % (second, self.log()))
+            raise RuntimeError("sim-cluster's second line is %r; log:\n%s"
+                               % (self.pod_network, self.log()))
         self.cidr = ipaddress.ip_network(words[2])
         self.gateway = ipaddress.ip_address(words[4])
-        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
-
-    def readline(self, timeout):
-        """One line of stdout, read a byte at a time (no buffer hides the next)."""
-        deadline = time.monotonic() + timeout
-        line = b""
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(left, 0))
-            if not ready:
-                raise RuntimeError("sim-cluster printed %r within %d s; log:\n%s"
-                                   % (line, timeout, self.log()))
-            byte = os.read(self.proc.stdout.fileno(), 1)
-            if not byte:
-                raise RuntimeError("sim-cluster exited (%r); log:\n%s" % (line, self.log()))
-            line += byte
-        return line.decode().strip()
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()[-4000:]
 
 
 SIM = None
