@@ -662,6 +662,8 @@ caf::expected<std::string> run_config_json(const deployment& d,
         if (u.is_string())
           u = redact_url(u.get<std::string>());
   }
+  if (d.user_files.is_array() && !d.user_files.empty())
+    body["artifacts"] = {{"user_files", d.user_files}};
   body["run_meta"] = {{"epoch_key", d.epoch_key ? json(*d.epoch_key) : json(nullptr)},
                       {"job_name", d.name},
                       {"namespace", d.ns}};

@@ -154,6 +154,9 @@ struct deployment {
   /// null (the caller that needs byte-stable output, `kube generate`,
   /// leaves it unset).
   std::optional<std::string> epoch_key;
+  /// run_config.json's `artifacts.user_files`: the local input files the
+  /// CLI embedded (tools/commands/user_files.hpp); empty = none.
+  json user_files = json::array();
 
   bool operator==(const deployment&) const = default;
 };

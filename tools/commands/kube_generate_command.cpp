@@ -10,6 +10,7 @@
 #include "tools/commands/kube_command.hpp"
 #include "tools/commands/kube_deploy_flags.hpp"
 #include "tools/commands/kube_generate.hpp"
+#include "tools/commands/user_files.hpp"
 
 #include "config/benchmark/document.hpp"
 #include "config/benchmark/mapping.hpp"
@@ -139,12 +140,6 @@ int run_generate(CLI::App& cmd, generate_state& st) {
                          "comes from --total-workers and --workers-per-pod\n");
     return exit_usage;
   }
-  if (run.input_file)
-    std::fprintf(stderr,
-                 "warning: --input-file %s: the pods open this path; mount it (--secret-mounts "
-                 "or podTemplate volumes) or use kube profile, which carries files up to "
-                 "512 KiB in run_config.json\n",
-                 run.input_file->c_str());
   std::string ns_warning;
   auto ns = namespace_of(st.namespace_name, st.selection, k8s::client::process_environment(),
                          &ns_warning);
@@ -155,6 +150,15 @@ int run_generate(CLI::App& cmd, generate_state& st) {
     return fail(d.error());
   if (auto ok = apply_secret_rule(run, *d); !ok)
     return fail(ok.error());
+  if (st.no_operator) {
+    std::vector<std::string> file_warnings;
+    auto files = user_files::embed(run, file_warnings);
+    if (!files)
+      return fail(files.error());
+    for (const auto& w : file_warnings)
+      std::fprintf(stderr, "warning: %s\n", w.c_str());
+    d->user_files = std::move(*files);
+  }
   std::vector<k8s::json> objects;
   if (st.operator_mode) {
     auto job = aiperfjob(*d, run, st.bench.typed, st.deploy.skip_endpoint_check);

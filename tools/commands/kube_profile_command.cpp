@@ -20,6 +20,7 @@
 #include "tools/commands/kube_deploy_flags.hpp"
 #include "tools/commands/kube_generate.hpp"
 #include "tools/commands/kube_workflow.hpp"
+#include "tools/commands/user_files.hpp"
 
 #include "runtime/system/env.hpp"
 
@@ -504,6 +505,15 @@ int run_parsed(CLI::App& cmd, profile_state& st) {
     return usage(make_error(config::errc::invalid, why));
   if (auto ok = apply_secret_rule(st.bench.run, *d); !ok)
     return usage(ok.error());
+  // The local input files travel in run_config.json; too large is a usage
+  // error before any cluster is contacted.
+  std::vector<std::string> file_warnings;
+  auto files = user_files::embed(st.bench.run, file_warnings);
+  if (!files)
+    return usage(files.error());
+  for (const auto& w : file_warnings)
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+  d->user_files = std::move(*files);
   req.deploy = std::move(*d);
   req.run = st.bench.run;
   req.env = system::process_env();

@@ -24,6 +24,7 @@
 #include "runtime/zmq_bridge/bridge.hpp"
 #include "runtime/io/durable_file.hpp"
 #include "tools/commands/endpoint_credentials.hpp"
+#include "tools/commands/user_files.hpp"
 #include "tools/commands/local_pods.hpp"
 
 #include <caf/all.hpp>
@@ -62,7 +63,10 @@ struct service_options {
 };
 
 /// Reads and parses the run file; its credentials come from
-/// AIPERF_INJECTED_* (endpoint_credentials.hpp).
+/// AIPERF_INJECTED_* (endpoint_credentials.hpp). The local files the CLI
+/// embedded (artifacts.user_files, user_files.hpp) are written out first
+/// and the options pointed at them, so validation sees real paths; both
+/// roles do it (worker pods count tokens with the tokenizer).
 caf::expected<config::profile_config> load_run_file(const std::string& path) {
   std::ifstream in{path};
   if (!in)
@@ -71,7 +75,22 @@ caf::expected<config::profile_config> load_run_file(const std::string& path) {
                         + ": pass the run file (run_config.json) the controller wrote");
   std::stringstream ss;
   ss << in.rdbuf();
-  return endpoint_credentials::load_run(ss.str(), system::process_env(),
+  auto text = ss.str();
+  auto doc = k8s::json::parse(text, nullptr, false);
+  if (!doc.is_discarded() && doc.is_object() && doc.contains("artifacts")) {
+    const auto& artifacts = doc["artifacts"];
+    if (artifacts.is_object() && artifacts.contains("user_files")) {
+      auto files = artifacts["user_files"];
+      auto done = user_files::materialize(
+          files, fs::temp_directory_path() / "aiperf-user-files", doc);
+      if (!done)
+        return make_error(benchmark::errc::invalid_config,
+                          "--benchmark-run " + path + ": " + error_message(done.error()));
+    }
+    doc.erase("artifacts");
+    text = doc.dump();
+  }
+  return endpoint_credentials::load_run(text, system::process_env(),
                                         "--benchmark-run " + path);
 }
 

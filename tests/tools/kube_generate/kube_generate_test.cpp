@@ -572,6 +572,27 @@ TEST_F(kube_generate, a_url_with_user_info_without_its_secret_exits_2) {
   EXPECT_THAT(r.err, Not(HasSubstr("pw-do-not-leak")));
 }
 
+TEST_F(kube_generate, a_local_input_file_travels_in_run_config) {
+  auto file = dir_ / "prompts.jsonl";
+  std::ofstream{file} << "{\"text\": \"hello\"}\n";
+  auto r = run(with(bench, {"--no-operator", "--input-file", file.string()}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("user_files"));
+  EXPECT_THAT(r.out, HasSubstr("prompts.jsonl"));
+  EXPECT_THAT(r.err, Not(HasSubstr("warning: --input-file")));
+}
+
+TEST_F(kube_generate, too_large_local_files_exit_2_with_nothing_printed) {
+  auto file = dir_ / "big.jsonl";
+  // One valid JSONL line (the CLI reads the file as a dataset too).
+  std::ofstream{file} << "{\"text\": \"" << std::string(524289 - 13, 'x') << "\"}\n";
+  auto r = run(with(bench, {"--no-operator", "--input-file", file.string()}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("(524289 bytes)"));
+  EXPECT_THAT(r.err, HasSubstr("--secret-mounts"));
+}
+
 TEST_F(kube_generate, no_secret_value_enters_any_generated_manifest) {
   const strings secrets{"sk-do-not-leak", "bearer-do-not-leak", "pw-do-not-leak",
                         "url-user"};

@@ -236,6 +236,33 @@ class Direct(unittest.TestCase):
         self.assertNotIn("Request Count (requests),20", r.stdout)
         self.assertEqual(self.sim.kube("delete", name, "-n", NS).returncode, 0)
 
+    def test_8_a_local_input_file_travels_in_run_config(self):
+        # The pods have no such path: the CLI embeds the file in
+        # run_config.json (artifacts.user_files) and every pod writes it out.
+        name = "files"
+        path = os.path.join(self.tmp.name, "prompts.jsonl")
+        with open(path, "w") as f:
+            for _ in range(5):
+                f.write('{"text": "alpha beta gamma delta"}\n')
+        args = profile_args(name, NS)
+        args[args.index("--request-count") + 1] = "5"
+        r = self.sim.kube(*args, "--input-file", path, "--no-detach", timeout=100)
+        self.assertEqual(r.returncode, 0, r.stderr + "\nsim log:\n" + self.sim.log())
+        with open(os.path.join(self.sim.cwd, "artifacts", name, "profile_export_aiperf.json")) as f:
+            export = json.load(f)
+        self.assertEqual(export["request_count"]["avg"], 5, export["request_count"])
+        isl = export["input_sequence_length"]
+        # Five copies of one short line, not synthetic prompts.
+        self.assertEqual(isl["min"], isl["max"], isl)
+        self.assertLess(isl["avg"], 50, isl)
+        cm = self.sim.kubectl("get", "configmap", "-n", NS, "aiperf-%s-config" % name,
+                              "-o", "json")
+        run_config = json.loads(json.loads(cm.stdout)["data"]["run_config.json"])
+        files = run_config["artifacts"]["user_files"]
+        self.assertEqual([(e["option"], e["name"]) for e in files],
+                         [("input_file", "prompts.jsonl")])
+        self.assertEqual(self.sim.kube("delete", name, "-n", NS).returncode, 0)
+
     def test_6_delete_leaves_no_labelled_object(self):
         r = self.sim.kube("delete")
         self.assertEqual(r.returncode, 0, r.stderr)
