@@ -1373,10 +1373,21 @@ caf::expected<void> check_open_files(const profile_config& cfg) {
 } // namespace
 
 caf::expected<void> finalize(profile_config& cfg, unsigned cores) {
+  return finalize(cfg, file_site{}, cores);
+}
+
+caf::expected<void> finalize(profile_config& cfg, file_site site, unsigned cores) {
   if (auto ok = consume_cli_text(cfg); !ok)
     return ok;
+  if (cfg.input_file && !cfg.input_file->empty() && !site.input_file_here
+      && !cfg.custom_dataset_type)
+    return fail("--input-file",
+                "'" + *cfg.input_file
+                    + "' is not on this machine, so it is taken as a path inside the pods and "
+                      "its dataset type cannot be read from it: pass --custom-dataset-type "
+                      "(single_turn, multi_turn or mooncake_trace)");
   // The file decides the dataset type, which validation depends on.
-  if (cfg.input_file && !cfg.input_file->empty()) {
+  if (cfg.input_file && !cfg.input_file->empty() && site.input_file_here) {
     auto type = check_input_file(*cfg.input_file, cfg.custom_dataset_type);
     if (!type)
       return type.error();
@@ -1385,7 +1396,7 @@ caf::expected<void> finalize(profile_config& cfg, unsigned cores) {
   // Ranges before derivation, so derive() never computes from nonsense.
   if (auto ok = validate(cfg); !ok)
     return ok;
-  if (cfg.ca_file)
+  if (cfg.ca_file && site.ca_file_here)
     if (auto ok = check_ca_file(*cfg.ca_file); !ok)
       return ok;
   cores = std::max(1u, cores);

@@ -416,6 +416,20 @@ inline constexpr std::uint64_t reserved_open_files = 256;
 [[nodiscard]] caf::expected<void> finalize(profile_config& cfg,
                                            unsigned cores = detected_cores());
 
+/// Where the files `--input-file` and `--ca-file` name are: on this machine
+/// (finalize reads and checks them), or only inside the pods of a kube run
+/// (a mounted path): then they are not read here, and the dataset type,
+/// which finalize would take from the file, must be given.
+struct file_site {
+  bool input_file_here = true;
+  bool ca_file_here = true;
+};
+
+/// finalize() for a run whose files may live elsewhere (`site`); an input
+/// file elsewhere without --custom-dataset-type is an error naming both.
+[[nodiscard]] caf::expected<void> finalize(profile_config& cfg, file_site site,
+                                           unsigned cores = detected_cores());
+
 /// Checks ranges and combinations without touching the file system (used by
 /// finalize() and from_json()). Unset derived fields are accepted.
 [[nodiscard]] caf::expected<void> validate(const profile_config& cfg);

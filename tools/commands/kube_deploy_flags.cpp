@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -454,7 +455,15 @@ caf::expected<std::vector<std::string>> resolve_benchmark(CLI::App& cmd,
     return config::flag_error(config::errc::missing, "--url",
                               "required: the pods benchmark a server they can reach, e.g. "
                               "--url http://my-server:8000 (or endpoint.urls in -f FILE)");
-  if (auto done = config::finalize(flags.run); !done)
+  // A file that is not on this machine is a path inside the pods (mounted
+  // with --secret-mounts or podTemplate volumes): it is not read here, and
+  // the pods read it (user_files::embed warns about it).
+  auto here = [](const std::optional<std::string>& path) {
+    std::error_code ec;
+    return !path || path->empty() || std::filesystem::exists(*path, ec);
+  };
+  config::file_site site{here(flags.run.input_file), here(flags.run.ca_file)};
+  if (auto done = config::finalize(flags.run, site); !done)
     return done.error();
   return warnings;
 }

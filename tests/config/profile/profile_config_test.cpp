@@ -266,6 +266,26 @@ TEST(profile_defaults, finalize_is_idempotent) {
   EXPECT_EQ(again, cfg);
 }
 
+// Files inside the pods of a kube run are not read: the input file's type
+// must then be given, and a CA bundle elsewhere is taken as it is.
+TEST(profile_defaults, files_elsewhere_are_not_read) {
+  profile_config cfg;
+  cfg.model_names = {"m"};
+  cfg.input_file = "/mnt/in-pod/prompts.jsonl";
+  cfg.ca_file = "/mnt/in-pod/ca.pem";
+  auto untyped = cfg;
+  auto refused = finalize(untyped, file_site{false, false}, 8);
+  ASSERT_FALSE(refused);
+  auto msg = aiperf::error_message(refused.error());
+  EXPECT_NE(msg.find("--input-file"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("pass --custom-dataset-type"), std::string::npos) << msg;
+  cfg.custom_dataset_type = custom_dataset_type::single_turn;
+  ASSERT_TRUE(finalize(cfg, file_site{false, false}, 8));
+  EXPECT_EQ(cfg.input_file, "/mnt/in-pod/prompts.jsonl");
+  auto here = cfg;
+  EXPECT_FALSE(finalize(here, 8)) << "read here, the missing file is an error";
+}
+
 // -- aliases ------------------------------------------------------------------
 
 TEST(profile_aliases, model_spellings_and_comma_lists) {

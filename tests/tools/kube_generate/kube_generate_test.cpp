@@ -582,6 +582,24 @@ TEST_F(kube_generate, a_local_input_file_travels_in_run_config) {
   EXPECT_THAT(r.err, Not(HasSubstr("warning: --input-file")));
 }
 
+// A path that is not on this machine is one inside the pods (mounted): it
+// stays as given, is not embedded, and a warning says so; its dataset type
+// cannot be read here, so it must be given.
+TEST_F(kube_generate, an_input_file_not_on_this_machine_is_a_path_in_the_pods) {
+  const std::string in_pod = "/mnt/prompts/not-here.jsonl";
+  auto r = run(with(bench, {"--no-operator", "--input-file", in_pod, "--custom-dataset-type",
+                            "single_turn"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(in_pod));
+  EXPECT_THAT(r.out, Not(HasSubstr("user_files")));
+  EXPECT_THAT(r.err, HasSubstr("--input-file " + in_pod + " does not exist here"));
+  auto untyped = run(with(bench, {"--no-operator", "--input-file", in_pod}));
+  EXPECT_EQ(untyped.code, 2);
+  EXPECT_EQ(untyped.out, "");
+  EXPECT_THAT(untyped.err, HasSubstr("--input-file"));
+  EXPECT_THAT(untyped.err, HasSubstr("pass --custom-dataset-type"));
+}
+
 TEST_F(kube_generate, too_large_local_files_exit_2_with_nothing_printed) {
   auto file = dir_ / "big.jsonl";
   // One valid JSONL line (the CLI reads the file as a dataset too).
