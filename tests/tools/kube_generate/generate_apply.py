@@ -16,17 +16,15 @@ Needs root (the simulator's pod sandbox), kubectl and PyYAML. Exits 77
 """
 
 import os
-import select
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+from sim_cluster import KUBECTL, SimCluster, skip_or_fail  # noqa: E402
+
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 AIPERFJOB_CRD = os.path.join(REPO, "k8s", "deploy", "crds", "aiperfjobs.aiperf.nvidia.com.yaml")
 NODE_BIN = None
@@ -37,63 +35,6 @@ try:
     import yaml
 except ImportError:
     yaml = None
-
-
-def skip_or_fail(why):
-    if os.environ.get("CI") == "true":
-        print("CI=true, so this test fails instead of skipping: " + why, file=sys.stderr)
-        sys.exit(1)
-    print("skipped: " + why, file=sys.stderr)
-    sys.exit(77)
-
-
-class Sim:
-    def __init__(self, workdir):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.home = os.path.join(workdir, "home")
-        os.makedirs(self.home)
-        tmp = os.path.join(workdir, "tmp")
-        os.makedirs(tmp)
-        self.log_path = os.path.join(workdir, "sim.log")
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen(
-                [NODE_BIN, "sim-cluster", "--tls", "--workloads", "--kubeconfig",
-                 self.kubeconfig], stdout=subprocess.PIPE, stderr=log, bufsize=0,
-                env=dict(os.environ, TMPDIR=tmp))
-        first = self.readline(30)
-        if not first.startswith("listening on https://127.0.0.1:"):
-            raise RuntimeError("sim-cluster printed %r; log:\n%s" % (first, self.log()))
-        self.readline(30)  # the pod network
-        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
-
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        line = b""
-        while not line.endswith(b"\n"):
-            ready, _, _ = select.select([self.proc.stdout], [], [],
-                                        max(deadline - time.monotonic(), 0))
-            if not ready:
-                raise RuntimeError("sim-cluster printed %r within %d s" % (line, timeout))
-            byte = os.read(self.proc.stdout.fileno(), 1)
-            if not byte:
-                raise RuntimeError("sim-cluster exited; log:\n%s" % self.log())
-            line += byte
-        return line.decode().strip()
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()[-4000:]
-
-    def run(self, args, stdin=None):
-        return subprocess.run(args, input=stdin, capture_output=True, text=True, env=self.env,
-                              timeout=120)
-
-    def kubectl(self, *args, stdin=None):
-        return self.run([KUBECTL, *args], stdin=stdin)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=30)
 
 
 def generate(sim, mode, name):
@@ -122,7 +63,7 @@ class Apply(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.sim = Sim(cls.tmp.name)
+        cls.sim = SimCluster(cls.tmp.name, NODE_BIN, workloads=True)
         r = cls.sim.kubectl("create", "namespace", NS)
         if r.returncode != 0:
             raise AssertionError(r.stderr)

@@ -27,91 +27,22 @@ skipped) when one is missing; with CI=true that is a failure instead.
 
 import json
 import os
-import select
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+from sim_cluster import SimCluster, require_root_and_kubectl  # noqa: E402
+
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 MOCK_YAML = os.path.join(REPO, "k8s", "deploy", "examples", "mock-server.yaml")
 NODE_BIN = None
 NS = "bench"
 JOB = "e2e"
 LABEL = "aiperf.nvidia.com/job-id=" + JOB
-
-
-def skip_or_fail(why):
-    if os.environ.get("CI") == "true":
-        print("CI=true, so this test fails instead of skipping: " + why, file=sys.stderr)
-        sys.exit(1)
-    print("skipped: " + why, file=sys.stderr)
-    sys.exit(77)
-
-
-class Sim:
-    def __init__(self, workdir):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.audit_path = os.path.join(workdir, "audit.log")
-        self.home = os.path.join(workdir, "home")
-        self.cwd = os.path.join(workdir, "cwd")
-        os.makedirs(self.home)
-        os.makedirs(self.cwd)
-        tmp = os.path.join(workdir, "tmp")
-        os.makedirs(tmp)
-        self.log_path = os.path.join(workdir, "sim.log")
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen(
-                [NODE_BIN, "sim-cluster", "--tls", "--workloads", "--kubeconfig",
-                 self.kubeconfig, "--audit-log", self.audit_path, "--backoff-scale", "0.1"],
-                stdout=subprocess.PIPE, stderr=log, bufsize=0,
-                env=dict(os.environ, TMPDIR=tmp))
-        first = self.readline(30)
-        if not first.startswith("listening on https://127.0.0.1:"):
-            raise RuntimeError("sim-cluster printed %r; log:\n%s" % (first, self.log()))
-        self.readline(30)  # the pod network
-        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, HOME=self.home)
-
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        line = b""
-        while not line.endswith(b"\n"):
-            ready, _, _ = select.select([self.proc.stdout], [], [],
-                                        max(deadline - time.monotonic(), 0))
-            if not ready:
-                raise RuntimeError("sim-cluster printed %r within %d s" % (line, timeout))
-            byte = os.read(self.proc.stdout.fileno(), 1)
-            if not byte:
-                raise RuntimeError("sim-cluster exited; log:\n%s" % self.log())
-            line += byte
-        return line.decode().strip()
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()[-4000:]
-
-    def run(self, args, timeout=60):
-        return subprocess.run(args, capture_output=True, text=True, env=self.env,
-                              cwd=self.cwd, timeout=timeout, stdin=subprocess.DEVNULL)
-
-    def kube(self, *args, timeout=60):
-        return self.run([NODE_BIN, "kube", *args], timeout=timeout)
-
-    def kubectl(self, *args):
-        return self.run([KUBECTL, *args])
-
-    def audit(self):
-        with open(self.audit_path) as f:
-            return [json.loads(line) for line in f if line.strip()]
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=30)
 
 
 def profile_args(name, ns):
@@ -125,7 +56,8 @@ class Direct(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.sim = Sim(cls.tmp.name)
+        cls.sim = SimCluster(cls.tmp.name, NODE_BIN, workloads=True, audit=True,
+                             extra_args=["--backoff-scale", "0.1"])
         for args in (["create", "namespace", NS], ["apply", "-n", NS, "-f", MOCK_YAML]):
             r = cls.sim.kubectl(*args)
             if r.returncode != 0:
@@ -281,10 +213,7 @@ def main():
         print("usage: kube_direct.py path/to/aiperf-node [unittest args]", file=sys.stderr)
         sys.exit(2)
     NODE_BIN = os.path.abspath(sys.argv.pop(1))
-    if os.geteuid() != 0:
-        skip_or_fail("needs root for the simulator's pod sandbox (network namespaces)")
-    if not os.path.exists(KUBECTL):
-        skip_or_fail("kubectl not found (tools/bootstrap installs it)")
+    require_root_and_kubectl()
     unittest.main(verbosity=2)
 
 
