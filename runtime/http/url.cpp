@@ -40,6 +40,8 @@ int hex_value(char c) {
   return -1;
 }
 
+} // namespace
+
 std::optional<std::string> percent_decode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -59,8 +61,6 @@ std::optional<std::string> percent_decode(std::string_view s) {
   }
   return out;
 }
-
-} // namespace
 
 std::string redact_url(std::string_view text) {
   return proto::redact_url(text);

@@ -109,6 +109,13 @@ class SimCluster:
     def kubectl(self, *args, stdin=None):
         return self.run([KUBECTL, *args], stdin=stdin)
 
+    def kubectl_ok(self, *args, stdin=None):
+        """kubectl that must succeed (AssertionError with its stderr otherwise)."""
+        r = self.kubectl(*args, stdin=stdin)
+        if r.returncode != 0:
+            raise AssertionError("kubectl %s: %s" % (" ".join(args), r.stderr))
+        return r
+
     def kubectl_json(self, *args):
         r = self.kubectl(*args, "-o", "json")
         if r.returncode != 0:
@@ -127,3 +134,9 @@ class SimCluster:
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=30)
+
+    def stop_ok(self):
+        """SIGTERM, which the simulator must answer by exiting 0."""
+        code = self.stop()
+        if code != 0:
+            raise AssertionError("sim-cluster exited %d; log:\n%s" % (code, self.log()))

@@ -1,6 +1,7 @@
 #include "actors/benchmark/api_service/results_files.hpp"
 
 #include "actors/benchmark/api_service/routes.hpp"
+#include "runtime/http/url.hpp"
 #include "runtime/io/durable_file.hpp"
 
 #include <rapidjson/stringbuffer.h>
@@ -28,7 +29,7 @@ bool inside(const fs::path& root, const fs::path& p) {
 
 // The clean segments of a percent-encoded relative path, or nullopt.
 std::optional<std::vector<std::string>> segments_of(std::string_view encoded) {
-  auto decoded = percent_decode(encoded);
+  auto decoded = aiperf::http::percent_decode(encoded);
   if (!decoded || decoded->empty())
     return std::nullopt;
   std::vector<std::string> out;

@@ -2,6 +2,7 @@
 
 #include "actors/benchmark/api_service/results_files.hpp"
 
+#include "runtime/http/url.hpp"
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
 
@@ -83,16 +84,6 @@ std::string number(double x) {
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), x);
   return ec == std::errc{} ? std::string{buf, end} : std::string{"NaN"};
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
 }
 
 bool inside(const fs::path& root, const fs::path& p) {
@@ -177,26 +168,6 @@ awaitable<void> stage_raw(response_writer& w, http_server::request& req,
 }
 
 } // namespace
-
-std::optional<std::string> percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size())
-      return std::nullopt;
-    int hi = hex_value(s[i + 1]);
-    int lo = hex_value(s[i + 2]);
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
-}
 
 std::string_view content_type_of(const fs::path& p) {
   auto ext = p.extension().string();
@@ -424,7 +395,7 @@ std::string render_prometheus(const progress& p, bool ready,
 
 std::optional<fs::path> resolve_under(const fs::path& root,
                                       std::string_view relative) {
-  auto decoded = percent_decode(relative);
+  auto decoded = aiperf::http::percent_decode(relative);
   if (!decoded || decoded->empty())
     return std::nullopt;
   fs::path rel;

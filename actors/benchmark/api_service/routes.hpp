@@ -46,9 +46,6 @@ resolve_under(const std::filesystem::path& root, std::string_view relative);
 /// The staged file name of `pod`'s RAW part.
 [[nodiscard]] std::string raw_part_file_name(std::string_view pod);
 
-/// Decodes %XX escapes; std::nullopt for a malformed one.
-[[nodiscard]] std::optional<std::string> percent_decode(std::string_view s);
-
 /// The Content-Type of a served file, by extension.
 [[nodiscard]] std::string_view content_type_of(const std::filesystem::path& p);
 

@@ -64,16 +64,14 @@ class Apply(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.sim = SimCluster(cls.tmp.name, NODE_BIN, workloads=True)
-        r = cls.sim.kubectl("create", "namespace", NS)
-        if r.returncode != 0:
-            raise AssertionError(r.stderr)
+        cls.sim.kubectl_ok("create", "namespace", NS)
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.sim.stop()
-        cls.tmp.cleanup()
-        if code != 0:
-            raise AssertionError("sim-cluster exited %d" % code)
+        try:
+            cls.sim.stop_ok()
+        finally:
+            cls.tmp.cleanup()
 
     def apply(self, text, count):
         r = self.sim.kubectl("apply", "--dry-run=server", "-f", "-", stdin=text)

@@ -58,17 +58,15 @@ class Direct(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.sim = SimCluster(cls.tmp.name, NODE_BIN, workloads=True, audit=True,
                              extra_args=["--backoff-scale", "0.1"])
-        for args in (["create", "namespace", NS], ["apply", "-n", NS, "-f", MOCK_YAML]):
-            r = cls.sim.kubectl(*args)
-            if r.returncode != 0:
-                raise AssertionError(r.stderr)
+        cls.sim.kubectl_ok("create", "namespace", NS)
+        cls.sim.kubectl_ok("apply", "-n", NS, "-f", MOCK_YAML)
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.sim.stop()
-        cls.tmp.cleanup()
-        if code != 0:
-            raise AssertionError("sim-cluster exited %d" % code)
+        try:
+            cls.sim.stop_ok()
+        finally:
+            cls.tmp.cleanup()
 
     def labelled(self, kinds="jobsets,configmaps,roles,rolebindings"):
         r = self.sim.kubectl("get", kinds, "-n", NS, "-l", LABEL, "-o", "name")

@@ -70,19 +70,16 @@ class Faults(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.sim = SimCluster(cls.tmp.name, NODE_BIN, workloads=True, extra_args=[
             "--backoff-scale", "0.1", "--image-map", "aiperf-node-test:dev=" + TEST_BIN])
-        for args in (["create", "namespace", NS],
-                     ["label", "namespace", NS, "pod-security.kubernetes.io/enforce=restricted"],
-                     ["apply", "-n", NS, "-f", MOCK_YAML]):
-            r = cls.sim.kubectl(*args)
-            if r.returncode != 0:
-                raise AssertionError(r.stderr)
+        cls.sim.kubectl_ok("create", "namespace", NS)
+        cls.sim.kubectl_ok("label", "namespace", NS, "pod-security.kubernetes.io/enforce=restricted")
+        cls.sim.kubectl_ok("apply", "-n", NS, "-f", MOCK_YAML)
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.sim.stop()
-        cls.tmp.cleanup()
-        if code != 0:
-            raise AssertionError("sim-cluster exited %d" % code)
+        try:
+            cls.sim.stop_ok()
+        finally:
+            cls.tmp.cleanup()
 
     # -- helpers ---------------------------------------------------------------
 

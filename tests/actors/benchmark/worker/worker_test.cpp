@@ -20,6 +20,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string_view>
@@ -296,24 +297,32 @@ TEST_F(worker_fixture, output_text_is_every_delta_joined) {
   EXPECT_EQ(rec.response_ts_ns.size(), wire.size() - 1);
 }
 
+// A server answering every request with one chat completion, keeping each
+// request's header block in `heads`.
+std::unique_ptr<http::testing::test_server> heads_recording_server(std::mutex& m,
+                                                                   std::vector<std::string>& heads) {
+  return std::make_unique<http::testing::test_server>(
+      [&m, &heads](const http::testing::received_request& r) {
+        {
+          std::lock_guard lock{m};
+          heads.push_back(r.head);
+        }
+        return http::testing::scripted_reply{
+          {http::testing::test_server::content_length_response(
+            R"({"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
+            "application/json")}};
+      });
+}
+
 // As aiohttp: a URL's user-info is HTTP Basic auth on every request; the
 // credentials stay out of the raw export.
 TEST_F(worker_fixture, url_user_info_is_sent_as_basic_auth) {
   std::mutex m;
   std::vector<std::string> heads;
-  http::testing::test_server srv{[&](const http::testing::received_request& r) {
-    {
-      std::lock_guard lock{m};
-      heads.push_back(r.head);
-    }
-    return http::testing::scripted_reply{
-      {http::testing::test_server::content_length_response(
-        R"({"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
-        "application/json")}};
-  }};
+  auto srv = heads_recording_server(m, heads);
   url_userinfo = "alice:p%40ss@";
   export_raw = true;
-  start_worker(srv.port(), false);
+  start_worker(srv->port(), false);
   caf::anon_send(worker, credit_batch{make_credit(1), make_credit(2)});
   collect(2);
   std::lock_guard lock{m};
@@ -332,19 +341,10 @@ TEST_F(worker_fixture, url_user_info_is_sent_as_basic_auth) {
 TEST_F(worker_fixture, an_explicit_authorization_header_wins_over_user_info) {
   std::mutex m;
   std::vector<std::string> heads;
-  http::testing::test_server srv{[&](const http::testing::received_request& r) {
-    {
-      std::lock_guard lock{m};
-      heads.push_back(r.head);
-    }
-    return http::testing::scripted_reply{
-      {http::testing::test_server::content_length_response(
-        R"({"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
-        "application/json")}};
-  }};
+  auto srv = heads_recording_server(m, heads);
   url_userinfo = "alice:pw@";
   headers = {"authorization: Bearer tok"};
-  start_worker(srv.port(), false);
+  start_worker(srv->port(), false);
   caf::anon_send(worker, credit_batch{make_credit(1)});
   collect(1);
   std::lock_guard lock{m};
