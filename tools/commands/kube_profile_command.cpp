@@ -1,8 +1,8 @@
 // `kube profile`: creates a direct-mode run (Role, RoleBinding, ConfigMap,
 // JobSet, in that order, refusing any same-named object) and, in the
-// foreground, follows it until its results are exported, downloads them
-// through the pods proxy, prints the summary and exits with the run's exit
-// code.
+// foreground, follows it (pod phases, the controller's /api/progress)
+// until its results are exported, downloads them through the pods proxy,
+// prints the summary and exits with the run's exit code.
 //
 // How the foreground knows the run is over: the controller lingers after
 // its final export (it keeps serving its API), so the JobSet does not
