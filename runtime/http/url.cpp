@@ -13,7 +13,7 @@ namespace {
 
 caf::error fail(std::string_view text, std::string_view what) {
   std::string message = "invalid URL '";
-  message += redact_url(text);
+  message += proto::redact_url(text);
   message += "': ";
   message += what;
   return make_error(errc::invalid_url, std::move(message));
@@ -60,10 +60,6 @@ std::optional<std::string> percent_decode(std::string_view s) {
     i += 2;
   }
   return out;
-}
-
-std::string redact_url(std::string_view text) {
-  return proto::redact_url(text);
 }
 
 std::string basic_authorization(const url& u) {

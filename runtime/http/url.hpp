@@ -52,9 +52,6 @@ struct url {
 /// sends for such a URL), "" without.
 [[nodiscard]] std::string basic_authorization(const url& u);
 
-/// `text` with its user-info replaced by "<redacted>": what messages show.
-[[nodiscard]] std::string redact_url(std::string_view text);
-
 /// Decodes %XX escapes; std::nullopt for a malformed one.
 [[nodiscard]] std::optional<std::string> percent_decode(std::string_view s);
 

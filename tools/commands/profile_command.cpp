@@ -2,6 +2,8 @@
 
 #include "tools/commands/profile_command.hpp"
 
+#include "proto/redact.hpp"
+
 #include "tools/commands/http_io.hpp"
 #include "tools/commands/self_check.hpp"
 #include "tools/commands/local_pods.hpp"
@@ -60,7 +62,7 @@ caf::expected<void> check_reachable(const std::vector<std::string>& urls) {
     }
     if (ec)
       return make_error(http::errc::connect,
-                        "cannot reach " + http::redact_url(u) + ": " + ec.message()
+                        "cannot reach " + proto::redact_url(u) + ": " + ec.message()
                           + "; is the server running? Check --url");
   }
   return caf::unit;
@@ -82,7 +84,7 @@ std::vector<std::string> doubled_path_warnings(const config::profile_config& cfg
     if (!whole && !v1)
       continue;
     auto keep = base.substr(0, base.size() - (whole ? endpoint.size() : 3));
-    out.push_back("--url " + http::redact_url(u) + ": requests go to " + base + endpoint
+    out.push_back("--url " + proto::redact_url(u) + ": requests go to " + base + endpoint
                   + " (the endpoint path " + endpoint
                   + " is appended to the URL's path); pass "
                   + std::string{parsed->scheme()} + "://"

@@ -1,8 +1,8 @@
 #include "tools/commands/user_files.hpp"
 
+#include "k8s/client/config.hpp"
 #include "runtime/io/durable_file.hpp"
 
-#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include <fstream>
@@ -33,34 +33,6 @@ std::string sha256_hex(std::string_view data) {
     out += hex[b >> 4];
     out += hex[b & 15];
   }
-  return out;
-}
-
-std::string base64(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  auto n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                           reinterpret_cast<const unsigned char*>(data.data()),
-                           static_cast<int>(data.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
-
-std::optional<std::string> unbase64(std::string_view text) {
-  if (text.size() % 4 != 0)
-    return std::nullopt;
-  for (auto c : text)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=')
-      return std::nullopt;
-  std::string out(text.size() / 4 * 3, '\0');
-  auto n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                           reinterpret_cast<const unsigned char*>(text.data()),
-                           static_cast<int>(text.size()));
-  if (n < 0)
-    return std::nullopt;
-  auto pad = text.size() >= 2 && text.substr(text.size() - 2) == "==" ? 2
-             : !text.empty() && text.back() == '='                  ? 1
-                                                                    : 0;
-  out.resize(static_cast<std::size_t>(n) - pad);
   return out;
 }
 
@@ -127,7 +99,7 @@ caf::expected<k8s::json> embed(const config::profile_config& cfg,
                    {"name", files[i].path.filename().string()},
                    {"size", contents[i].size()},
                    {"sha256", sha256_hex(contents[i])},
-                   {"content_base64", base64(contents[i])}});
+                   {"content_base64", k8s::client::base64_encode(contents[i])}});
   return out;
 }
 
@@ -155,7 +127,7 @@ caf::expected<void> materialize(const k8s::json& user_files, const fs::path& dir
         || name.find('\\') != std::string::npos || name.find('\0') != std::string::npos)
       return bad(at + " (" + option + "): name '" + name
                  + "' is not a plain file name; regenerate the run with aiperf-node kube");
-    auto data = unbase64(e.value("content_base64", ""));
+    auto data = k8s::client::base64_decode(e.value("content_base64", ""));
     if (!data)
       return bad(at + " (" + option + " " + name + "): content_base64 is not base64");
     auto want = e.value("sha256", "");

@@ -737,12 +737,11 @@ bool make_request(worker_state& st, const credit& c, request_record& rec,
     for (auto& [k, v] : *st.headers)
       rec.request_headers.push_back(k + ": " + v);
     // The URL's credentials stay out of the raw export, as out of every
-    // other output.
-    for (auto& [k, v] : req.headers)
-      rec.request_headers.push_back(
-        k + ": " + (&v == &req.headers.back().second && !to.authorization.empty()
-                      ? std::string{"Basic <redacted>"}
-                      : v));
+    // other output: headers[2], when there is one, is their Basic auth.
+    for (std::size_t i = 0; i < req.headers.size(); ++i)
+      rec.request_headers.push_back(req.headers[i].first + ": "
+                                    + (i == 2 ? std::string{"Basic <redacted>"}
+                                              : req.headers[i].second));
   }
   return true;
 }

@@ -1,4 +1,5 @@
 #include "runtime/http/url.hpp"
+#include "proto/redact.hpp"
 
 #include <gtest/gtest.h>
 
@@ -108,10 +109,10 @@ TEST(parse_url, bad_escape_in_user_info_is_refused_without_showing_it) {
 }
 
 TEST(redact_url, hides_user_info_only) {
-  EXPECT_EQ(redact_url("http://u:p@h:1/x"), "http://<redacted>@h:1/x");
-  EXPECT_EQ(redact_url("http://h:1/x@y"), "http://h:1/x@y");
-  EXPECT_EQ(redact_url("u:p@h"), "<redacted>@h");
-  EXPECT_EQ(redact_url("http://h"), "http://h");
+  EXPECT_EQ(proto::redact_url("http://u:p@h:1/x"), "http://<redacted>@h:1/x");
+  EXPECT_EQ(proto::redact_url("http://h:1/x@y"), "http://h:1/x@y");
+  EXPECT_EQ(proto::redact_url("u:p@h"), "<redacted>@h");
+  EXPECT_EQ(proto::redact_url("http://h"), "http://h");
 }
 
 } // namespace
