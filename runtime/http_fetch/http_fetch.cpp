@@ -1,13 +1,13 @@
 #include <utility> // before Boost.Asio (g++ 12 + Boost 1.74)
 
-#include "actors/benchmark/remote/http_fetch.hpp"
+#include "runtime/http_fetch/http_fetch.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-namespace aiperf::remote {
+namespace aiperf::http_fetch {
 
 namespace {
 
@@ -15,10 +15,10 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
-http_reply call(const api_endpoint& ep, bhttp::verb verb,
+reply call(const endpoint& ep, bhttp::verb verb,
                 const std::string& target, std::string body,
                 std::chrono::milliseconds timeout) {
-  http_reply out;
+  reply out;
   auto where = ep.host + ":" + std::to_string(ep.port);
   try {
     boost::asio::io_context io;
@@ -66,14 +66,18 @@ http_reply call(const api_endpoint& ep, bhttp::verb verb,
 
 } // namespace
 
-http_reply http_get(const api_endpoint& ep, const std::string& target,
-                    std::chrono::milliseconds timeout) {
+reply get(const endpoint& ep, const std::string& target, std::chrono::milliseconds timeout) {
   return call(ep, bhttp::verb::get, target, {}, timeout);
 }
 
-http_reply http_put(const api_endpoint& ep, const std::string& target,
-                    std::string body, std::chrono::milliseconds timeout) {
+reply put(const endpoint& ep, const std::string& target, std::string body,
+          std::chrono::milliseconds timeout) {
   return call(ep, bhttp::verb::put, target, std::move(body), timeout);
 }
 
-} // namespace aiperf::remote
+reply post(const endpoint& ep, const std::string& target, std::string body,
+           std::chrono::milliseconds timeout) {
+  return call(ep, bhttp::verb::post, target, std::move(body), timeout);
+}
+
+} // namespace aiperf::http_fetch

@@ -1,17 +1,16 @@
-// Blocking HTTP/1.1 calls a worker pod makes to the controller's api_service
-// (dataset download, RAW part upload). Few, large, off the hot path, so a
-// plain synchronous Beast client is the right tool.
+// Blocking HTTP/1.1 calls to services inside the cluster: a worker pod's to
+// the controller's api_service (dataset download, RAW part upload), the
+// operator's to a controller pod (results harvest, shutdown). Few, large,
+// off the hot path, so a plain synchronous Beast client is the right tool.
 #pragma once
-
-#include "proto/ports.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-namespace aiperf::remote {
+namespace aiperf::http_fetch {
 
-struct http_reply {
+struct reply {
   /// 0 when no response arrived (see `error`).
   int status = 0;
   std::string body;
@@ -20,20 +19,22 @@ struct http_reply {
   [[nodiscard]] bool ok() const noexcept { return status == 200; }
 };
 
-/// Where the controller's api_service listens.
-struct api_endpoint {
+/// Where the service listens.
+struct endpoint {
   std::string host = "127.0.0.1";
-  std::uint16_t port = proto::default_port::api;
+  std::uint16_t port = 0;
 };
 
 /// GET `target` ("/api/dataset/index.dat.zst").
-[[nodiscard]] http_reply http_get(const api_endpoint& ep,
-                                  const std::string& target,
-                                  std::chrono::milliseconds timeout);
+[[nodiscard]] reply get(const endpoint& ep, const std::string& target,
+                        std::chrono::milliseconds timeout);
 
 /// PUT `body` to `target`.
-[[nodiscard]] http_reply http_put(const api_endpoint& ep,
-                                  const std::string& target, std::string body,
-                                  std::chrono::milliseconds timeout);
+[[nodiscard]] reply put(const endpoint& ep, const std::string& target, std::string body,
+                        std::chrono::milliseconds timeout);
 
-} // namespace aiperf::remote
+/// POST `body` to `target`.
+[[nodiscard]] reply post(const endpoint& ep, const std::string& target, std::string body,
+                         std::chrono::milliseconds timeout);
+
+} // namespace aiperf::http_fetch

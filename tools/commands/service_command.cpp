@@ -7,7 +7,7 @@
 
 #include "actors/benchmark/api_service/api_service.hpp"
 #include "actors/benchmark/dataset/dataset_file.hpp"
-#include "actors/benchmark/remote/http_fetch.hpp"
+#include "runtime/http_fetch/http_fetch.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/remote/pod.hpp"
 #include "actors/benchmark/system_controller/system_controller.hpp"
@@ -96,13 +96,13 @@ caf::expected<config::profile_config> load_run_file(const std::string& path) {
 
 /// Fetches one dataset file, retrying while the controller has not exported
 /// it yet (404) or is not listening yet; dataset::errc::io when it cannot.
-caf::expected<void> download(const remote::api_endpoint& api,
+caf::expected<void> download(const http_fetch::endpoint& api,
                              std::string_view name, const fs::path& to,
                              std::chrono::milliseconds budget) {
   auto deadline = std::chrono::steady_clock::now() + budget;
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto r = remote::http_get(api, "/api/dataset/" + std::string{name},
+    auto r = http_fetch::get(api, "/api/dataset/" + std::string{name},
                               std::chrono::duration_cast<std::chrono::seconds>(budget)
                                 + std::chrono::seconds{1});
     if (r.ok()) {
@@ -127,7 +127,7 @@ struct worker_setup {
   std::uint32_t pod_index = 0;
   std::string pod;
   std::string run_id;
-  remote::api_endpoint api;
+  http_fetch::endpoint api{"127.0.0.1", proto::default_port::api};
   zmq_bridge::endpoints connect;
   std::optional<std::uint16_t> health_port;
   bool local_clock = false;
@@ -220,7 +220,7 @@ caf::expected<worker_setup> resolve_worker(service_options o, const commands::te
 /// Once per pod: downloads the dataset files, decompresses them next to the
 /// .zst files and maps them.
 caf::expected<std::shared_ptr<const dataset::dataset>>
-fetch_dataset(const remote::api_endpoint& api, const fs::path& scratch,
+fetch_dataset(const http_fetch::endpoint& api, const fs::path& scratch,
               std::chrono::milliseconds budget) {
   for (auto name : {dataset::index_zst_file_name, dataset::data_zst_file_name})
     if (auto got = download(api, name, scratch / std::string{name}, budget);

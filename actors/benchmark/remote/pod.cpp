@@ -157,7 +157,7 @@ std::string upload_raw(const pod_inbox_config& cfg,
   }
   auto size = body.size();
   auto name = cfg.raw_upload_name.empty() ? cfg.pod : cfg.raw_upload_name;
-  auto reply = http_put(cfg.api, "/api/raw/" + name, std::move(body),
+  auto reply = http_fetch::put(cfg.api, "/api/raw/" + name, std::move(body),
                         std::chrono::seconds{120});
   if (!reply.error.empty())
     return "RAW upload: " + reply.error;

@@ -3,7 +3,8 @@
 // the inbox that hands bridge deliveries to the pod's services.
 #pragma once
 
-#include "actors/benchmark/remote/http_fetch.hpp"
+#include "proto/ports.hpp"
+#include "runtime/http_fetch/http_fetch.hpp"
 #include "proto/records_path.hpp"
 #include "proto/timing_manager.hpp"
 #include "runtime/time/clock_offset_tracker.hpp"
@@ -66,7 +67,7 @@ struct pod_inbox_config {
   std::vector<proto::record_processor_actor> processors;
   /// Upload the processors' RAW parts to the API on FINALIZE.
   bool export_raw = false;
-  api_endpoint api;
+  http_fetch::endpoint api{"127.0.0.1", proto::default_port::api};
   /// Name of the RAW part (PUT /api/raw/<name>); empty = `pod`. Tests set
   /// an invalid one (AIPERF_TEST_RAW_UPLOAD_NAME) to exercise the barrier's
   /// failure path.

@@ -2,7 +2,7 @@
 
 #include "actors/benchmark/api_service/api_service.hpp"
 #include "actors/benchmark/dataset/dataset_file.hpp"
-#include "actors/benchmark/remote/http_fetch.hpp"
+#include "runtime/http_fetch/http_fetch.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/remote/ports_file.hpp"
 #include "proto/atoms.hpp"
@@ -140,15 +140,15 @@ TEST(dataset_transfer, download_through_the_api_is_byte_exact) {
   acfg.dataset_dir = src;
   auto api = api_service::spawn_api_service(sys, acfg);
   ASSERT_TRUE(api) << error_message(api.error());
-  api_endpoint ep{"127.0.0.1", api->port};
+  http_fetch::endpoint ep{"127.0.0.1", api->port};
   for (auto name : {dataset::data_zst_file_name, dataset::index_zst_file_name}) {
-    auto r = http_get(ep, "/api/dataset/" + std::string{name},
+    auto r = http_fetch::get(ep, "/api/dataset/" + std::string{name},
                       std::chrono::seconds{30});
     ASSERT_EQ(r.status, 200) << r.error << r.body;
     EXPECT_EQ(r.body, slurp(src / std::string{name})) << name;
     std::ofstream{dst / std::string{name}, std::ios::binary} << r.body;
   }
-  auto missing = http_get(ep, "/api/dataset/nope.zst", std::chrono::seconds{30});
+  auto missing = http_fetch::get(ep, "/api/dataset/nope.zst", std::chrono::seconds{30});
   EXPECT_EQ(missing.status, 404);
   auto imported = dataset::import_compressed(dst);
   ASSERT_TRUE(imported) << error_message(imported.error());
@@ -163,7 +163,7 @@ TEST(dataset_transfer, download_through_the_api_is_byte_exact) {
 }
 
 TEST(http_fetch, connection_refused_is_an_error_naming_the_endpoint) {
-  auto r = http_get({"127.0.0.1", 1}, "/", std::chrono::seconds{5});
+  auto r = http_fetch::get({"127.0.0.1", 1}, "/", std::chrono::seconds{5});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("127.0.0.1:1"), std::string::npos) << r.error;
 }
