@@ -2,6 +2,7 @@
 
 #include "k8s/sim/sandbox/sandbox.hpp"
 #include "tools/commands/kube_command.hpp"
+#include "tools/commands/operator_command.hpp"
 #include "tools/commands/profile_command.hpp"
 #include "tools/commands/results_sidecar_command.hpp"
 #include "tools/commands/service_command.hpp"
@@ -26,6 +27,7 @@ void add_all(CLI::App& app, int& exit_code, const test_seams& seams) {
   tokenize_command::add_subcommand(app, exit_code);
   kube_command::add_subcommand(app, exit_code);
   results_sidecar_command::add_subcommand(app, exit_code);
+  operator_command::add_subcommand(app, exit_code);
 }
 
 int run_main(int argc, char** argv, const test_seams& seams) {

@@ -5,6 +5,7 @@
 #include "actors/benchmark/metrics/metric_options.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/timing/errc.hpp"
+#include "actors/operator/harvest.hpp"
 #include "config/profile/profile_config.hpp"
 #include "k8s/client/config.hpp"
 #include "k8s/errors/errors.hpp"
@@ -32,6 +33,7 @@ void add_error_categories(caf::actor_system_config& cfg) {
   add_error_category<proto::errc>(cfg);
   add_error_category<benchmark::errc>(cfg);
   add_error_category<config::errc>(cfg);
+  add_error_category<op::errc>(cfg);
   add_error_category<io::errc>(cfg);
   add_error_category<http::errc>(cfg);
   add_error_category<http_server::errc>(cfg);

@@ -9,6 +9,7 @@
 #include "actors/benchmark/remote/controller.hpp"
 #include "actors/benchmark/remote/layout.hpp"
 #include "actors/benchmark/remote/ports_file.hpp"
+#include "actors/benchmark/status_push/status_push.hpp"
 #include "config/profile/profile_json.hpp"
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
@@ -79,6 +80,15 @@ caf::expected<void> apply_env(controller_options& opts) {
   }
   if (const char* v = std::getenv("AIPERF_K8S_PORTS_FILE"); v && *v)
     opts.ports_file = v;
+  constexpr const char* push_interval = "AIPERF_K8S_CONTROLLER_HEARTBEAT_INTERVAL_SECONDS";
+  if (const char* v = std::getenv(push_interval); v && *v) {
+    char* end = nullptr;
+    auto x = std::strtod(v, &end);
+    if (*end != '\0' || !(x > 0 && x <= 3600))
+      return bad_env(push_interval, std::string{push_interval} + "=" + v
+                                      + " must be a number of seconds in (0, 3600]");
+    opts.status_push_interval = std::chrono::milliseconds{static_cast<std::int64_t>(x * 1000)};
+  }
   if (auto read = read_ms("AIPERF_REGISTRATION_TIMEOUT_MS",
                           opts.registration_timeout);
       !read)
@@ -255,6 +265,36 @@ void mark_results_ready(sc::run_result& result, const fs::path& artifact_dir) {
   }
 }
 
+/// The final status push and, with results, the benchmark-complete
+/// annotation the operator harvests on; waited for (bounded), so the
+/// operator hears of the end before the pod lingers or exits.
+void push_final(caf::actor_system& sys, const status_push::pusher_actor& pusher,
+                const sc::run_result& result, const fs::path& artifact_dir) {
+  status_push::final_report f;
+  f.exit_code = result.exit_code;
+  f.exit_reason = result.message;
+  std::error_code ec;
+  f.results_exported
+      = fs::is_regular_file(artifact_dir / std::string{api_service::ready_marker_name}, ec);
+  // A failure of the controller itself, not of the benchmark: no results
+  // to salvage, and the operator must not wait for them.
+  if (!f.results_exported && result.exit_code != sc::exit_ok)
+    f.controller_failure = result.message.empty()
+                               ? "the controller exited with code "
+                                     + std::to_string(result.exit_code)
+                               : result.message;
+  caf::scoped_actor self{sys};
+  self->request(pusher, std::chrono::seconds{30}, status_push::final_atom::value, std::move(f))
+      .receive(
+          [](bool written) {
+            if (!written)
+              log::get("controller")->warn("the AIPerfJob was not told that the run ended");
+          },
+          [](caf::error& err) {
+            log::get("controller")->warn("final status push: {}", error_message(err));
+          });
+}
+
 } // namespace
 
 sc::run_result run_controller(caf::actor_system& sys, const config::profile_config& cfg,
@@ -279,6 +319,17 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
     if (!found)
       return fail(sc::exit_config, error_message(found.error()));
     watch = std::move(*found);
+  }
+  // Operator mode: the run's state goes into its AIPerfJob's status.
+  std::optional<status_push::pusher_actor> pusher;
+  if (const char* uid = std::getenv("AIPERF_JOB_UID"); uid && *uid && watch) {
+    status_push::pusher_config pcfg;
+    pcfg.api = watch->api;
+    pcfg.namespace_name = watch->namespace_name;
+    pcfg.job_name = watch->job_id;
+    pcfg.job_uid = uid;
+    pcfg.heartbeat_interval = opts.status_push_interval;
+    pusher = status_push::spawn_pusher(sys, std::move(pcfg));
   }
   // Every pod runs at least one processor, which may exceed the total.
   plan.num_processors = layout.pods * layout.processors_per_pod;
@@ -335,7 +386,19 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   gcfg.await_pods_ready = watch.has_value();
   gcfg.watch = std::move(watch);
   // /api/progress: what the system_controller reports.
-  plan.on_progress = [a = api->actor](const sc::run_progress& p) {
+  plan.on_progress = [a = api->actor, pusher](const sc::run_progress& p) {
+    if (pusher) {
+      status_push::progress sp;
+      sp.state = p.state;
+      sp.phase = proto::to_string(p.timing.phase);
+      sp.sent = p.timing.sent;
+      sp.completed = p.timing.returned;
+      sp.in_flight = p.timing.in_flight;
+      sp.total = p.timing.target;
+      sp.errors = p.errors;
+      sp.requests_per_second = p.requests_per_second;
+      caf::anon_send(*pusher, status_push::progress_atom::value, std::move(sp));
+    }
     api_service::progress out;
     out.state = p.state;
     if (p.state != "configuring")
@@ -369,9 +432,13 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
   judge_pod_losses(result, *monitor, layout, opts.abort_threshold_percent);
   mark_results_ready(result, artifact_dir);
+  if (pusher)
+    push_final(sys, *pusher, result, artifact_dir);
   api->board->set_finished();
   if (opts.after_results)
     opts.after_results(result, api->board);
+  if (pusher)
+    caf::anon_send_exit(*pusher, caf::exit_reason::user_shutdown);
   caf::anon_send(api->actor, proto::stop_atom::value);
   return result;
 }

@@ -38,6 +38,9 @@ struct controller_options {
   double abort_threshold_percent = 50;
   std::chrono::milliseconds registration_timeout{60'000};
   std::chrono::milliseconds heartbeat_timeout{5'000};
+  /// AIPERF_K8S_CONTROLLER_HEARTBEAT_INTERVAL_SECONDS: the cadence of the
+  /// status pushes into the AIPerfJob (operator mode: AIPERF_JOB_UID set).
+  std::chrono::milliseconds status_push_interval{10'000};
   /// Extra environment of every child (tests).
   std::vector<std::pair<std::string, std::string>> child_env;
   /// AIPERF_K8S_PORTS_FILE: once bound, the controller writes its ports here
@@ -52,8 +55,8 @@ struct controller_options {
     after_results;
 };
 
-/// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, AIPERF_K8S_PORTS_FILE
-/// and the tuning variables AIPERF_REGISTRATION_TIMEOUT_MS /
+/// Reads AIPERF_POD_FAILURE_ABORT_THRESHOLD_PERCENT, AIPERF_K8S_PORTS_FILE,
+/// AIPERF_K8S_CONTROLLER_HEARTBEAT_INTERVAL_SECONDS and the tuning variables AIPERF_REGISTRATION_TIMEOUT_MS /
 /// AIPERF_HEARTBEAT_TIMEOUT_MS into `opts`; fails with system::errc::bad_env naming the variable (and
 /// its system::env_error as a payload).
 [[nodiscard]] caf::expected<void> apply_env(controller_options& opts);

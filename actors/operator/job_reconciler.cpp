@@ -1,0 +1,847 @@
+#include "actors/operator/job_reconciler.hpp"
+
+#include "actors/operator/job_status.hpp"
+#include "k8s/api/json.hpp"
+#include "k8s/manifests/aiperfjob.hpp"
+#include "k8s/object/time.hpp"
+#include "proto/error.hpp"
+#include "runtime/log/log.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace aiperf::op {
+
+namespace {
+
+namespace inf = k8s::informer;
+namespace mf = k8s::manifests;
+using k8s::request;
+using k8s::resource_ref;
+using k8s::response;
+using k8s::verb;
+
+/// `(child_changed_atom, jobset key)` from the mapper that owns the JobSet
+/// informers. No reply.
+using child_changed_atom = caf::atom_constant<caf::atom("opchild")>;
+
+using reconciler_actor
+    = inf::owner_actor::extend<caf::reacts_to<child_changed_atom, std::string>>;
+
+constexpr std::string_view group = "aiperf.nvidia.com";
+constexpr std::string_view component = "aiperf-operator";
+constexpr std::string_view completion_claimed = "aiperf.nvidia.com/completion-claimed";
+constexpr std::string_view benchmark_complete = "aiperf.nvidia.com/benchmark-complete";
+constexpr int max_rebases = 3;
+
+resource_ref jobs_ref(std::string ns, std::string name = {}, std::string sub = {}) {
+  return {std::string{group}, "v1alpha1", "aiperfjobs", std::move(ns), std::move(name),
+          std::move(sub)};
+}
+
+resource_ref jobsets_ref(std::string ns, std::string name = {}) {
+  return {"jobset.x-k8s.io", "v1alpha2", "jobsets", std::move(ns), std::move(name), ""};
+}
+
+// The four kinds the operator creates.
+resource_ref ref_of(const json& obj) {
+  auto kind = obj.value("kind", std::string{});
+  auto ns = obj["metadata"].value("namespace", std::string{});
+  auto name = obj["metadata"].value("name", std::string{});
+  if (kind == "Role")
+    return {"rbac.authorization.k8s.io", "v1", "roles", ns, name, ""};
+  if (kind == "RoleBinding")
+    return {"rbac.authorization.k8s.io", "v1", "rolebindings", ns, name, ""};
+  if (kind == "ConfigMap")
+    return {"", "v1", "configmaps", ns, name, ""};
+  return jobsets_ref(ns, name);
+}
+
+std::pair<std::string, std::string> split_key(const std::string& key) {
+  auto slash = key.find('/');
+  if (slash == std::string::npos)
+    return {{}, key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+const json& meta(const json& obj) {
+  static const json none = json::object();
+  auto m = obj.find("metadata");
+  return m != obj.end() && m->is_object() ? *m : none;
+}
+
+std::string uid_of(const json& obj) {
+  return meta(obj).value("uid", std::string{});
+}
+
+std::string annotation(const json& obj, std::string_view key) {
+  auto a = meta(obj).find("annotations");
+  if (a == meta(obj).end() || !a->is_object())
+    return {};
+  return a->value(std::string{key}, std::string{});
+}
+
+bool has_annotation(const json& obj, std::string_view key) {
+  return !annotation(obj, key).empty();
+}
+
+std::string escape_pointer(std::string_view key) {
+  std::string out;
+  for (char c : key)
+    out += c == '~' ? std::string{"~0"} : c == '/' ? std::string{"~1"} : std::string(1, c);
+  return out;
+}
+
+// What is kept per AIPerfJob key between passes.
+struct job_memory {
+  std::string uid;
+  std::optional<mf::worker_layout> layout;
+  /// Set when the job is deleted or replaced: stops its harvest.
+  cancel_flag cancelled = std::make_shared<std::atomic<bool>>(false);
+  /// A harvest runs without holding the key (a deletion must be seen while
+  /// it runs); its answer is kept here and the key queued again.
+  bool harvesting = false;
+  std::optional<caf::expected<harvest_result>> harvested;
+};
+
+struct reconciler_state {
+  reconciler_config cfg;
+  std::map<std::string, inf::informer_actor> job_informers; // namespace ("" = all)
+  std::map<std::string, inf::informer_actor> jobset_informers;
+  std::map<std::string, job_memory> jobs;   // key -> memory
+  std::set<std::string> deleted_uids;       // never evicted
+
+  void forget(job_memory& mem) {
+    deleted_uids.insert(mem.uid);
+    mem.cancelled->store(true);
+  }
+  caf::actor_clock::time_point started;
+  std::uint64_t events = 0;
+
+  inf::informer_actor informer_for(const std::map<std::string, inf::informer_actor>& m,
+                                   const std::string& ns) const {
+    auto it = m.find(ns);
+    if (it != m.end())
+      return it->second;
+    it = m.find("");
+    return it != m.end() ? it->second : inf::informer_actor{};
+  }
+};
+
+using self_ptr = reconciler_actor::stateful_pointer<reconciler_state>;
+
+std::int64_t now_unix(self_ptr self) {
+  auto& st = self->state;
+  auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(self->clock().now() - st.started);
+  return st.cfg.start_unix_seconds + elapsed.count();
+}
+
+request make_request(self_ptr self, verb v, resource_ref ref, const json& body = nullptr,
+                     k8s::patch_type pt = k8s::patch_type::none) {
+  request r;
+  r.verb = v;
+  r.ref = std::move(ref);
+  r.patch = pt;
+  if (!body.is_null())
+    r.body = body.dump();
+  r.user = self->state.cfg.user;
+  r.field_manager = std::string{component};
+  r.user_agent = std::string{component};
+  return r;
+}
+
+k8s::errc code_of(const caf::error& err) {
+  return error_code(err, k8s::errc::transport);
+}
+
+// One pass over one AIPerfJob key: a chain of API calls that ends with the
+// informer's `done`. Shared by its continuations.
+class pass : public std::enable_shared_from_this<pass> {
+public:
+  pass(self_ptr self, std::string key)
+      : self_(self), key_(std::move(key)) {
+    std::tie(ns_, name_) = split_key(key_);
+    informer_ = self_->state.informer_for(self_->state.job_informers, ns_);
+  }
+
+  void start() {
+    auto me = shared_from_this();
+    self_->request(informer_, caf::infinite, inf::cache_get_atom::value, key_)
+        .then([me](std::string& text) { me->on_job(json::parse(text, nullptr, false)); },
+              [me](caf::error&) { me->on_gone(); });
+  }
+
+private:
+  using status_change = std::function<void(json& status, const json& job)>;
+
+  // -- entry ------------------------------------------------------------------
+
+  void on_gone() {
+    auto& jobs = self_->state.jobs;
+    if (auto it = jobs.find(key_); it != jobs.end()) {
+      self_->state.forget(it->second);
+      jobs.erase(it);
+    }
+    finish();
+  }
+
+  void on_job(json job) {
+    if (!job.is_object())
+      return finish();
+    job_ = std::move(job);
+    uid_ = uid_of(job_);
+    auto& mem = self_->state.jobs[key_];
+    if (mem.uid != uid_) {
+      if (!mem.uid.empty())
+        self_->state.forget(mem); // replaced by a new incarnation
+      mem = job_memory{uid_, std::nullopt};
+    }
+    if (meta(job_).contains("deletionTimestamp")) {
+      self_->state.forget(mem);
+      return finish();
+    }
+    auto p = phase_of(job_);
+    if (is_terminal(p))
+      return finish();
+    const json spec = job_.value("spec", json::object());
+    if (spec.value("cancel", false))
+      return cancel();
+    if (p.empty())
+      return admit();
+    follow();
+  }
+
+  [[nodiscard]] bool deleted() const {
+    return self_->state.deleted_uids.count(uid_) > 0;
+  }
+
+  // -- admission --------------------------------------------------------------
+
+  void admit() {
+    auto plan = mf::plan_of(job_, self_->state.cfg.cores);
+    if (!plan) {
+      auto msg = error_message(plan.error());
+      return fail_job(msg, [msg, this](json& s) {
+        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
+      }, "SpecInvalid");
+    }
+    plan_ = std::move(*plan);
+    plan_->d.epoch_key = epoch_key_of(job_);
+    auto layout = mf::worker_math(plan_->d);
+    if (!layout) {
+      auto msg = error_message(layout.error());
+      return fail_job(msg, [msg, this](json& s) {
+        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
+      }, "SpecInvalid");
+    }
+    self_->state.jobs[key_].layout = *layout;
+    auto env = self_->state.cfg.env ? self_->state.cfg.env : mf::env_lookup{[](std::string_view) {
+      return std::optional<std::string>{};
+    }};
+    auto objects = mf::direct_mode_objects(plan_->d, plan_->run, env);
+    if (!objects) {
+      auto msg = error_message(objects.error());
+      return fail_job(msg, [msg, this](json& s) {
+        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
+      }, "SpecInvalid");
+    }
+    objects_ = std::move(*objects);
+    // Preflight: every Secret the pods need exists (GET only).
+    const auto& d = plan_->d;
+    for (const auto& [env_name, ref] : d.env_from_secrets)
+      secrets_.emplace_back(ref.secret, "podTemplate.env " + env_name);
+    for (const auto& m : d.secret_mounts)
+      secrets_.emplace_back(m.name, "podTemplate.volumes (mounted at " + m.mount_path + ")");
+    for (const auto& s : d.image_pull_secrets)
+      secrets_.emplace_back(s, "podTemplate.imagePullSecrets");
+    preflight(0);
+  }
+
+  void preflight(std::size_t i) {
+    if (deleted())
+      return finish();
+    if (i == secrets_.size())
+      return create(0);
+    auto me = shared_from_this();
+    call(make_request(self_, verb::get, {"", "v1", "secrets", ns_, secrets_[i].first, ""}),
+         [me, i](response&) { me->preflight(i + 1); },
+         [me, i](const caf::error& err) {
+           if (code_of(err) != k8s::errc::not_found)
+             return me->finish({}, true);
+           const auto& [secret, used_by] = me->secrets_[i];
+           auto msg = "Secret \"" + secret + "\" (" + used_by + ") not found in namespace "
+                      + me->ns_ + "; create it before the job, e.g. kubectl create secret "
+                      + "generic " + secret + " -n " + me->ns_ + " --from-literal=KEY=VALUE";
+           me->fail_job(msg, [msg, me](json& s) {
+             set_condition(s, "ConfigValid", "True", "SpecValid", "the spec is valid", me->now());
+             set_condition(s, "PreflightPassed", "False", "PreflightFailed", msg, me->now());
+           }, "PreflightFailed");
+         });
+  }
+
+  // Role, RoleBinding, ConfigMap, then the JobSet: the JobSet comes last, so
+  // its pods never start before the ConfigMap they mount exists.
+  void create(std::size_t i) {
+    if (deleted())
+      return finish();
+    if (i == objects_.size())
+      return admitted();
+    auto me = shared_from_this();
+    const auto& obj = objects_[i];
+    auto collection = ref_of(obj);
+    collection.name.clear();
+    call(make_request(self_, verb::create, std::move(collection), obj),
+         [me, i](response&) { me->create(i + 1); },
+         [me, i](const caf::error& err) {
+           if (code_of(err) == k8s::errc::already_exists)
+             return me->on_exists(i);
+           me->finish({}, true);
+         });
+  }
+
+  void on_exists(std::size_t i) {
+    auto me = shared_from_this();
+    auto ref = ref_of(objects_[i]);
+    call(make_request(self_, verb::get, ref),
+         [me, i, ref](response& r) {
+           auto existing = json::parse(r.body, nullptr, false);
+           switch (ownership_of(existing, me->name_, me->uid_)) {
+           case ownership::ours:
+             return me->create(i + 1);
+           case ownership::earlier_owner:
+             // An older AIPerfJob's object, still being collected: retry
+             // with back-off until the garbage collector removed it.
+             return me->finish({}, true);
+           case ownership::foreign:
+             break;
+           }
+           auto kind = me->objects_[i].value("kind", std::string{});
+           auto msg = kind + " " + me->ns_ + "/" + ref.name
+                      + " already exists and is not owned by this AIPerfJob; delete it or "
+                        "give the job another name";
+           me->fail_job(msg, [msg, me](json& s) {
+             set_condition(s, "ResourcesCreated", "False", "ResourceConflict", msg, me->now());
+           }, "ResourceConflict");
+         },
+         [me, i](const caf::error& err) {
+           // Gone between the create and the GET: create it again.
+           if (code_of(err) == k8s::errc::not_found)
+             return me->create(i);
+           me->finish({}, true);
+         });
+  }
+
+  void admitted() {
+    auto total = self_->state.jobs[key_].layout->total_workers;
+    auto jobset = mf::jobset_name(name_);
+    auto generation = meta(job_).value("generation", std::int64_t{1});
+    auto ttl_days = plan_->results_ttl_days;
+    write_status(
+        [this, total, jobset, generation, ttl_days](json& s, const json&) {
+          if (!phase_of(json{{"status", s}}).empty())
+            return; // admitted meanwhile (a rebase onto a newer status)
+          s["phase"] = phase::pending;
+          s["jobId"] = name_;
+          s["jobSetName"] = jobset;
+          s["startTime"] = k8s::format_time(now());
+          s["observedGeneration"] = generation;
+          s["workers"] = {{"ready", 0}, {"total", total}};
+          if (ttl_days > 0)
+            s["resultsTtlDays"] = ttl_days;
+          set_condition(s, "ConfigValid", "True", "SpecValid", "the spec is valid", now());
+          set_condition(s, "PreflightPassed", "True", "PreflightPassed",
+                        "every referenced Secret exists", now());
+          set_condition(s, "ResourcesCreated", "True", "ResourcesCreated",
+                        "Role, RoleBinding, ConfigMap and JobSet " + jobset + " created", now());
+        },
+        [this] { finish(); });
+  }
+
+  // -- an admitted job ---------------------------------------------------------
+
+  void follow() {
+    const json status = job_.value("status", json::object());
+    if (auto f = status.value("controllerFailure", std::string{}); !f.empty()) {
+      auto msg = "Controller reported fatal failure: " + f;
+      return fail_job(msg, nullptr, "ControllerFailure");
+    }
+    if (annotation(job_, benchmark_complete) == "true")
+      return complete();
+    auto me = shared_from_this();
+    auto informer = self_->state.informer_for(self_->state.jobset_informers, ns_);
+    auto key = inf::key_of(ns_, mf::jobset_name(name_));
+    self_->request(informer, caf::infinite, inf::cache_get_atom::value, key)
+        .then([me](std::string& text) { me->on_jobset(json::parse(text, nullptr, false)); },
+              [me](caf::error&) {
+                // A cache miss costs one GET, never a dropped event.
+                me->call(make_request(me->self_, verb::get,
+                                      jobsets_ref(me->ns_, mf::jobset_name(me->name_))),
+                         [me](response& r) { me->on_jobset(json::parse(r.body, nullptr, false)); },
+                         [me](const caf::error& err) {
+                           if (code_of(err) == k8s::errc::not_found)
+                             return me->on_jobset(nullptr);
+                           me->finish({}, true);
+                         });
+              });
+  }
+
+  void on_jobset(json jobset) {
+    jobset_ = std::move(jobset);
+    if (jobset_.is_null()) {
+      auto msg = "JobSet " + mf::jobset_name(name_)
+                 + " was deleted before the benchmark finished";
+      return fail_job(msg, nullptr, "JobSetDeleted");
+    }
+    if (!controlled_by(jobset_, name_, uid_))
+      return finish(); // not this incarnation's: its events are not ours
+    auto view = view_of_jobset(jobset_);
+    if (view.failure) {
+      auto msg = "JobSet " + mf::jobset_name(name_) + " failed: " + *view.failure;
+      return fail_job(msg, nullptr, "JobSetFailed");
+    }
+    const json status = job_.value("status", json::object());
+    if (auto timeout = timeout_seconds(); timeout > 0) {
+      auto deadline = seconds_of(job_, "/status/startTime") + static_cast<std::int64_t>(timeout);
+      bool finishing = status.value("resultsExported", false)
+                       || has_annotation(job_, completion_claimed);
+      if (!finishing && now() >= deadline)
+        return time_out(timeout);
+      if (!finishing)
+        requeue_ = std::chrono::seconds{std::max<std::int64_t>(deadline - now(), 1)};
+    }
+    auto layout = self_->state.jobs[key_].layout;
+    if (!layout) {
+      if (auto plan = mf::plan_of(job_, self_->state.cfg.cores))
+        if (auto l = mf::worker_math(plan->d))
+          layout = *l;
+      self_->state.jobs[key_].layout = layout;
+    }
+    int per_pod = layout ? layout->workers_per_pod : 0;
+    write_status(
+        [view, per_pod, this](json& s, const json&) {
+          auto p = phase_of(json{{"status", s}});
+          if (is_terminal(p))
+            return;
+          if (p == phase::pending && view.queued)
+            s["phase"] = phase::queued;
+          else if ((p == phase::pending || p == phase::queued) && !view.suspended)
+            s["phase"] = phase::initializing;
+          auto sub = s.value("subPhase", std::string{});
+          bool profiling = sub == "profiling" || sub == "processing" || sub == "stopping"
+                           || sub == "shutdown";
+          if (profiling && phase_of(json{{"status", s}}) == phase::initializing) {
+            s["phase"] = phase::running;
+            set_condition(s, "BenchmarkRunning", "True", "Profiling",
+                          "the controller reports subPhase " + sub, now());
+          }
+          // status.workers is the operator's estimate until the controller
+          // writes totalPods, which hands the key over to the controller.
+          auto& w = s["workers"];
+          if (!w.is_object())
+            w = json::object();
+          if (!w.contains("totalPods")) {
+            int total = w.value("total", 0);
+            int ready = std::min(view.ready_worker_jobs * per_pod, total);
+            w["ready"] = ready;
+            bool all = total > 0 && ready == total;
+            set_condition(s, "WorkersReady", all ? "True" : "False",
+                          all ? "WorkersReady" : "WorkersStarting",
+                          std::to_string(ready) + " of " + std::to_string(total)
+                              + " workers ready",
+                          now());
+          }
+        },
+        [this] { finish(requeue_); });
+  }
+
+  double timeout_seconds() const {
+    double t = job_.value("spec", json::object()).value("timeoutSeconds", 0.0);
+    return t > 0 ? t : self_->state.cfg.default_timeout_seconds;
+  }
+
+  void time_out(double timeout) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", timeout);
+    auto msg = std::string{"the job did not finish within its timeout of "} + text + " s";
+    delete_jobset([this, msg] { fail_job(msg, nullptr, "Timeout"); });
+  }
+
+  // -- completion --------------------------------------------------------------
+
+  // The controller set benchmark-complete: claim the completion (once, fenced
+  // on the whole annotation map, so a concurrent startup-failure claim and
+  // this one exclude each other), harvest, then end the job by its exit code.
+  void complete() {
+    if (has_annotation(job_, completion_claimed))
+      return harvest();
+    const json annotations = meta(job_).value("annotations", json::object());
+    json ops = json::array(
+        {{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid_}},
+         {{"op", "test"},
+          {"path", "/metadata/resourceVersion"},
+          {"value", meta(job_).value("resourceVersion", std::string{})}},
+         {{"op", "test"}, {"path", "/metadata/annotations"}, {"value", annotations}},
+         {{"op", "add"},
+          {"path", "/metadata/annotations/" + escape_pointer(completion_claimed)},
+          {"value", "true"}}});
+    auto me = shared_from_this();
+    call(make_request(self_, verb::patch, jobs_ref(ns_, name_), ops, k8s::patch_type::json),
+         [me](response& r) {
+           me->job_ = json::parse(r.body, nullptr, false);
+           me->harvest();
+         },
+         [me](const caf::error&) {
+           // Lost the race (or the API failed): the next pass re-reads.
+           me->finish({}, true);
+         });
+  }
+
+  void harvest() {
+    auto& mem = self_->state.jobs[key_];
+    if (mem.harvested) {
+      auto got = std::move(*mem.harvested);
+      mem.harvested.reset();
+      if (got)
+        return harvested(std::move(*got));
+      if (is_error(got.error(), errc::cancelled))
+        return finish();
+      auto msg = "results could not be collected: " + error_message(got.error());
+      return fail_job(msg, [msg, this](json& s) {
+        set_condition(s, "ResultsAvailable", "False", "ResultsFetchFailed", msg, now());
+      }, "ResultsFetchFailed", "ResultsFetchFailed");
+    }
+    if (mem.harvesting)
+      return finish(); // its answer queues the key again
+    auto& cfg = self_->state.cfg;
+    if (!cfg.harvester)
+      return fail_job("no results harvester is configured", nullptr, "ResultsFetchFailed");
+    harvest_request req;
+    req.namespace_name = ns_;
+    req.job_name = name_;
+    req.epoch = epoch_key_of(job_);
+    req.controller_host = mf::controller_host(name_, ns_);
+    req.spec_json = job_.value("spec", json::object()).dump(2);
+    req.cancelled = mem.cancelled;
+    mem.harvesting = true;
+    auto self = self_;
+    auto key = key_;
+    auto uid = uid_;
+    auto informer = informer_;
+    auto keep = [self, key, uid, informer](caf::expected<harvest_result> got) {
+      auto it = self->state.jobs.find(key);
+      if (it == self->state.jobs.end() || it->second.uid != uid)
+        return; // deleted or replaced meanwhile: nothing to apply
+      it->second.harvesting = false;
+      it->second.harvested = std::move(got);
+      self->send(informer, inf::enqueue_atom::value, key);
+    };
+    self_->request(cfg.harvester, cfg.harvest_timeout, harvest_atom::value, std::move(req))
+        .then([keep](harvest_result& r) { keep(std::move(r)); },
+              [keep](caf::error& err) { keep(std::move(err)); });
+    finish();
+  }
+
+  // The run's exit code decides the outcome; results were stored either way.
+  void harvested(harvest_result r) {
+    auto summary = summary_of(json::parse(r.profile_json, nullptr, false));
+    auto epoch = epoch_key_of(job_);
+    write_status(
+        [this, summary, epoch, r](json& s, const json&) {
+          if (is_terminal(phase_of(json{{"status", s}})))
+            return;
+          s["summary"] = summary;
+          s["resultsPath"] = r.path;
+          s["runEpoch"] = std::stoll(epoch);
+          s["results"] = {{"files", r.files}};
+          set_condition(s, "ResultsAvailable", "True", "ResultsStored",
+                        std::to_string(r.files.size()) + " files in " + r.path, now());
+          int code = s.value("exitCode", 0);
+          auto reason = s.value("exitReason", std::string{});
+          switch (code) {
+            case 0:
+              return set_terminal(s, phase::completed, "", now());
+            case 5:
+              set_condition(s, "Degraded", "True", "WorkerPodsLost", reason, now());
+              return set_terminal(s, phase::completed, "", now());
+            case 4:
+              return set_terminal(s, phase::failed, reason, now(), "FailedRequestThreshold");
+            case 6:
+              return set_terminal(s, phase::failed, reason, now(), "WorkerPodsLost");
+            default:
+              return set_terminal(s, phase::failed,
+                                  "the controller exited with code " + std::to_string(code)
+                                      + (reason.empty() ? "" : ": " + reason),
+                                  now());
+          }
+        },
+        [this] {
+          auto me = shared_from_this();
+          call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
+               [me](response& res) {
+                 me->jobset_ = json::parse(res.body, nullptr, false);
+                 if (!controlled_by(me->jobset_, me->name_, me->uid_))
+                   return me->finish();
+                 me->delete_jobset([me] { me->finish(); });
+               },
+               [me](const caf::error&) { me->finish(); });
+        });
+  }
+
+  // -- cancellation ------------------------------------------------------------
+
+  void cancel() {
+    auto me = shared_from_this();
+    call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
+         [me](response& r) {
+           me->jobset_ = json::parse(r.body, nullptr, false);
+           if (!controlled_by(me->jobset_, me->name_, me->uid_))
+             return me->cancelled();
+           me->delete_jobset([me] { me->cancelled(); });
+         },
+         [me](const caf::error& err) {
+           if (code_of(err) == k8s::errc::not_found)
+             return me->cancelled();
+           me->finish({}, true);
+         });
+  }
+
+  void cancelled() {
+    auto generation = meta(job_).value("generation", std::int64_t{1});
+    write_status(
+        [this, generation](json& s, const json&) {
+          if (is_terminal(phase_of(json{{"status", s}})))
+            return;
+          set_terminal(s, phase::cancelled, "", now());
+          s["observedGeneration"] = generation;
+        },
+        [this] {
+          event("Normal", "Cancelled", "spec.cancel is true: the JobSet was deleted");
+          finish();
+        });
+  }
+
+  // Deletes this job's JobSet with its UID as precondition (the JobSet read
+  // last); a JobSet already gone counts as deleted.
+  void delete_jobset(std::function<void()> then) {
+    auto me = shared_from_this();
+    if (!jobset_.is_object())
+      return then();
+    json options = {{"kind", "DeleteOptions"},
+                    {"apiVersion", "v1"},
+                    {"propagationPolicy", "Background"},
+                    {"preconditions", {{"uid", uid_of(jobset_)}}}};
+    call(make_request(self_, verb::remove, jobsets_ref(ns_, mf::jobset_name(name_)), options),
+         [then](response&) { then(); },
+         [me, then](const caf::error& err) {
+           if (code_of(err) == k8s::errc::not_found)
+             return then();
+           me->finish({}, true); // retried; observedGeneration not yet acknowledged
+         });
+  }
+
+  // -- status writes -----------------------------------------------------------
+
+  // Ends the job as Failed with `message` (status.error and the Failed
+  // condition), after `extra` (conditions of the cause), and a Warning
+  // event with `reason`. The resourceVersion test of the write fences the
+  // phase too: a status that turned terminal meanwhile is rebased onto and
+  // left alone.
+  void fail_job(std::string message, std::function<void(json&)> extra, std::string reason,
+                std::string failed_reason = "JobFailed") {
+    write_status(
+        [this, message, extra, failed_reason](json& s, const json&) {
+          if (is_terminal(phase_of(json{{"status", s}})))
+            return;
+          if (extra)
+            extra(s);
+          set_terminal(s, phase::failed, message, now(), failed_reason);
+        },
+        [this, reason, message] {
+          event("Warning", reason, message);
+          finish();
+        });
+  }
+
+  // Applies `change` to the status of the job read and writes it, fenced.
+  // On a failed fence the live job is read and the same change applied to
+  // its status (at most max_rebases times); an unchanged status is not
+  // written.
+  void write_status(status_change change, std::function<void()> then, int attempt = 0) {
+    if (deleted())
+      return finish();
+    json status = job_.value("status", json::object());
+    json before = status;
+    change(status, job_);
+    if (status == before)
+      return then();
+    auto me = shared_from_this();
+    call(make_request(self_, verb::patch, jobs_ref(ns_, name_, "status"),
+                      fenced_status_patch(job_, status), k8s::patch_type::json),
+         [me, then](response& r) {
+           me->job_ = json::parse(r.body, nullptr, false);
+           then();
+         },
+         [me, change, then, attempt](const caf::error& err) {
+           auto code = code_of(err);
+           if ((code != k8s::errc::invalid && code != k8s::errc::conflict)
+               || attempt >= max_rebases)
+             return me->finish({}, true);
+           me->call(make_request(me->self_, verb::get, jobs_ref(me->ns_, me->name_)),
+                    [me, change, then, attempt](response& r) {
+                      auto live = json::parse(r.body, nullptr, false);
+                      if (uid_of(live) != me->uid_)
+                        return me->finish(); // replaced: nothing of ours to write
+                      me->job_ = std::move(live);
+                      me->write_status(change, then, attempt + 1);
+                    },
+                    [me](const caf::error&) { me->finish({}, true); });
+         });
+  }
+
+  void event(std::string_view type, std::string_view reason, std::string_view message) {
+    auto stamp = k8s::format_time(now());
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%016llx",
+                  static_cast<unsigned long long>(now()) * 1'000'000'000ULL
+                      + ++self_->state.events % 1'000'000'000ULL);
+    json ev = {{"apiVersion", "v1"},
+               {"kind", "Event"},
+               {"metadata", {{"name", name_ + "." + suffix}, {"namespace", ns_}}},
+               {"involvedObject",
+                {{"kind", "AIPerfJob"},
+                 {"namespace", ns_},
+                 {"name", name_},
+                 {"uid", uid_},
+                 {"apiVersion", "aiperf.nvidia.com/v1alpha1"},
+                 {"resourceVersion", meta(job_).value("resourceVersion", std::string{})}}},
+               {"reason", reason},
+               {"message", message},
+               {"source", {{"component", component}}},
+               {"firstTimestamp", stamp},
+               {"lastTimestamp", stamp},
+               {"count", 1},
+               {"type", type},
+               {"reportingComponent", component},
+               {"reportingInstance", ""}};
+    // Events are best effort, as client-go's recorder.
+    self_->request(self_->state.cfg.api, self_->state.cfg.request_timeout,
+                   make_request(self_, verb::create, {"", "v1", "events", ns_, "", ""}, ev))
+        .then([](response&) {}, [](caf::error&) {});
+  }
+
+  // -- plumbing ----------------------------------------------------------------
+
+  void call(request r, std::function<void(response&)> ok,
+            std::function<void(const caf::error&)> failed) {
+    self_->request(self_->state.cfg.api, self_->state.cfg.request_timeout, std::move(r))
+        .then([ok](response& res) { ok(res); }, [failed](caf::error& err) { failed(err); });
+  }
+
+  void finish(caf::timespan requeue = {}, bool failed = false) {
+    if (failed)
+      log::get("operator")->info("{}: an API call failed; retried with back-off", key_);
+    self_->send(informer_, inf::done_atom::value, key_, requeue, failed);
+  }
+
+  std::int64_t now() const {
+    return now_unix(self_);
+  }
+
+  self_ptr self_;
+  std::string key_;
+  std::string ns_;
+  std::string name_;
+  inf::informer_actor informer_;
+  json job_;
+  std::string uid_;
+  json jobset_;
+  std::optional<mf::job_plan> plan_;
+  std::vector<json> objects_;
+  std::vector<std::pair<std::string, std::string>> secrets_; // name, used by
+  caf::timespan requeue_{0};
+};
+
+// Owns the JobSet informers: hands their keys to the reconciler.
+inf::owner_actor::behavior_type child_mapper(inf::owner_actor::pointer, reconciler_actor target) {
+  return {
+      [target](inf::reconcile_atom, std::string& key) {
+        caf::anon_send(target, child_changed_atom::value, std::move(key));
+      },
+  };
+}
+
+reconciler_actor::behavior_type reconciler(self_ptr self, reconciler_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.started = self->clock().now();
+  if (st.cfg.start_unix_seconds == 0)
+    st.cfg.start_unix_seconds = static_cast<std::int64_t>(std::time(nullptr));
+  auto namespaces = st.cfg.namespaces;
+  if (namespaces.empty())
+    namespaces.push_back("");
+  auto owner = caf::actor_cast<inf::owner_actor>(self);
+  auto mapper = self->spawn(child_mapper, caf::actor_cast<reconciler_actor>(self));
+  self->link_to(mapper);
+  std::uint64_t seed = st.cfg.seed;
+  for (const auto& ns : namespaces) {
+    inf::informer_config jobs;
+    jobs.ref = jobs_ref(ns);
+    jobs.workers = 8; // a harvest holds its key for minutes; others go on
+    jobs.seed = seed ? seed++ : 0;
+    auto ji = inf::spawn_informer(self->home_system(), st.cfg.api, jobs, owner);
+    self->link_to(ji);
+    st.job_informers[ns] = ji;
+    inf::informer_config sets;
+    sets.ref = jobsets_ref(ns);
+    sets.label_selector = std::string{mf::job_id_label};
+    sets.workers = 16; // the mapper only forwards
+    sets.seed = seed ? seed++ : 0;
+    auto si = inf::spawn_informer(self->home_system(), st.cfg.api, sets, mapper);
+    self->link_to(si);
+    st.jobset_informers[ns] = si;
+  }
+  return {
+      [self](inf::reconcile_atom, std::string& key) {
+        std::make_shared<pass>(self, std::move(key))->start();
+      },
+      [self](child_changed_atom, std::string& key) {
+        auto [ns, name] = split_key(key);
+        auto informer = self->state.informer_for(self->state.jobset_informers, ns);
+        auto done = [self, informer, key, ns = ns, name = name](std::string parent) {
+          auto target = self->state.informer_for(self->state.job_informers, ns);
+          if (!parent.empty())
+            self->send(target, inf::enqueue_atom::value, inf::key_of(ns, parent));
+          self->send(informer, inf::done_atom::value, key, caf::timespan{0}, false);
+        };
+        self->request(informer, caf::infinite, inf::cache_get_atom::value, key)
+            .then(
+                [done](std::string& text) {
+                  auto js = json::parse(text, nullptr, false);
+                  done(meta(js).value("labels", json::object())
+                           .value(std::string{mf::job_id_label}, std::string{}));
+                },
+                [done, name = name](caf::error&) {
+                  // Deleted: the job's name is the JobSet's without `aiperf-`.
+                  done(name.rfind("aiperf-", 0) == 0 ? name.substr(7) : std::string{});
+                });
+      },
+  };
+}
+
+} // namespace
+
+inf::owner_actor spawn_job_reconciler(caf::actor_system& sys, reconciler_config cfg) {
+  return caf::actor_cast<inf::owner_actor>(sys.spawn(reconciler, std::move(cfg)));
+}
+
+} // namespace aiperf::op

@@ -1,0 +1,76 @@
+// The AIPerfJob reconciler: one actor that admits AIPerfJobs, creates their
+// Role, RoleBinding, ConfigMap and JobSet, follows the JobSet, and ends a
+// job when it is cancelled or its JobSet fails. Level-triggered, as
+// controller-runtime's reconcilers are: every step starts from the cached
+// AIPerfJob and its JobSet, so a restarted operator resumes every job from
+// what the API holds (status and annotations) and nothing else.
+//
+// Informers (k8s/informer) feed it: one on AIPerfJobs, one on JobSets with
+// the `aiperf.nvidia.com/job-id` label (per watched namespace, or one for
+// every namespace), whose keys a small mapper actor turns into the owning
+// AIPerfJob's key. Writes that depend on what was read are fenced:
+//   - status: JSON patch on the status subresource, `test` of metadata.uid
+//     and metadata.resourceVersion, then `add /status`. A failed test is
+//     re-read and the same change is applied again to the live status (a
+//     rebase), so conditions written by someone else in between survive;
+//   - deletes of the JobSet carry its UID as precondition;
+//   - an object that already exists is adopted only when its controller
+//     ownerReference is this AIPerfJob's name and UID; one of an older
+//     AIPerfJob of the same name (or being deleted) is waited for; any other
+//     fails the job, naming it.
+// Per-job state is keyed by namespace/name and holds the UID it belongs to;
+// an event for another UID resets it. The UIDs of deleted AIPerfJobs are
+// kept (never evicted): nothing is written for them again.
+//
+// Protocol: the reconciler is the informers' owner (informer::owner_actor):
+// `(reconcile_atom, key)` from its AIPerfJob informer; it answers each with
+// informer `done`, requeueing with back-off after a failed API call. API
+// requests time out after `request_timeout` (treated as a failed call: the
+// key is retried). It has no other interface and stops when killed.
+#pragma once
+
+#include "actors/operator/harvest.hpp"
+#include "k8s/api/api.hpp"
+#include "k8s/informer/informer.hpp"
+#include "k8s/manifests/manifests.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aiperf::op {
+
+struct reconciler_config {
+  k8s::api_actor api;
+  /// `--watch-namespaces`; empty = every namespace.
+  std::vector<std::string> namespaces;
+  /// AIPERF_JOB_TIMEOUT_SECONDS: the timeout of a job whose
+  /// spec.timeoutSeconds is 0; 0 = none.
+  double default_timeout_seconds = 0;
+  /// The operator's environment, for the pods' resource overrides
+  /// (AIPERF_K8S_*_CPU/_MEMORY) the JobSet builder reads.
+  k8s::manifests::env_lookup env;
+  /// Hardware threads the run's derived defaults assume (tests pin it).
+  unsigned cores = 0; // 0 = this machine's
+  /// Unix seconds the wall clock starts at when spawned; 0 = the system
+  /// clock. Timestamps are this plus the actor clock's elapsed time, so
+  /// tests on simulated time write deterministic ones.
+  std::int64_t start_unix_seconds = 0;
+  caf::timespan request_timeout = std::chrono::seconds{30};
+  /// Pulls a finished run's results (harvest.hpp); tests give a fake.
+  harvester_actor harvester;
+  caf::timespan harvest_timeout = std::chrono::minutes{30};
+  /// Seeds the informers' jitter (tests); 0 = random.
+  std::uint64_t seed = 0;
+  /// The `user` of every request (the simulator authorizes it; the product
+  /// client's identity is its credentials).
+  k8s::user_info user = k8s::admin_user();
+};
+
+/// Spawns the reconciler and its informers (which start listing at once).
+[[nodiscard]] k8s::informer::owner_actor spawn_job_reconciler(caf::actor_system& sys,
+                                                              reconciler_config cfg);
+
+} // namespace aiperf::op

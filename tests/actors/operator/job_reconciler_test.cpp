@@ -1,0 +1,780 @@
+// The AIPerfJob reconciler against the simulator's store on the
+// deterministic test coordinator. Its requests go through a recording proxy,
+// so each test asserts what the operator wrote (verb, path, fences) and the
+// state the API holds afterwards; a proxy hook runs a competing write just
+// before one of the operator's, to stage a race.
+#include "actors/operator/job_reconciler.hpp"
+#include "actors/operator/job_status.hpp"
+#include "config/benchmark/document.hpp"
+#include "k8s/crds/crds.hpp"
+#include "k8s/object/time.hpp"
+#include "k8s/object/wire.hpp"
+#include "k8s/sim/jobs/jobs.hpp"
+#include "k8s/sim/store/store.hpp"
+#include "tests/support/caf_gtest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace aiperf::op {
+namespace {
+
+using namespace std::chrono_literals;
+using k8s::patch_type;
+using k8s::request;
+using k8s::resource_ref;
+using k8s::response;
+using k8s::verb;
+
+constexpr std::int64_t start_unix = 1'795'000'000;
+
+resource_ref jobs_ref(std::string name = {}, std::string sub = {}) {
+  return {"aiperf.nvidia.com", "v1alpha1", "aiperfjobs", "default", std::move(name),
+          std::move(sub)};
+}
+resource_ref jobsets_ref(std::string name = {}) {
+  return {"jobset.x-k8s.io", "v1alpha2", "jobsets", "default", std::move(name), ""};
+}
+resource_ref core_ref(std::string resource, std::string name = {}) {
+  return {"", "v1", std::move(resource), "default", std::move(name), ""};
+}
+resource_ref rbac_ref(std::string resource, std::string name = {}) {
+  return {"rbac.authorization.k8s.io", "v1", std::move(resource), "default", std::move(name),
+          ""};
+}
+
+// One request the operator sent (the informers' lists and watches are not
+// recorded: they are the informer's own business, tested with it).
+struct recorded {
+  verb v;
+  std::string path;
+  json body;
+};
+
+struct proxy_state {
+  std::vector<recorded> log;
+  /// Called with each operator write before it is forwarded; a request it
+  /// returns is sent to the store first (the competing write of a race).
+  std::function<std::optional<request>(const request&)> before;
+};
+
+k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor store,
+                                    std::shared_ptr<proxy_state> st) {
+  return {
+      [=](request& r) -> caf::result<response> {
+        auto rp = self->make_response_promise<response>();
+        auto forward = [=](request req) mutable {
+          self->request(store, caf::infinite, std::move(req))
+              .then([rp](response& res) mutable { rp.deliver(std::move(res)); },
+                    [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        };
+        if (r.user_agent != "aiperf-operator") {
+          forward(std::move(r));
+          return rp;
+        }
+        st->log.push_back({r.verb, k8s::path_of(r.ref),
+                           r.body.empty() ? json() : json::parse(r.body)});
+        std::optional<request> first;
+        if (st->before && r.verb != verb::get)
+          first = st->before(r);
+        if (!first) {
+          forward(std::move(r));
+          return rp;
+        }
+        self->request(store, caf::infinite, std::move(*first))
+            .then([forward, r](response&) mutable { forward(std::move(r)); },
+                  [forward, r](caf::error&) mutable { forward(std::move(r)); });
+        return rp;
+      },
+      [=](k8s::watch_atom, request& r, k8s::watch_sink_actor& sink) {
+        return self->delegate(store, k8s::watch_atom::value, std::move(r), std::move(sink));
+      },
+      [=](k8s::unwatch_atom, std::uint64_t id) {
+        self->send(store, k8s::unwatch_atom::value, id);
+      },
+  };
+}
+
+// The results harvest, played by the test: records each request and
+// answers with `result` (or `failure`), or holds the answer until release().
+struct harvest_script {
+  std::vector<harvest_request> requests;
+  harvest_result result;
+  caf::error failure;
+  bool hold = false;
+  std::optional<caf::typed_response_promise<harvest_result>> held;
+};
+
+using release_atom = caf::atom_constant<caf::atom("release")>;
+
+/// `(release_atom, caf::error)`: answers the held harvest with the error
+/// (promises are delivered from inside their actor).
+using fake_harvester_actor = harvester_actor::extend<caf::reacts_to<release_atom, caf::error>>;
+
+fake_harvester_actor::behavior_type fake_harvester(fake_harvester_actor::pointer self,
+                                                   std::shared_ptr<harvest_script> st) {
+  return {
+      [=](release_atom, caf::error& err) {
+        if (st->held)
+          st->held->deliver(std::move(err));
+        st->held.reset();
+      },
+      [=](harvest_atom, harvest_request& r) -> caf::result<harvest_result> {
+        st->requests.push_back(r);
+        auto rp = self->make_response_promise<harvest_result>();
+        if (st->hold)
+          st->held = rp;
+        else if (st->failure)
+          rp.deliver(st->failure);
+        else
+          rp.deliver(st->result);
+        return rp;
+      },
+  };
+}
+
+json getting_started_job(const std::string& name) {
+  std::ifstream in{AIPERF_SOURCE_DIR
+                   "/tests/config/benchmark/fixtures/aiperfjob_getting_started.yaml"};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = config::benchmark::parse_yaml(text.str(), "getting-started");
+  EXPECT_TRUE(doc) << (doc ? "" : error_message(doc.error()));
+  json out = doc ? *doc : json::object();
+  out["metadata"] = {{"name", name}, {"namespace", "default"}};
+  return out;
+}
+
+struct reconciler_test : caf_gtest::fixture<> {
+  k8s::sim::store_actor store;
+  k8s::api_actor api;
+  std::shared_ptr<proxy_state> recorder = std::make_shared<proxy_state>();
+  k8s::informer::owner_actor op;
+  std::shared_ptr<harvest_script> harvests = std::make_shared<harvest_script>();
+  fake_harvester_actor harvester;
+
+  reconciler_test() {
+    k8s::sim::store_config cfg;
+    cfg.start_unix_seconds = start_unix;
+    auto s = k8s::sim::spawn_store(sys, cfg);
+    EXPECT_TRUE(s) << (s ? "" : error_message(s.error()));
+    store = *s;
+    drain();
+    ok(verb::create, {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+       k8s::crds::aiperfjob_crd());
+    ok(verb::create, {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+       k8s::sim::jobset_crd());
+    api = sys.spawn(proxy, caf::actor_cast<k8s::api_actor>(store), recorder);
+  }
+
+  void start_operator() {
+    reconciler_config cfg;
+    cfg.api = api;
+    cfg.cores = 4;
+    cfg.start_unix_seconds = start_unix;
+    cfg.seed = 11;
+    harvester = sys.spawn(fake_harvester, harvests);
+    cfg.harvester = caf::actor_cast<harvester_actor>(harvester);
+    op = spawn_job_reconciler(sys, cfg);
+    drain();
+  }
+
+  caf::expected<response> call(verb v, resource_ref ref, const json& body = nullptr,
+                               patch_type pt = patch_type::none) {
+    k8s::request r;
+    r.verb = v;
+    r.ref = std::move(ref);
+    r.patch = pt;
+    if (!body.is_null())
+      r.body = body.dump();
+    auto out = request<response>(caf::actor_cast<k8s::api_actor>(store), r);
+    drain();
+    return out;
+  }
+
+  json ok(verb v, resource_ref ref, const json& body = nullptr,
+          patch_type pt = patch_type::none) {
+    auto res = call(v, std::move(ref), body, pt);
+    EXPECT_TRUE(res) << (res ? "" : error_message(res.error()));
+    return res ? json::parse(res->body) : json();
+  }
+
+  json get(resource_ref ref) {
+    auto res = call(verb::get, std::move(ref));
+    return res ? json::parse(res->body) : json();
+  }
+
+  bool exists(resource_ref ref) {
+    return static_cast<bool>(call(verb::get, std::move(ref)));
+  }
+
+  json submit(const json& job) {
+    return ok(verb::create, jobs_ref(), job);
+  }
+
+  json status_of(const std::string& job) {
+    return get(jobs_ref(job)).value("status", json::object());
+  }
+
+  std::string condition(const std::string& job, const std::string& type,
+                        const std::string& key = "status") {
+    auto s = status_of(job);
+    const json* c = condition_of(s, type);
+    return c ? c->value(key, std::string{}) : std::string{"<none>"};
+  }
+
+  std::vector<json> events_of(const std::string& name) {
+    std::vector<json> out;
+    auto list = ok(verb::list, core_ref("events"));
+    for (auto& e : list["items"])
+      if (e["involvedObject"]["name"] == name && e["source"]["component"] == "aiperf-operator")
+        out.push_back(e);
+    return out;
+  }
+
+  // The operator's writes as "verb path" lines (GETs left out).
+  std::vector<std::string> writes() const {
+    std::vector<std::string> out;
+    for (const auto& r : recorder->log)
+      if (r.v != verb::get && r.path.find("/events") == std::string::npos)
+        out.push_back(std::string{k8s::to_string(r.v)} + " " + r.path);
+    return out;
+  }
+
+  std::vector<const recorded*> status_patches() const {
+    std::vector<const recorded*> out;
+    for (const auto& r : recorder->log)
+      if (r.v == verb::patch && r.path.size() > 7
+          && r.path.compare(r.path.size() - 7, 7, "/status") == 0)
+        out.push_back(&r);
+    return out;
+  }
+};
+
+const std::string jobs_path = "/apis/aiperf.nvidia.com/v1alpha1/namespaces/default/aiperfjobs";
+
+TEST_F(reconciler_test, admits_a_job_and_creates_its_objects_owned_by_it) {
+  start_operator();
+  auto job = submit(getting_started_job("j1"));
+  auto uid = job["metadata"]["uid"].get<std::string>();
+  drain();
+  EXPECT_EQ(writes(),
+            (std::vector<std::string>{
+                "create /apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+                "create /apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+                "create /api/v1/namespaces/default/configmaps",
+                "create /apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
+                "patch " + jobs_path + "/j1/status", // Pending
+                "patch " + jobs_path + "/j1/status", // Initializing: the JobSet runs
+            }));
+  for (auto ref : {rbac_ref("roles", "aiperf-j1-role"),
+                   rbac_ref("rolebindings", "aiperf-j1-binding"),
+                   core_ref("configmaps", "aiperf-j1-config"), jobsets_ref("aiperf-j1")}) {
+    auto obj = get(ref);
+    ASSERT_TRUE(obj.is_object()) << k8s::path_of(ref);
+    EXPECT_TRUE(controlled_by(obj, "j1", uid)) << obj["metadata"].dump();
+  }
+  // Every status write is fenced on the job's UID and the version read.
+  for (const auto* p : status_patches()) {
+    ASSERT_GE(p->body.size(), 3u);
+    EXPECT_EQ(p->body[0], (json{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}}));
+    EXPECT_EQ(p->body[1]["path"], "/metadata/resourceVersion");
+  }
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Initializing");
+  EXPECT_EQ(s["jobId"], "j1");
+  EXPECT_EQ(s["jobSetName"], "aiperf-j1");
+  EXPECT_EQ(s["workers"]["total"], 10);
+  EXPECT_EQ(s["workers"]["ready"], 0);
+  EXPECT_EQ(s["observedGeneration"], 1);
+  EXPECT_EQ(condition("j1", "ConfigValid"), "True");
+  EXPECT_EQ(condition("j1", "PreflightPassed"), "True");
+  EXPECT_EQ(condition("j1", "ResourcesCreated"), "True");
+  EXPECT_EQ(condition("j1", "WorkersReady"), "False");
+  // The run file carries the job's epoch key (the results directory).
+  auto cm = get(core_ref("configmaps", "aiperf-j1-config"));
+  auto run = json::parse(cm["data"]["run_config.json"].get<std::string>());
+  EXPECT_EQ(run["run_meta"]["epoch_key"], epoch_key_of(job));
+}
+
+TEST_F(reconciler_test, an_invalid_spec_fails_with_its_field_path_and_creates_nothing) {
+  start_operator();
+  auto job = getting_started_job("bad");
+  job["spec"]["benchmark"]["runtime"] = {{"ui", "dashboard"}};
+  submit(job);
+  auto s = status_of("bad");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(condition("bad", "ConfigValid"), "False");
+  EXPECT_EQ(condition("bad", "ConfigValid", "reason"), "SpecInvalid");
+  EXPECT_EQ(condition("bad", "ConfigValid", "message").rfind("spec.benchmark.runtime.ui: ", 0),
+            0u)
+      << condition("bad", "ConfigValid", "message");
+  EXPECT_EQ(condition("bad", "Failed"), "True");
+  EXPECT_EQ(s["error"], condition("bad", "ConfigValid", "message"));
+  auto events = events_of("bad");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "Warning");
+  EXPECT_EQ(events[0]["reason"], "SpecInvalid");
+  EXPECT_EQ(writes(), (std::vector<std::string>{"patch " + jobs_path + "/bad/status"}));
+  EXPECT_FALSE(exists(rbac_ref("roles", "aiperf-bad-role")));
+}
+
+TEST_F(reconciler_test, a_missing_secret_fails_preflight_naming_it) {
+  start_operator();
+  auto job = getting_started_job("sec");
+  job["spec"]["podTemplate"]["env"] = json::array(
+      {{{"name", "OPENAI_API_KEY"},
+        {"valueFrom", {{"secretKeyRef", {{"name", "llm-key"}, {"key", "token"}}}}}}});
+  submit(job);
+  EXPECT_EQ(status_of("sec")["phase"], "Failed");
+  EXPECT_EQ(condition("sec", "PreflightPassed"), "False");
+  auto msg = condition("sec", "PreflightPassed", "message");
+  EXPECT_NE(msg.find("Secret \"llm-key\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("OPENAI_API_KEY"), std::string::npos) << msg;
+  EXPECT_FALSE(exists(rbac_ref("roles", "aiperf-sec-role")));
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-sec")));
+}
+
+TEST_F(reconciler_test, a_present_secret_passes_preflight) {
+  start_operator();
+  ok(verb::create, core_ref("secrets"),
+     {{"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", {{"name", "llm-key"}}},
+      {"stringData", {{"token", "t"}}}});
+  auto job = getting_started_job("sec");
+  job["spec"]["podTemplate"]["env"] = json::array(
+      {{{"name", "OPENAI_API_KEY"},
+        {"valueFrom", {{"secretKeyRef", {{"name", "llm-key"}, {"key", "token"}}}}}}});
+  submit(job);
+  EXPECT_EQ(status_of("sec")["phase"], "Initializing");
+  EXPECT_EQ(condition("sec", "PreflightPassed"), "True");
+}
+
+TEST_F(reconciler_test, an_ownerless_object_with_the_name_fails_the_job_naming_it) {
+  start_operator();
+  ok(verb::create, core_ref("configmaps"),
+     {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "aiperf-j1-config"}}}});
+  submit(getting_started_job("j1"));
+  EXPECT_EQ(status_of("j1")["phase"], "Failed");
+  EXPECT_EQ(condition("j1", "ResourcesCreated"), "False");
+  auto msg = condition("j1", "ResourcesCreated", "message");
+  EXPECT_NE(msg.find("ConfigMap default/aiperf-j1-config already exists"), std::string::npos)
+      << msg;
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+  // The ConfigMap that was there is left as it was.
+  EXPECT_FALSE(get(core_ref("configmaps", "aiperf-j1-config"))["metadata"].contains(
+      "ownerReferences"));
+}
+
+TEST_F(reconciler_test, an_older_incarnations_object_is_waited_for_then_replaced) {
+  start_operator();
+  json stale = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", "aiperf-j1-config"},
+                  {"ownerReferences",
+                   json::array({{{"apiVersion", "aiperf.nvidia.com/v1alpha1"},
+                                 {"kind", "AIPerfJob"},
+                                 {"name", "j1"},
+                                 {"uid", "uid-of-an-earlier-j1"},
+                                 {"controller", true}}})}}}};
+  ok(verb::create, core_ref("configmaps"), stale);
+  auto uid = submit(getting_started_job("j1"))["metadata"]["uid"].get<std::string>();
+  advance_time(1s); // a few back-off rounds
+  EXPECT_EQ(phase_of(get(jobs_ref("j1"))), "");
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+  // The garbage collector's part: the old ConfigMap goes away.
+  ok(verb::remove, core_ref("configmaps", "aiperf-j1-config"));
+  advance_time(5s);
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  EXPECT_TRUE(controlled_by(get(core_ref("configmaps", "aiperf-j1-config")), "j1", uid));
+}
+
+TEST_F(reconciler_test, a_restarted_operator_adopts_what_this_job_already_owns) {
+  auto job = submit(getting_started_job("j1"));
+  auto uid = job["metadata"]["uid"].get<std::string>();
+  json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+               {"kind", "Role"},
+               {"metadata",
+                {{"name", "aiperf-j1-role"},
+                 {"ownerReferences",
+                  json::array({{{"apiVersion", "aiperf.nvidia.com/v1alpha1"},
+                                {"kind", "AIPerfJob"},
+                                {"name", "j1"},
+                                {"uid", uid},
+                                {"controller", true}}})}}},
+               {"rules", json::array()}};
+  auto created = ok(verb::create, rbac_ref("roles"), role);
+  start_operator();
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  // Adopted as it was, not replaced.
+  EXPECT_EQ(get(rbac_ref("roles", "aiperf-j1-role"))["metadata"]["resourceVersion"],
+            created["metadata"]["resourceVersion"]);
+  EXPECT_TRUE(exists(jobsets_ref("aiperf-j1")));
+}
+
+TEST_F(reconciler_test, cancel_deletes_the_jobset_by_uid_and_ends_cancelled) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  auto jobset_uid = get(jobsets_ref("aiperf-j1"))["metadata"]["uid"].get<std::string>();
+  recorder->log.clear();
+  ok(verb::patch, jobs_ref("j1"), {{"spec", {{"cancel", true}}}}, patch_type::merge);
+  drain();
+  ASSERT_FALSE(recorder->log.empty());
+  const recorded* del = nullptr;
+  for (const auto& r : recorder->log)
+    if (r.v == verb::remove)
+      del = &r;
+  ASSERT_NE(del, nullptr);
+  EXPECT_EQ(del->path, "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/aiperf-j1");
+  EXPECT_EQ(del->body["preconditions"]["uid"], jobset_uid);
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Cancelled");
+  EXPECT_EQ(s["observedGeneration"], 2);
+  EXPECT_EQ(condition("j1", "Complete", "reason"), "JobCancelled");
+  EXPECT_TRUE(s.contains("completionTime"));
+}
+
+TEST_F(reconciler_test, a_job_cancelled_before_admission_creates_nothing) {
+  start_operator();
+  auto job = getting_started_job("early");
+  job["spec"]["cancel"] = true;
+  submit(job);
+  EXPECT_EQ(status_of("early")["phase"], "Cancelled");
+  EXPECT_EQ(writes(), (std::vector<std::string>{"patch " + jobs_path + "/early/status"}));
+}
+
+TEST_F(reconciler_test, a_failed_jobset_fails_its_job) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  ok(verb::patch, {"jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "aiperf-j1", "status"},
+     {{"status",
+       {{"conditions", json::array({{{"type", "Failed"},
+                                     {"status", "True"},
+                                     {"reason", "FailedJobs"},
+                                     {"message", "jobset failed due to one or more job failures"},
+                                     {"lastTransitionTime", "2026-11-18T11:07:00Z"}}})}}}},
+     patch_type::merge);
+  drain();
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["error"], "JobSet aiperf-j1 failed: FailedJobs: jobset failed due to one or more "
+                        "job failures");
+  auto events = events_of("j1");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["reason"], "JobSetFailed");
+}
+
+TEST_F(reconciler_test, a_queued_jobset_keeps_the_job_queued_until_it_is_admitted) {
+  start_operator();
+  auto job = getting_started_job("q1");
+  job["spec"]["scheduling"] = {{"queueName", "team-a"}};
+  submit(job);
+  EXPECT_EQ(status_of("q1")["phase"], "Queued");
+  // Kueue's part (here by hand): admit the workload.
+  ok(verb::patch, jobsets_ref("aiperf-q1"), {{"spec", {{"suspend", false}}}}, patch_type::merge);
+  drain();
+  EXPECT_EQ(status_of("q1")["phase"], "Initializing");
+}
+
+TEST_F(reconciler_test, a_condition_written_concurrently_survives_the_operators_write) {
+  start_operator();
+  // Just before the operator's first status write, the controller pod
+  // writes a condition of its own.
+  bool raced = false;
+  recorder->before = [&](const k8s::request& r) -> std::optional<k8s::request> {
+    if (raced || r.ref.subresource != "status")
+      return std::nullopt;
+    raced = true;
+    k8s::request w;
+    w.verb = verb::patch;
+    w.patch = patch_type::merge;
+    w.ref = r.ref;
+    w.body = json{{"status",
+                   {{"conditions", json::array({{{"type", "IndexUpdated"},
+                                                 {"status", "True"},
+                                                 {"reason", "Indexed"},
+                                                 {"message", "written by another writer"},
+                                                 {"lastTransitionTime",
+                                                  "2026-11-18T11:06:40Z"}}})}}}}
+                 .dump();
+    return w;
+  };
+  submit(getting_started_job("j1"));
+  EXPECT_TRUE(raced);
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  EXPECT_EQ(condition("j1", "IndexUpdated"), "True");
+  EXPECT_EQ(condition("j1", "ResourcesCreated"), "True");
+}
+
+TEST_F(reconciler_test, a_job_past_its_timeout_is_failed_and_its_jobset_deleted) {
+  start_operator();
+  auto job = getting_started_job("slow");
+  job["spec"]["timeoutSeconds"] = 60;
+  submit(job);
+  EXPECT_EQ(status_of("slow")["phase"], "Initializing");
+  advance_time(30s);
+  EXPECT_EQ(status_of("slow")["phase"], "Initializing");
+  advance_time(31s);
+  auto s = status_of("slow");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["error"], "the job did not finish within its timeout of 60 s");
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-slow")));
+}
+
+// -- completion -------------------------------------------------------------------
+
+struct completion_test : reconciler_test {
+  std::string uid;
+  std::string jobset_uid;
+
+  void run_to_initializing(const std::string& name = "j1") {
+    if (!op)
+      start_operator();
+    uid = submit(getting_started_job(name))["metadata"]["uid"].get<std::string>();
+    jobset_uid = get(jobsets_ref("aiperf-" + name))["metadata"]["uid"].get<std::string>();
+    harvests->result.path = "/data/default/" + name + "/e";
+    harvests->result.files = {"profile_export_aiperf.json", "job_spec.json"};
+    harvests->result.profile_json
+        = json{{"request_count", {{"unit", "requests"}, {"avg", 98}}},
+               {"error_request_count", {{"unit", "requests"}, {"avg", 2}}},
+               {"request_latency", {{"unit", "ms"}, {"avg", 12.3456}, {"p99", 20.0}}},
+               {"input_config", json::object()}}
+              .dump();
+  }
+
+  // The controller pod's part: its final status push, then the annotation.
+  void controller_finishes(int exit_code, const std::string& reason = {},
+                           const std::string& name = "j1") {
+    ok(verb::patch, jobs_ref(name, "status"),
+       {{"status", {{"resultsExported", true}, {"exitCode", exit_code}, {"exitReason", reason}}}},
+       patch_type::merge);
+    recorder->log.clear();
+    ok(verb::patch, jobs_ref(name),
+       {{"metadata", {{"annotations", {{"aiperf.nvidia.com/benchmark-complete", "true"}}}}}},
+       patch_type::merge);
+    drain();
+  }
+};
+
+TEST_F(completion_test, a_finished_run_is_claimed_harvested_and_completed) {
+  run_to_initializing();
+  controller_finishes(0);
+  ASSERT_FALSE(recorder->log.empty());
+  // The claim: fenced on the UID, the version and the whole annotation map.
+  const auto& claim = recorder->log.front();
+  EXPECT_EQ(claim.v, verb::patch);
+  EXPECT_EQ(claim.path, jobs_path + "/j1");
+  ASSERT_EQ(claim.body.size(), 4u);
+  EXPECT_EQ(claim.body[0]["path"], "/metadata/uid");
+  EXPECT_EQ(claim.body[1]["path"], "/metadata/resourceVersion");
+  EXPECT_EQ(claim.body[2]["path"], "/metadata/annotations");
+  EXPECT_EQ(claim.body[2]["value"],
+            (json{{"aiperf.nvidia.com/benchmark-complete", "true"}}));
+  EXPECT_EQ(claim.body[3]["path"], "/metadata/annotations/aiperf.nvidia.com~1completion-claimed");
+  ASSERT_EQ(harvests->requests.size(), 1u);
+  const auto& h = harvests->requests[0];
+  EXPECT_EQ(h.controller_host, "aiperf-j1-controller-0-0.aiperf-j1.default.svc.cluster.local");
+  EXPECT_EQ(h.epoch, epoch_key_of(get(jobs_ref("j1"))));
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Completed");
+  EXPECT_EQ(s["resultsPath"], "/data/default/j1/e");
+  EXPECT_EQ(s["summary"]["total_requests"], 100);
+  EXPECT_EQ(s["summary"]["error_rate"], 0.02);
+  EXPECT_EQ(s["summary"]["request_latency"]["avg"], 12.35);
+  EXPECT_FALSE(s["summary"].contains("input_config"));
+  EXPECT_EQ(condition("j1", "ResultsAvailable"), "True");
+  EXPECT_EQ(condition("j1", "Complete"), "True");
+  EXPECT_EQ(condition("j1", "Complete", "reason"), "ResultsStored");
+  // Then the JobSet goes, by UID.
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+  EXPECT_EQ(recorder->log.back().v, verb::remove);
+  EXPECT_EQ(recorder->log.back().body["preconditions"]["uid"], jobset_uid);
+}
+
+TEST_F(completion_test, the_exit_code_decides_the_outcome) {
+  struct outcome {
+    int code;
+    std::string phase;
+    std::string failed_reason; // the Failed condition's reason when Failed
+  };
+  for (const auto& o : {outcome{5, "Completed", ""}, outcome{4, "Failed", "FailedRequestThreshold"},
+                        outcome{6, "Failed", "WorkerPodsLost"}}) {
+    SCOPED_TRACE(o.code);
+    auto name = "exit" + std::to_string(o.code);
+    run_to_initializing(name);
+    controller_finishes(o.code, "2 of 4 worker pods were lost (pod1, pod3)", name);
+    auto s = status_of(name);
+    EXPECT_EQ(s["phase"], o.phase);
+    EXPECT_EQ(condition(name, "ResultsAvailable"), "True"); // harvested either way
+    if (o.code == 5) {
+      EXPECT_EQ(condition(name, "Degraded"), "True");
+      EXPECT_EQ(condition(name, "Degraded", "message"),
+                "2 of 4 worker pods were lost (pod1, pod3)");
+    } else {
+      EXPECT_EQ(condition(name, "Failed", "reason"), o.failed_reason);
+      EXPECT_EQ(s["error"], "2 of 4 worker pods were lost (pod1, pod3)");
+    }
+  }
+}
+
+TEST_F(completion_test, a_failed_harvest_fails_the_job_with_results_fetch_failed) {
+  run_to_initializing();
+  harvests->failure = make_error(errc::results_fetch_failed, "no results from controller x");
+  controller_finishes(0);
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(condition("j1", "Failed", "reason"), "ResultsFetchFailed");
+  EXPECT_EQ(condition("j1", "ResultsAvailable"), "False");
+}
+
+TEST_F(completion_test, a_job_deleted_during_its_harvest_gets_no_terminal_write) {
+  run_to_initializing();
+  harvests->hold = true;
+  controller_finishes(0);
+  ASSERT_EQ(harvests->requests.size(), 1u);
+  EXPECT_FALSE(harvests->requests[0].cancelled->load());
+  ok(verb::remove, jobs_ref("j1"));
+  drain();
+  // The sticky cancellation reaches the harvest in flight...
+  EXPECT_TRUE(harvests->requests[0].cancelled->load());
+  // ...which stops, as the real one does at its next check.
+  recorder->log.clear();
+  self->send(harvester, release_atom::value, make_error(errc::cancelled, "deleted"));
+  drain();
+  EXPECT_EQ(writes(), std::vector<std::string>{});
+}
+
+TEST_F(completion_test, a_persisted_claim_resumes_the_harvest_after_a_restart) {
+  submit(getting_started_job("j1"));
+  start_operator();
+  harvests->result.path = "/data/default/j1/e";
+  ok(verb::patch, jobs_ref("j1", "status"), {{"status", {{"exitCode", 0}}}}, patch_type::merge);
+  // A claim the previous operator wrote before it died.
+  ok(verb::patch, jobs_ref("j1"),
+     {{"metadata",
+       {{"annotations",
+         {{"aiperf.nvidia.com/benchmark-complete", "true"},
+          {"aiperf.nvidia.com/completion-claimed", "true"}}}}}},
+     patch_type::merge);
+  drain();
+  EXPECT_EQ(harvests->requests.size(), 1u);
+  EXPECT_EQ(status_of("j1")["phase"], "Completed");
+}
+
+TEST_F(completion_test, a_controller_failure_fails_the_job_without_a_harvest) {
+  run_to_initializing();
+  ok(verb::patch, jobs_ref("j1", "status"),
+     {{"status", {{"controllerFailure", "timing-manager: worker floor breached"}}}},
+     patch_type::merge);
+  drain();
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["error"], "Controller reported fatal failure: timing-manager: worker floor breached");
+  EXPECT_TRUE(harvests->requests.empty());
+}
+
+// -- the pure status helpers ----------------------------------------------------
+
+TEST(job_status, a_condition_moves_its_transition_time_only_when_it_flips) {
+  json s = json::object();
+  set_condition(s, "WorkersReady", "False", "WorkersStarting", "0 of 2", 100);
+  set_condition(s, "WorkersReady", "False", "WorkersStarting", "1 of 2", 200);
+  EXPECT_EQ((*condition_of(s, "WorkersReady"))["lastTransitionTime"], k8s::format_time(100));
+  EXPECT_EQ((*condition_of(s, "WorkersReady"))["message"], "1 of 2");
+  set_condition(s, "WorkersReady", "True", "WorkersReady", "2 of 2", 300);
+  EXPECT_EQ((*condition_of(s, "WorkersReady"))["lastTransitionTime"], k8s::format_time(300));
+  EXPECT_EQ(s["conditions"].size(), 1u);
+}
+
+TEST(job_status, ownership_needs_the_name_and_the_uid_of_the_controller_reference) {
+  auto owned = [](std::string name, std::string uid, bool controller) {
+    return json{{"metadata",
+                 {{"ownerReferences",
+                   json::array({{{"apiVersion", "aiperf.nvidia.com/v1alpha1"},
+                                 {"kind", "AIPerfJob"},
+                                 {"name", name},
+                                 {"uid", uid},
+                                 {"controller", controller}}})}}}};
+  };
+  EXPECT_EQ(ownership_of(owned("j1", "u1", true), "j1", "u1"), ownership::ours);
+  EXPECT_EQ(ownership_of(owned("j1", "u0", true), "j1", "u1"), ownership::earlier_owner);
+  EXPECT_EQ(ownership_of(owned("j2", "u1", true), "j1", "u1"), ownership::foreign);
+  EXPECT_EQ(ownership_of(owned("j1", "u1", false), "j1", "u1"), ownership::foreign);
+  EXPECT_EQ(ownership_of(json{{"metadata", json::object()}}, "j1", "u1"), ownership::foreign);
+  auto deleting = owned("j1", "u1", true);
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-18T11:06:40Z";
+  EXPECT_EQ(ownership_of(deleting, "j1", "u1"), ownership::earlier_owner);
+}
+
+TEST(job_status, the_epoch_key_is_creation_seconds_and_a_uid_suffix) {
+  json job = {{"metadata",
+               {{"creationTimestamp", "2026-11-18T11:06:40Z"}, {"uid", "5f0c-11"}}}};
+  auto key = epoch_key_of(job);
+  ASSERT_EQ(key.size(), 16u);
+  EXPECT_EQ(key.substr(0, 10), "1795000000");
+  job["metadata"]["uid"] = "5f0c-12";
+  EXPECT_NE(epoch_key_of(job), key);
+  job["metadata"].erase("uid");
+  EXPECT_EQ(epoch_key_of(job), "1795000000");
+}
+
+TEST(job_status, the_summary_rounds_and_derives_totals) {
+  json doc = {{"request_count", {{"unit", "requests"}, {"avg", 3}}},
+              {"error_request_count", {{"unit", "requests"}, {"avg", 0}}},
+              {"time_to_first_token", {{"unit", "ms"}, {"avg", 1.005}, {"p50", 0.994}}},
+              {"benchmark_id", "x"},
+              {"some_other_metric", {{"avg", 1}}}};
+  auto s = summary_of(doc);
+  EXPECT_EQ(s["total_requests"], 3);
+  EXPECT_EQ(s["error_rate"], 0.0);
+  EXPECT_EQ(s["time_to_first_token"]["p50"], 0.99);
+  EXPECT_FALSE(s.contains("benchmark_id"));
+  EXPECT_FALSE(s.contains("some_other_metric"));
+  EXPECT_EQ(summary_of(json("not an export")), json::object());
+}
+
+TEST(job_status, latest_never_moves_back_to_an_older_epoch) {
+  auto dir = std::filesystem::temp_directory_path()
+             / ("aiperf-latest-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(publish_latest(dir, "1795000100000001"), true);
+  EXPECT_EQ(publish_latest(dir, "1795000000999999"), false);
+  EXPECT_EQ(publish_latest(dir, "1795000200000000"), true);
+  std::ifstream in{dir / "latest.txt"};
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "1795000200000000");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(job_status, terminal_phases_derive_complete_and_failed) {
+  json s = {{"phase", "Running"}, {"subPhase", "profiling"}, {"currentPhase", "profiling"}};
+  set_terminal(s, phase::failed, "boom", 10);
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["error"], "boom");
+  EXPECT_FALSE(s.contains("subPhase"));
+  EXPECT_FALSE(s.contains("currentPhase"));
+  EXPECT_EQ((*condition_of(s, "Failed"))["status"], "True");
+  EXPECT_EQ((*condition_of(s, "Complete"))["reason"], "JobFailed");
+  json c = json::object();
+  set_condition(c, "ResultsAvailable", "True", "ResultsStored", "", 5);
+  set_terminal(c, phase::completed, "", 10);
+  EXPECT_EQ((*condition_of(c, "Complete"))["status"], "True");
+  EXPECT_EQ((*condition_of(c, "Complete"))["reason"], "ResultsStored");
+}
+
+} // namespace
+} // namespace aiperf::op
