@@ -40,6 +40,7 @@ using reconciler_actor
 
 constexpr std::string_view group = "aiperf.nvidia.com";
 constexpr std::string_view component = "aiperf-operator";
+constexpr std::string_view user_agent = "aiperf-node/operator";
 constexpr std::string_view completion_claimed = "aiperf.nvidia.com/completion-claimed";
 constexpr std::string_view benchmark_complete = "aiperf.nvidia.com/benchmark-complete";
 constexpr int max_rebases = 3;
@@ -155,8 +156,11 @@ request make_request(self_ptr self, verb v, resource_ref ref, const json& body =
   if (!body.is_null())
     r.body = body.dump();
   r.user = self->state.cfg.user;
-  r.field_manager = std::string{component};
-  r.user_agent = std::string{component};
+  // The product client's own user agent, set here too so that the
+  // reconciler's requests are told from its informers' in process.
+  r.user_agent = std::string{user_agent};
+  if (v == verb::create || v == verb::update || v == verb::patch)
+    r.field_manager = std::string{component};
   return r;
 }
 

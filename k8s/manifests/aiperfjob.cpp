@@ -142,6 +142,11 @@ caf::expected<job_plan> plan_of(const json& aiperfjob, unsigned cores) {
   if (!canonical)
     return under_spec(canonical.error());
   spec = std::move(*canonical);
+  // The CRD defaults runtime.ui to AIPerf's dashboard; pods have no
+  // terminal, so a job's UI is none whatever it says.
+  if (auto b = spec.find("benchmark"); b != spec.end() && b->contains("runtime")
+                                       && (*b)["runtime"].contains("ui"))
+    (*b)["runtime"]["ui"] = "none";
   std::size_t errors = 0;
   const cb::problem* first = nullptr;
   auto problems = cb::check(spec, cb::document_kind::job_spec);
@@ -188,10 +193,18 @@ caf::expected<job_plan> plan_of(const json& aiperfjob, unsigned cores) {
   if (typed->workers_per_pod)
     d.workers_per_pod = *typed->workers_per_pod;
   plan.run = std::move(*typed);
-  if (auto ok = config::finalize(plan.run, config::file_site{false, false}, cores); !ok)
-    return under_spec(ok.error());
   if (auto ok = validate(d); !ok)
     return ok.error();
+  // The run is spread over the JobSet's worker pods: finalize() checks the
+  // same worker math the JobSet is built from.
+  auto layout = worker_math(d);
+  if (!layout)
+    return layout.error();
+  plan.run.worker_pods = layout->pods;
+  plan.run.workers_per_pod = layout->workers_per_pod;
+  plan.run.workers_max = layout->total_workers;
+  if (auto ok = config::finalize(plan.run, config::file_site{false, false}, cores); !ok)
+    return under_spec(ok.error());
   return plan;
 }
 

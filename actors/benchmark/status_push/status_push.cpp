@@ -77,7 +77,8 @@ json status_fields(const progress& p, const final_report* f) {
     if (p.phase == "profiling") {
       s["requestsCompleted"] = p.completed;
       s["requestsTotal"] = p.total;
-      s["requestsPerSecond"] = finite(p.requests_per_second);
+      // A printer column (QPS): two decimals, as the summary's figures.
+      s["requestsPerSecond"] = std::round(finite(p.requests_per_second) * 100) / 100;
     }
   }
   if (f != nullptr) {

@@ -53,8 +53,9 @@ resource_ref rbac_ref(std::string resource, std::string name = {}) {
           ""};
 }
 
-// One request the operator sent (the informers' lists and watches are not
-// recorded: they are the informer's own business, tested with it).
+// One request the reconciler sent, told by its user agent (the informers'
+// lists and watches are not recorded: they are the informer's own
+// business, tested with it).
 struct recorded {
   verb v;
   std::string path;
@@ -78,7 +79,7 @@ k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor
               .then([rp](response& res) mutable { rp.deliver(std::move(res)); },
                     [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         };
-        if (r.user_agent != "aiperf-operator") {
+        if (r.user_agent != "aiperf-node/operator") {
           forward(std::move(r));
           return rp;
         }
@@ -310,13 +311,13 @@ TEST_F(reconciler_test, admits_a_job_and_creates_its_objects_owned_by_it) {
 TEST_F(reconciler_test, an_invalid_spec_fails_with_its_field_path_and_creates_nothing) {
   start_operator();
   auto job = getting_started_job("bad");
-  job["spec"]["benchmark"]["runtime"] = {{"ui", "dashboard"}};
+  job["spec"]["benchmark"]["endpoint"]["type"] = "nim_rankings";
   submit(job);
   auto s = status_of("bad");
   EXPECT_EQ(s["phase"], "Failed");
   EXPECT_EQ(condition("bad", "ConfigValid"), "False");
   EXPECT_EQ(condition("bad", "ConfigValid", "reason"), "SpecInvalid");
-  EXPECT_EQ(condition("bad", "ConfigValid", "message").rfind("spec.benchmark.runtime.ui: ", 0),
+  EXPECT_EQ(condition("bad", "ConfigValid", "message").rfind("spec.benchmark.endpoint.type: ", 0),
             0u)
       << condition("bad", "ConfigValid", "message");
   EXPECT_EQ(condition("bad", "Failed"), "True");
@@ -327,6 +328,18 @@ TEST_F(reconciler_test, an_invalid_spec_fails_with_its_field_path_and_creates_no
   EXPECT_EQ(events[0]["reason"], "SpecInvalid");
   EXPECT_EQ(writes(), (std::vector<std::string>{"patch " + jobs_path + "/bad/status"}));
   EXPECT_FALSE(exists(rbac_ref("roles", "aiperf-bad-role")));
+}
+
+TEST_F(reconciler_test, the_crds_dashboard_default_runs_headless) {
+  start_operator();
+  auto job = getting_started_job("ui");
+  job["spec"]["benchmark"]["runtime"] = {{"workersPerPod", 5}}; // the CRD adds ui: dashboard
+  submit(job);
+  EXPECT_EQ(get(jobs_ref("ui"))["spec"]["benchmark"]["runtime"]["ui"], "dashboard");
+  EXPECT_EQ(status_of("ui")["phase"], "Initializing");
+  auto cm = get(core_ref("configmaps", "aiperf-ui-config"));
+  auto run = json::parse(cm["data"]["run_config.json"].get<std::string>());
+  EXPECT_EQ(run["runtime"]["workers_per_pod"], 5);
 }
 
 TEST_F(reconciler_test, a_missing_secret_fails_preflight_naming_it) {

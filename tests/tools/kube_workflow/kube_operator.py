@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""`aiperf-node operator` installed on a simulated cluster runs AIPerfJobs.
+
+Usage: kube_operator.py path/to/aiperf-node [unittest args]
+
+One `aiperf-node sim-cluster --tls --workloads --audit-log FILE` for the
+file (checks run in the order of their names): `kubectl apply -k k8s/deploy`
+installs the CRDs, the results claim and the operator Deployment, whose pod
+runs `aiperf-node operator` with its own ServiceAccount; the mock server from
+k8s/deploy/examples/mock-server.yaml is the endpoint.
+
+- the operator pod becomes Ready (its /healthz answers the probes);
+- an AIPerfJob from `kube generate --operator` (2 worker pods, 20 streaming
+  requests) reaches condition Complete (`kubectl wait`), with the summary,
+  the stored results and the printer columns of `kubectl get aiperfjob`;
+  its JobSet is deleted after the harvest;
+- every request the operator made used its ServiceAccount, and the
+  controller pod's status pushes used the job's pod identity (audit log);
+- a spec aiperf-node cannot run fails at once with ConfigValid=False and a
+  Warning event `kubectl describe` shows, and nothing is created for it;
+- `spec.cancel: true` deletes the JobSet and ends the job Cancelled.
+
+Needs root (the simulator's pod sandbox) and kubectl. Exits 77 (ctest:
+skipped) when one is missing; with CI=true that is a failure instead.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+from sim_cluster import SimCluster, require_root_and_kubectl  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+DEPLOY = os.path.join(REPO, "k8s", "deploy")
+MOCK_YAML = os.path.join(DEPLOY, "examples", "mock-server.yaml")
+NODE_BIN = None
+NS = "bench"
+OPERATOR_SA = "system:serviceaccount:aiperf-system:aiperf-operator"
+
+
+def generate_args(name, requests):
+    return ["generate", "--operator", "--name", name, "-n", NS, "--image", "aiperf-node:dev",
+            "-m", "mock-model", "-u", "http://mock.%s.svc.cluster.local:8000" % NS,
+            "--total-workers", "2", "--workers-per-pod", "1", "--request-count", str(requests),
+            "--concurrency", "2", "--streaming"]
+
+
+class Operator(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.sim = SimCluster(cls.tmp.name, NODE_BIN, workloads=True, audit=True,
+                             extra_args=["--backoff-scale", "0.1"])
+        cls.sim.kubectl_ok("apply", "-k", DEPLOY)
+        cls.sim.kubectl_ok("create", "namespace", NS)
+        cls.sim.kubectl_ok("apply", "-n", NS, "-f", MOCK_YAML)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.sim.stop_ok()
+        finally:
+            cls.tmp.cleanup()
+
+    def submit(self, name, requests, edit=None):
+        gen = self.sim.kube(*generate_args(name, requests))
+        self.assertEqual(gen.returncode, 0, gen.stderr)
+        path = os.path.join(self.tmp.name, name + ".yaml")
+        text = gen.stdout if edit is None else edit(gen.stdout)
+        with open(path, "w") as f:
+            f.write(text)
+        self.sim.kubectl_ok("apply", "-f", path)
+
+    def job(self, name):
+        return self.sim.kubectl_json("get", "aiperfjob", name, "-n", NS)
+
+    def wait_phase(self, name, phases, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            status = self.job(name).get("status", {})
+            if status.get("phase") in phases:
+                return status
+            time.sleep(0.5)
+        self.fail("%s never reached %s: %s\noperator log:\n%s" % (
+            name, phases, json.dumps(self.job(name).get("status", {}))[:2000],
+            self.sim.kubectl("logs", "-n", "aiperf-system", "deploy/aiperf-operator").stdout))
+
+    def test_1_the_operator_pod_becomes_ready(self):
+        r = self.sim.kubectl("wait", "--for=condition=Available", "deployment/aiperf-operator",
+                             "-n", "aiperf-system", "--timeout=60s")
+        self.assertEqual(r.returncode, 0, r.stderr + self.sim.log())
+        logs = self.sim.kubectl("logs", "-n", "aiperf-system", "deploy/aiperf-operator").stdout
+        self.assertIn("operator watching AIPerfJobs in every namespace", logs)
+
+    def test_2_a_job_runs_to_complete_with_its_summary(self):
+        self.submit("op1", 20)
+        r = self.sim.kubectl("wait", "--for=condition=Complete", "aiperfjob/op1", "-n", NS,
+                             "--timeout=180s")
+        self.assertEqual(r.returncode, 0, r.stderr + "\n" + json.dumps(
+            self.job("op1").get("status", {}))[:3000])
+        status = self.job("op1")["status"]
+        self.assertEqual(status["phase"], "Completed")
+        self.assertEqual(status["exitCode"], 0)
+        self.assertTrue(status["resultsExported"])
+        self.assertEqual(status["summary"]["request_count"]["avg"], 20)
+        self.assertEqual(status["summary"]["total_requests"], 20)
+        self.assertIn("time_to_first_token", status["summary"])
+        self.assertIn("profile_export_aiperf.json", status["results"]["files"])
+        self.assertTrue(status["resultsPath"].startswith("/data/bench/op1/"), status["resultsPath"])
+        self.assertEqual(str(status["runEpoch"]), status["resultsPath"].rsplit("/", 1)[1])
+        self.assertNotIn("subPhase", status)  # cleared by the terminal write
+        # The printer columns: every figure is there.
+        table = self.sim.kubectl_ok("get", "aiperfjob", "op1", "-n", NS).stdout.splitlines()
+        header, row = table[0].split(), table[1].split()
+        self.assertEqual(header, ["NAME", "PHASE", "STAGE", "DONE", "TOTAL", "QPS", "TPS",
+                                  "TTFT", "ITL", "E2E", "AGE"])
+        self.assertEqual(row[:4], ["op1", "Completed", "20", "20"])
+        self.assertEqual(len(row), len(header) - 1, table)  # only STAGE is empty
+        # The harvest is over: the JobSet goes (its UID as precondition).
+        deadline = time.monotonic() + 30
+        while self.sim.kubectl("get", "jobset", "aiperf-op1", "-n", NS).returncode == 0:
+            self.assertLess(time.monotonic(), deadline, "the JobSet was not deleted")
+            time.sleep(0.5)
+
+    def test_3_each_side_used_its_own_identity(self):
+        events = self.sim.audit()
+        operator = [e for e in events if e.get("userAgent") == "aiperf-node/operator"]
+        self.assertTrue(operator)
+        self.assertEqual({e["user"]["username"] for e in operator}, {OPERATOR_SA})
+        creates = {e["objectRef"]["resource"] for e in operator
+                   if e["verb"] == "create" and e["objectRef"].get("namespace") == NS}
+        self.assertTrue({"roles", "rolebindings", "configmaps", "jobsets"} <= creates, creates)
+        pushes = [e for e in events if e.get("userAgent") == "aiperf-node/controller"
+                  and e["objectRef"].get("resource") == "aiperfjobs"]
+        self.assertTrue(pushes)
+        self.assertEqual({e["user"]["username"] for e in pushes},
+                         {"system:serviceaccount:%s:default" % NS})
+        self.assertEqual({e["verb"] for e in pushes} - {"get", "list", "watch"}, {"patch"})
+
+    def test_4_a_spec_aiperf_node_cannot_run_fails_at_once(self):
+        self.submit("bad", 5, edit=lambda t: t.replace(
+            "      urls:", "      type: nim_rankings\n      urls:", 1))
+        status = self.wait_phase("bad", {"Failed"}, 30)
+        cond = {c["type"]: c for c in status["conditions"]}
+        self.assertEqual(cond["ConfigValid"]["status"], "False")
+        self.assertTrue(cond["ConfigValid"]["message"].startswith("spec.benchmark.endpoint.type: "),
+                        cond["ConfigValid"]["message"])
+        described = self.sim.kubectl_ok("describe", "aiperfjob", "bad", "-n", NS).stdout
+        self.assertIn("SpecInvalid", described)
+        self.assertIn("Warning", described)
+        self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-bad", "-n", NS).returncode, 0)
+
+    def test_5_cancel_ends_the_job_and_deletes_its_jobset(self):
+        self.submit("long", 100000)
+        self.wait_phase("long", {"Initializing", "Running"}, 60)
+        self.sim.kubectl_ok("patch", "aiperfjob", "long", "-n", NS, "--type=merge",
+                            "-p", '{"spec":{"cancel":true}}')
+        status = self.wait_phase("long", {"Cancelled"}, 30)
+        self.assertEqual(status["observedGeneration"], 2)
+        self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-long", "-n", NS).returncode,
+                            0)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    NODE_BIN = os.path.abspath(sys.argv.pop(1))
+    require_root_and_kubectl()
+    unittest.main(verbosity=2)
