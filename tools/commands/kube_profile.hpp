@@ -23,8 +23,10 @@ enum class profile_mode : std::uint8_t { direct, operator_mode };
 [[nodiscard]] caf::expected<profile_mode>
 mode_from_discovery(const caf::expected<k8s::response>& answer);
 
-/// The refusal of operator mode: this build has no operator (exit 2).
-[[nodiscard]] caf::error operator_unavailable();
+/// The process exit code of a terminal AIPerfJob status: Completed 0 (5
+/// with Degraded=True), Failed the run's exit code when it failed on its own
+/// terms (4, 6) else 1, Cancelled 1; nullopt while the job is not terminal.
+[[nodiscard]] std::optional<int> exit_code_of_job(const k8s::json& status);
 
 /// The refusal of local-only flags (`--worker-pods`) naming them; empty
 /// when none was given.
@@ -58,6 +60,8 @@ struct profile_request {
   cluster_flags cluster;
   k8s::manifests::deployment deploy; // deploy.ns resolved
   config::profile_config run;        // finalized
+  config::profile_config typed;      // as given (operator mode writes it into the spec)
+  bool skip_endpoint_check = false;
   k8s::manifests::env_lookup env;    // resource overrides
   k8s::client::environment home_env = k8s::client::process_environment();
   std::vector<std::string> local_only_flags; // given flags that are refused

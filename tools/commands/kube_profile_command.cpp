@@ -95,12 +95,21 @@ caf::expected<profile_mode> mode_from_discovery(const caf::expected<k8s::respons
                         + "; pass --no-operator (or --operator) to skip it");
 }
 
-caf::error operator_unavailable() {
-  return make_error(config::errc::conflict,
-                    "operator mode is not available in this build: aiperf-node "
-                    "has no AIPerfJob operator yet, so nothing would run an "
-                    "AIPerfJob; pass --no-operator to run the benchmark "
-                    "directly as a JobSet");
+std::optional<int> exit_code_of_job(const k8s::json& status) {
+  auto phase = status.value("phase", std::string{});
+  if (phase == "Completed") {
+    for (const auto& c : status.value("conditions", k8s::json::array()))
+      if (c.value("type", "") == "Degraded" && c.value("status", "") == "True")
+        return 5;
+    return 0;
+  }
+  if (phase == "Failed") {
+    int code = status.value("exitCode", 1);
+    return code == 4 || code == 6 ? code : 1;
+  }
+  if (phase == "Cancelled")
+    return 1;
+  return std::nullopt;
 }
 
 std::string local_only_refusal(const std::vector<std::string>& given) {
@@ -370,6 +379,104 @@ caf::expected<std::vector<k8s::json>> list_pods_of(cluster& c, const std::string
   return out;
 }
 
+namespace {
+
+/// Follows an AIPerfJob until the operator ends it: its phase and the
+/// controller's progress on stderr, then the summary; the exit code of
+/// exit_code_of_job. Ctrl+C stops following (the job goes on): 130.
+int follow_job(cluster& c, const std::string& job) {
+  interrupted.store(false);
+  auto previous = std::signal(SIGINT, on_sigint);
+  std::string last;
+  while (!interrupted.load()) {
+    k8s::request g;
+    g.verb = k8s::verb::get;
+    g.ref = {"aiperf.nvidia.com", "v1alpha1", "aiperfjobs", c.namespace_name(), job, ""};
+    auto got = c.call(std::move(g), std::chrono::seconds{30});
+    if (got) {
+      auto obj = k8s::json::parse(got->body, nullptr, false);
+      auto status = obj.is_object() ? obj.value("status", k8s::json::object())
+                                    : k8s::json::object();
+      std::string line = "job: " + status.value("phase", std::string{"Pending"});
+      if (auto sub = status.value("subPhase", std::string{}); !sub.empty())
+        line += " (" + sub + ")";
+      if (status.contains("requestsTotal"))
+        line += ", " + std::to_string(status.value("requestsCompleted", 0)) + "/"
+                + std::to_string(status.value("requestsTotal", 0)) + " requests";
+      if (line != last)
+        std::fprintf(stderr, "%s\n", line.c_str());
+      last = line;
+      if (auto code = exit_code_of_job(status)) {
+        std::signal(SIGINT, previous);
+        if (auto err = status.value("error", std::string{}); !err.empty())
+          std::fprintf(stderr, "error: %s\n", err.c_str());
+        const auto summary = status.value("summary", k8s::json::object());
+        for (const auto& [tag, value] : summary.items())
+          if (value.is_object() && value.contains("avg"))
+            std::printf("%-28s %12s %s\n", tag.c_str(), value["avg"].dump().c_str(),
+                        value.value("unit", std::string{}).c_str());
+        if (status.contains("resultsPath"))
+          std::printf("results stored by the operator in %s\n",
+                      status["resultsPath"].get<std::string>().c_str());
+        std::fflush(stdout);
+        return *code;
+      }
+    } else if (const auto* st = k8s::status_of(got.error()); st && st->code == 404) {
+      std::signal(SIGINT, previous);
+      std::fprintf(stderr, "error: aiperfjob %s was deleted\n", job.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds{1});
+  }
+  std::signal(SIGINT, previous);
+  std::fprintf(stderr, "stopped following; the job goes on: kubectl get aiperfjob %s -n %s\n",
+               job.c_str(), c.namespace_name().c_str());
+  return 130;
+}
+
+/// Operator mode: one AIPerfJob, then (unless detached) follow it.
+int run_operator_mode(const profile_request& req, cluster& c) {
+  if (!req.deploy.user_files.empty())
+    return report(make_error(config::errc::invalid,
+                             "a local --input-file or --tokenizer cannot travel in an "
+                             "AIPerfJob: mount it into the pods (podTemplate volumes) or run "
+                             "with --no-operator"));
+  auto job = aiperfjob(req.deploy, req.run, req.typed, req.skip_endpoint_check);
+  if (!job)
+    return report(make_error(config::errc::invalid, error_message(job.error())));
+  const auto& ns = req.deploy.ns;
+  k8s::request w;
+  w.verb = k8s::verb::create;
+  w.ref = {"aiperf.nvidia.com", "v1alpha1", "aiperfjobs", ns, "", ""};
+  w.body = job->dump();
+  w.field_manager = "aiperf-node";
+  auto made = c.call(std::move(w), std::chrono::seconds{60});
+  if (!made) {
+    if (const auto* st = k8s::status_of(made.error()); st && st->code == 409)
+      return report(make_error(k8s::errc::already_exists,
+                               "aiperfjob.aiperf.nvidia.com/" + req.deploy.name
+                                   + " already exists in " + ns
+                                   + ": delete it (kubectl delete aiperfjob " + req.deploy.name
+                                   + " -n " + ns + ") or pass another --name"));
+    return report(made.error());
+  }
+  std::printf("%s\n", first_line(req.deploy.name, ns, profile_mode::operator_mode).c_str());
+  std::fflush(stdout);
+  if (auto ok = write_last_benchmark(last_benchmark_path(req.home_env),
+                                     {req.deploy.name, ns, "operator"});
+      !ok)
+    std::fprintf(stderr, "warning: %s\n", error_message(ok.error()).c_str());
+  std::string warning;
+  if (should_detach(req.detach, req.no_detach, isatty(STDOUT_FILENO) == 1, &warning)) {
+    if (!warning.empty())
+      std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    return 0;
+  }
+  return follow_job(c, req.deploy.name);
+}
+
+} // namespace
+
 int run_profile(const profile_request& req) {
   if (req.operator_flag && req.no_operator_flag)
     return report(make_error(config::errc::conflict,
@@ -382,8 +489,15 @@ int run_profile(const profile_request& req) {
                              "reach, e.g. --url http://mock.bench.svc.cluster.local:8000"));
   if (auto why = validate_job_name(req.deploy.name); !why.empty())
     return report(make_error(config::errc::invalid, why));
-  if (req.operator_flag)
-    return report(operator_unavailable());
+  if (req.operator_flag && req.dry_run) {
+    auto job = aiperfjob(req.deploy, req.run, req.typed, req.skip_endpoint_check);
+    if (!job)
+      return report(make_error(config::errc::invalid, error_message(job.error())));
+    auto text = to_yaml_documents({*job});
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return 0;
+  }
   auto objects = k8s::manifests::direct_mode_objects(req.deploy, req.run, req.env);
   if (!objects)
     return report(error_code(objects.error(), k8s::manifests::errc::too_large)
@@ -402,8 +516,8 @@ int run_profile(const profile_request& req) {
   (*c)->set_namespace(req.deploy.ns);
   if (auto ok = (*c)->check_namespace(); !ok)
     return report(ok.error());
-  profile_mode mode = profile_mode::direct;
-  if (!req.no_operator_flag) {
+  profile_mode mode = req.operator_flag ? profile_mode::operator_mode : profile_mode::direct;
+  if (!req.no_operator_flag && !req.operator_flag) {
     k8s::request d;
     d.verb = k8s::verb::get;
     // The group-version discovery document; path_of adds nothing past it.
@@ -413,9 +527,9 @@ int run_profile(const profile_request& req) {
     if (!m)
       return report(m.error());
     mode = *m;
-    if (mode == profile_mode::operator_mode)
-      return report(operator_unavailable());
   }
+  if (mode == profile_mode::operator_mode)
+    return run_operator_mode(req, **c);
   const auto& ns = req.deploy.ns;
   // Every name is checked before anything is created: a refusal leaves the
   // namespace as it was.
@@ -516,6 +630,8 @@ int run_parsed(CLI::App& cmd, profile_state& st) {
   d->user_files = std::move(*files);
   req.deploy = std::move(*d);
   req.run = st.bench.run;
+  req.typed = st.bench.typed;
+  req.skip_endpoint_check = st.deploy.skip_endpoint_check;
   req.env = system::process_env();
   return run_profile(req);
 }
@@ -532,7 +648,7 @@ void add_profile(CLI::App& kube, int& exit_code) {
         auto& req = st->req;
         const std::string g = "Kubernetes";
         cmd.add_flag("--operator", req.operator_flag,
-                     "Run as an AIPerfJob (needs the operator; not in this build)")
+                     "Run as an AIPerfJob: the operator creates and harvests the run")
             ->group("Mode");
         cmd.add_flag("--no-operator", req.no_operator_flag,
                      "Run directly: create the Role, RoleBinding, ConfigMap and JobSet")

@@ -18,7 +18,9 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
   controller pod's status pushes used the job's pod identity (audit log);
 - a spec aiperf-node cannot run fails at once with ConfigValid=False and a
   Warning event `kubectl describe` shows, and nothing is created for it;
-- `spec.cancel: true` deletes the JobSet and ends the job Cancelled.
+- `spec.cancel: true` deletes the JobSet and ends the job Cancelled;
+- `kube profile --operator --no-detach` submits an AIPerfJob, follows it to
+  Completed and prints its summary (exit 0).
 
 Needs root (the simulator's pod sandbox) and kubectl. Exits 77 (ctest:
 skipped) when one is missing; with CI=true that is a failure instead.
@@ -165,6 +167,19 @@ class Operator(unittest.TestCase):
         self.assertEqual(status["observedGeneration"], 2)
         self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-long", "-n", NS).returncode,
                             0)
+
+    def test_6_kube_profile_submits_and_follows_an_aiperfjob(self):
+        args = generate_args("cli", 10)
+        args[0:2] = ["profile", "--operator", "--no-detach"]
+        r = self.sim.kube(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines()[0],
+                         "aiperfjob.aiperf.nvidia.com/cli created in bench (operator mode)")
+        self.assertIn("job: Completed", r.stderr)
+        self.assertRegex(r.stdout, r"request_count\s+10 ")
+        self.assertIn("results stored by the operator in /data/bench/cli/", r.stdout)
+        with open(os.path.join(self.sim.home, ".aiperf", "last_kube_benchmark.json")) as f:
+            self.assertEqual(json.load(f), {"name": "cli", "namespace": NS, "mode": "operator"})
 
 
 if __name__ == "__main__":

@@ -359,13 +359,30 @@ TEST(kube_workflow, profile_refuses_operator_and_no_operator_together) {
   EXPECT_NE(err.find("--operator and --no-operator"), std::string::npos) << err;
 }
 
-TEST(kube_workflow, profile_operator_mode_is_refused_as_unavailable) {
-  auto [rc, err] = run_cli({"kube", "profile", "-m", "mock-model", "--operator", "--name", "b1", "-u",
-                            "http://mock:8000"});
-  EXPECT_EQ(rc, 2);
-  EXPECT_NE(err.find("operator mode is not available in this build"), std::string::npos)
-      << err;
-  EXPECT_NE(err.find("--no-operator"), std::string::npos) << err;
+TEST(kube_workflow, profile_operator_dry_run_prints_the_aiperfjob_and_contacts_nothing) {
+  auto ran = test::run_main_captured({"kube", "profile", "--operator", "--dry-run", "--name", "b1",
+                                      "-n", "bench", "-m", "mock-model", "-u", "http://mock:8000",
+                                      "--kubeconfig", "/nonexistent/kc"});
+  EXPECT_EQ(ran.code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("kind: AIPerfJob\n"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("  name: b1\n"), std::string::npos) << ran.out;
+  EXPECT_EQ(ran.out.find("kind: JobSet"), std::string::npos) << ran.out;
+}
+
+TEST(kube_workflow, an_aiperfjobs_end_is_the_exit_code) {
+  using k8s::json;
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Running"}}), std::nullopt);
+  EXPECT_EQ(exit_code_of_job(json::object()), std::nullopt);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Completed"}}), 0);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Completed"},
+                                  {"conditions", json::array({{{"type", "Degraded"},
+                                                               {"status", "True"}}})}}),
+            5);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Failed"}, {"exitCode", 4}}), 4);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Failed"}, {"exitCode", 6}}), 6);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Failed"}}), 1);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Failed"}, {"exitCode", 0}}), 1);
+  EXPECT_EQ(exit_code_of_job(json{{"phase", "Cancelled"}}), 1);
 }
 
 TEST(kube_workflow, results_without_from_pods_exits_2) {
