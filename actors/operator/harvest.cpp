@@ -1,5 +1,7 @@
 #include "actors/operator/harvest.hpp"
 
+#include "actors/benchmark/api_service/results_files.hpp"
+
 #include "runtime/http_fetch/http_fetch.hpp"
 #include "runtime/io/durable_file.hpp"
 #include "runtime/log/log.hpp"
@@ -50,32 +52,6 @@ bool cancelled(const harvest_request& r) {
   return r.cancelled && r.cancelled->load();
 }
 
-// Percent-encodes one path segment (RFC 3986 unreserved characters stay).
-std::string encode_path(const std::string& name) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : name) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
-// A listed name must stay inside the run directory.
-bool safe_name(const std::string& name) {
-  if (name.empty() || name.front() == '/' || name.find('\\') != std::string::npos)
-    return false;
-  for (const auto& part : fs::path{name})
-    if (part == ".." || part == ".")
-      return false;
-  return true;
-}
-
 struct listing {
   std::uint16_t port = 0;
   std::vector<std::pair<std::string, std::uint64_t>> files;
@@ -85,7 +61,8 @@ struct listing {
 caf::expected<listing> list_files(const harvest_request& r, std::chrono::milliseconds timeout) {
   std::string why;
   for (std::uint16_t port : {r.api_port, r.sidecar_port}) {
-    auto reply = http_fetch::get({r.controller_host, port}, "/api/results/list", timeout);
+    auto reply = http_fetch::get({r.controller_host, port},
+                                 std::string{api_service::results_list_route}, timeout);
     if (!reply.ok()) {
       why += (why.empty() ? "" : "; ") + std::to_string(port) + ": "
              + (reply.error.empty() ? "HTTP " + std::to_string(reply.status) : reply.error);
@@ -121,11 +98,11 @@ caf::expected<harvest_result> harvest_once(const harvest_request& r,
   for (const auto& [name, size] : listed->files) {
     if (cancelled(r))
       return make_error(errc::cancelled, "the AIPerfJob was deleted during the harvest");
-    if (!safe_name(name))
+    if (!api_service::is_safe_result_name(name))
       return make_error(errc::results_fetch_failed,
                         "the controller listed " + name + ", which would leave the run directory");
     auto reply = http_fetch::get({r.controller_host, listed->port},
-                                 "/api/results/files/" + encode_path(name), s.file_timeout);
+                                 api_service::result_file_route(name), s.file_timeout);
     if (!reply.ok())
       return make_error(errc::results_fetch_failed,
                         "GET " + name + " from " + r.controller_host + ": "

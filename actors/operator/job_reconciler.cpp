@@ -96,13 +96,6 @@ bool has_annotation(const json& obj, std::string_view key) {
   return !annotation(obj, key).empty();
 }
 
-std::string escape_pointer(std::string_view key) {
-  std::string out;
-  for (char c : key)
-    out += c == '~' ? std::string{"~0"} : c == '/' ? std::string{"~1"} : std::string(1, c);
-  return out;
-}
-
 // What is kept per AIPerfJob key between passes.
 struct job_memory {
   std::string uid;
@@ -186,7 +179,9 @@ public:
   }
 
 private:
-  using status_change = std::function<void(json& status, const json& job)>;
+  // A change to a status, applied to the status read and, after a refused
+  // fence, to the live one.
+  using status_change = std::function<void(json& status)>;
 
   // -- entry ------------------------------------------------------------------
 
@@ -231,34 +226,27 @@ private:
 
   // -- admission --------------------------------------------------------------
 
+  // The spec cannot run: Failed with ConfigValid=False, nothing created.
+  void spec_invalid(const caf::error& err) {
+    auto msg = error_message(err);
+    fail_job(msg, [msg, this](json& s) {
+      set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
+    }, "SpecInvalid");
+  }
+
   void admit() {
     auto plan = mf::plan_of(job_, self_->state.cfg.cores);
-    if (!plan) {
-      auto msg = error_message(plan.error());
-      return fail_job(msg, [msg, this](json& s) {
-        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
-      }, "SpecInvalid");
-    }
+    if (!plan)
+      return spec_invalid(plan.error());
     plan_ = std::move(*plan);
     plan_->d.epoch_key = epoch_key_of(job_);
-    auto layout = mf::worker_math(plan_->d);
-    if (!layout) {
-      auto msg = error_message(layout.error());
-      return fail_job(msg, [msg, this](json& s) {
-        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
-      }, "SpecInvalid");
-    }
-    self_->state.jobs[key_].layout = *layout;
+    self_->state.jobs[key_].layout = plan_->layout;
     auto env = self_->state.cfg.env ? self_->state.cfg.env : mf::env_lookup{[](std::string_view) {
       return std::optional<std::string>{};
     }};
     auto objects = mf::direct_mode_objects(plan_->d, plan_->run, env);
-    if (!objects) {
-      auto msg = error_message(objects.error());
-      return fail_job(msg, [msg, this](json& s) {
-        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
-      }, "SpecInvalid");
-    }
+    if (!objects)
+      return spec_invalid(objects.error());
     objects_ = std::move(*objects);
     // Preflight: every Secret the pods need exists (GET only).
     const auto& d = plan_->d;
@@ -351,8 +339,8 @@ private:
     auto generation = meta(job_).value("generation", std::int64_t{1});
     auto ttl_days = plan_->results_ttl_days;
     write_status(
-        [this, total, jobset, generation, ttl_days](json& s, const json&) {
-          if (!phase_of(json{{"status", s}}).empty())
+        [this, total, jobset, generation, ttl_days](json& s) {
+          if (!status_phase(s).empty())
             return; // admitted meanwhile (a rebase onto a newer status)
           s["phase"] = phase::pending;
           s["jobId"] = name_;
@@ -423,17 +411,17 @@ private:
       if (!finishing)
         requeue_ = std::chrono::seconds{std::max<std::int64_t>(deadline - now(), 1)};
     }
+    // An operator that did not admit the job (a restart) derives it again.
     auto layout = self_->state.jobs[key_].layout;
     if (!layout) {
       if (auto plan = mf::plan_of(job_, self_->state.cfg.cores))
-        if (auto l = mf::worker_math(plan->d))
-          layout = *l;
+        layout = plan->layout;
       self_->state.jobs[key_].layout = layout;
     }
     int per_pod = layout ? layout->workers_per_pod : 0;
     write_status(
-        [view, per_pod, this](json& s, const json&) {
-          auto p = phase_of(json{{"status", s}});
+        [view, per_pod, this](json& s) {
+          auto p = status_phase(s);
           if (is_terminal(p))
             return;
           if (p == phase::pending && view.queued)
@@ -443,7 +431,7 @@ private:
           auto sub = s.value("subPhase", std::string{});
           bool profiling = sub == "profiling" || sub == "processing" || sub == "stopping"
                            || sub == "shutdown";
-          if (profiling && phase_of(json{{"status", s}}) == phase::initializing) {
+          if (profiling && status_phase(s) == phase::initializing) {
             s["phase"] = phase::running;
             set_condition(s, "BenchmarkRunning", "True", "Profiling",
                           "the controller reports subPhase " + sub, now());
@@ -496,7 +484,7 @@ private:
           {"value", meta(job_).value("resourceVersion", std::string{})}},
          {{"op", "test"}, {"path", "/metadata/annotations"}, {"value", annotations}},
          {{"op", "add"},
-          {"path", "/metadata/annotations/" + escape_pointer(completion_claimed)},
+          {"path", "/metadata/annotations/" + k8s::pointer_token(completion_claimed)},
           {"value", "true"}}});
     auto me = shared_from_this();
     call(make_request(self_, verb::patch, jobs_ref(ns_, name_), ops, k8s::patch_type::json),
@@ -560,8 +548,8 @@ private:
     auto summary = summary_of(json::parse(r.profile_json, nullptr, false));
     auto epoch = epoch_key_of(job_);
     write_status(
-        [this, summary, epoch, r](json& s, const json&) {
-          if (is_terminal(phase_of(json{{"status", s}})))
+        [this, summary, epoch, r](json& s) {
+          if (is_terminal(status_phase(s)))
             return;
           s["summary"] = summary;
           s["resultsPath"] = r.path;
@@ -622,8 +610,8 @@ private:
   void cancelled() {
     auto generation = meta(job_).value("generation", std::int64_t{1});
     write_status(
-        [this, generation](json& s, const json&) {
-          if (is_terminal(phase_of(json{{"status", s}})))
+        [this, generation](json& s) {
+          if (is_terminal(status_phase(s)))
             return;
           set_terminal(s, phase::cancelled, "", now());
           s["observedGeneration"] = generation;
@@ -663,8 +651,8 @@ private:
   void fail_job(std::string message, std::function<void(json&)> extra, std::string reason,
                 std::string failed_reason = "JobFailed") {
     write_status(
-        [this, message, extra, failed_reason](json& s, const json&) {
-          if (is_terminal(phase_of(json{{"status", s}})))
+        [this, message, extra, failed_reason](json& s) {
+          if (is_terminal(status_phase(s)))
             return;
           if (extra)
             extra(s);
@@ -685,7 +673,7 @@ private:
       return finish();
     json status = job_.value("status", json::object());
     json before = status;
-    change(status, job_);
+    change(status);
     if (status == before)
       return then();
     auto me = shared_from_this();

@@ -1,6 +1,8 @@
 // The AIPerfJob reconciler: one actor that admits AIPerfJobs, creates their
-// Role, RoleBinding, ConfigMap and JobSet, follows the JobSet, and ends a
-// job when it is cancelled or its JobSet fails. Level-triggered, as
+// Role, RoleBinding, ConfigMap and JobSet, follows the JobSet and the
+// controller pod's status pushes, harvests the results once the controller
+// announces them (harvest.hpp), and ends a job when it completes, fails, is
+// cancelled or times out (docs/kubernetes.md, "The operator"). Level-triggered, as
 // controller-runtime's reconcilers are: every step starts from the cached
 // AIPerfJob and its JobSet, so a restarted operator resumes every job from
 // what the API holds (status and annotations) and nothing else.
@@ -18,9 +20,13 @@
 //     ownerReference is this AIPerfJob's name and UID; one of an older
 //     AIPerfJob of the same name (or being deleted) is waited for; any other
 //     fails the job, naming it.
+//   - the completion claim is one JSON patch testing the UID, the
+//     resourceVersion and the whole annotation map.
 // Per-job state is keyed by namespace/name and holds the UID it belongs to;
 // an event for another UID resets it. The UIDs of deleted AIPerfJobs are
-// kept (never evicted): nothing is written for them again.
+// kept (never evicted): nothing is written for them again, and a harvest in
+// flight for one stops (the harvest runs without holding the job's key, so
+// the deletion is seen while it runs; its answer queues the key again).
 //
 // Protocol: the reconciler is the informers' owner (informer::owner_actor):
 // `(reconcile_atom, key)` from its AIPerfJob informer; it answers each with

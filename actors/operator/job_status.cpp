@@ -10,12 +10,16 @@ bool is_terminal(std::string_view p) noexcept {
   return p == phase::completed || p == phase::failed || p == phase::cancelled;
 }
 
+std::string status_phase(const json& status) {
+  if (!status.is_object())
+    return {};
+  auto p = status.find("phase");
+  return p != status.end() && p->is_string() ? p->get<std::string>() : std::string{};
+}
+
 std::string phase_of(const json& job) {
   auto s = job.find("status");
-  if (s == job.end() || !s->is_object())
-    return {};
-  auto p = s->find("phase");
-  return p != s->end() && p->is_string() ? p->get<std::string>() : std::string{};
+  return s != job.end() ? status_phase(*s) : std::string{};
 }
 
 void set_condition(json& status, std::string_view type, std::string_view value,

@@ -34,6 +34,9 @@ inline constexpr std::string_view cancelled = "Cancelled";
 /// `status.phase` of an AIPerfJob ("" before the operator admitted it).
 [[nodiscard]] std::string phase_of(const json& job);
 
+/// The `phase` of a status object.
+[[nodiscard]] std::string status_phase(const json& status);
+
 /// Sets condition `type` in `status.conditions` (creating the list):
 /// status "True"/"False"/"Unknown", reason, message. lastTransitionTime is
 /// `now` when the condition is new or its status flips, else kept.

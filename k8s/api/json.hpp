@@ -9,8 +9,26 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <string_view>
+
 namespace aiperf::k8s {
 
 using json = nlohmann::ordered_json;
+
+/// `key` as one JSON Pointer token (RFC 6901: `~` is `~0`, `/` is `~1`), for
+/// patch paths such as `/metadata/annotations/aiperf.nvidia.com~1x`.
+[[nodiscard]] inline std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
 
 } // namespace aiperf::k8s

@@ -200,6 +200,7 @@ caf::expected<job_plan> plan_of(const json& aiperfjob, unsigned cores) {
   auto layout = worker_math(d);
   if (!layout)
     return layout.error();
+  plan.layout = *layout;
   plan.run.worker_pods = layout->pods;
   plan.run.workers_per_pod = layout->workers_per_pod;
   plan.run.workers_max = layout->total_workers;

@@ -24,6 +24,8 @@ struct job_plan {
   /// The benchmark, finalized for pods (input and CA files are paths
   /// inside the pods, never read by the operator).
   config::profile_config run;
+  /// The JobSet's worker math (worker_math of `d`).
+  worker_layout layout;
   /// `spec.timeoutSeconds` (0 = none).
   double timeout_seconds = 0;
   /// `spec.cancel`.

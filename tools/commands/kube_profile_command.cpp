@@ -434,6 +434,14 @@ int follow_job(cluster& c, const std::string& job) {
   return 130;
 }
 
+/// The AIPerfJob of `req` (what `kube generate --operator` prints).
+caf::expected<k8s::json> job_of(const profile_request& req) {
+  auto job = aiperfjob(req.deploy, req.run, req.typed, req.skip_endpoint_check);
+  if (!job)
+    return make_error(config::errc::invalid, error_message(job.error()));
+  return job;
+}
+
 /// Operator mode: one AIPerfJob, then (unless detached) follow it.
 int run_operator_mode(const profile_request& req, cluster& c) {
   if (!req.deploy.user_files.empty())
@@ -441,9 +449,9 @@ int run_operator_mode(const profile_request& req, cluster& c) {
                              "a local --input-file or --tokenizer cannot travel in an "
                              "AIPerfJob: mount it into the pods (podTemplate volumes) or run "
                              "with --no-operator"));
-  auto job = aiperfjob(req.deploy, req.run, req.typed, req.skip_endpoint_check);
+  auto job = job_of(req);
   if (!job)
-    return report(make_error(config::errc::invalid, error_message(job.error())));
+    return report(job.error());
   const auto& ns = req.deploy.ns;
   k8s::request w;
   w.verb = k8s::verb::create;
@@ -490,9 +498,9 @@ int run_profile(const profile_request& req) {
   if (auto why = validate_job_name(req.deploy.name); !why.empty())
     return report(make_error(config::errc::invalid, why));
   if (req.operator_flag && req.dry_run) {
-    auto job = aiperfjob(req.deploy, req.run, req.typed, req.skip_endpoint_check);
+    auto job = job_of(req);
     if (!job)
-      return report(make_error(config::errc::invalid, error_message(job.error())));
+      return report(job.error());
     auto text = to_yaml_documents({*job});
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

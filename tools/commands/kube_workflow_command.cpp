@@ -15,6 +15,8 @@
 #include "tools/commands/kube_cluster.hpp"
 #include "tools/commands/kube_workflow.hpp"
 
+#include "actors/benchmark/api_service/results_files.hpp"
+
 #include "k8s/api/json.hpp"
 #include "k8s/object/time.hpp"
 #include "k8s/object/wire.hpp"
@@ -117,34 +119,6 @@ caf::expected<std::string> controller_pod(cluster& c, const std::string& job) {
                         + c.namespace_name() + ")");
 }
 
-namespace {
-
-/// A results-relative path the CLI may write under its output directory.
-bool safe_relative(const std::string& name) {
-  if (name.empty() || name.front() == '/' || name.find('\\') != std::string::npos)
-    return false;
-  for (const auto& part : fs::path{name})
-    if (part == ".." || part == ".")
-      return false;
-  return true;
-}
-
-std::string encode_path(const std::string& name) {
-  std::string out;
-  std::size_t from = 0;
-  while (true) {
-    auto slash = name.find('/', from);
-    out += k8s::url_encode(name.substr(from, slash - from));
-    if (slash == std::string::npos)
-      break;
-    out += '/';
-    from = slash + 1;
-  }
-  return out;
-}
-
-} // namespace
-
 caf::expected<results_summary> download_results(cluster& c,
                                                 const std::string& job,
                                                 const fs::path& out_dir) {
@@ -181,12 +155,12 @@ caf::expected<results_summary> download_results(cluster& c,
     auto name = f.is_object() && f.contains("name") && f["name"].is_string()
                     ? f["name"].get<std::string>()
                     : std::string{};
-    if (!safe_relative(name))
+    if (!api_service::is_safe_result_name(name))
       return make_error(k8s::errc::invalid,
                         "pod " + *pod + " listed an unsafe result path \""
                             + name + "\"; refusing to write it");
     auto got = c.call(
-        pod_proxy(ns, *pod, port, "/api/results/files/" + encode_path(name)));
+        pod_proxy(ns, *pod, port, api_service::result_file_route(name)));
     if (!got)
       return got.error();
     if (f.contains("size") && f["size"].is_number_integer()

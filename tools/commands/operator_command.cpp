@@ -55,7 +55,7 @@ awaitable<void> route(http_server::request& req, http_server::response_writer& w
 }
 
 // A number >= 0 from the environment; `fallback` when unset.
-caf::expected<double> seconds_from(const system::env_lookup& env, const char* name,
+caf::expected<double> number_from(const system::env_lookup& env, const char* name,
                                    double fallback) {
   auto text = env(name);
   if (!text || text->empty())
@@ -70,9 +70,9 @@ caf::expected<double> seconds_from(const system::env_lookup& env, const char* na
 
 int run(const operator_options& o) {
   auto env = system::process_env();
-  auto timeout = seconds_from(env, "AIPERF_JOB_TIMEOUT_SECONDS", 0);
-  auto retry_delay = seconds_from(env, "AIPERF_RESULTS_RETRY_DELAY", 2.0);
-  auto retries = seconds_from(env, "AIPERF_RESULTS_MAX_RETRIES", 5);
+  auto timeout = number_from(env, "AIPERF_JOB_TIMEOUT_SECONDS", 0);
+  auto retry_delay = number_from(env, "AIPERF_RESULTS_RETRY_DELAY", 2.0);
+  auto retries = number_from(env, "AIPERF_RESULTS_MAX_RETRIES", 5);
   for (const auto* read : {&timeout, &retry_delay, &retries})
     if (!*read) {
       std::fprintf(stderr, "error: %s\n", error_message(read->error()).c_str());

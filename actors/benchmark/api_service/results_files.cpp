@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <system_error>
 
+#include <cctype>
+
 namespace aiperf::api_service {
 
 namespace fs = std::filesystem;
@@ -57,6 +59,30 @@ std::string header_safe(std::string_view name) {
 }
 
 } // namespace
+
+bool is_safe_result_name(std::string_view name) {
+  if (name.empty() || name.front() == '/' || name.find('\\') != std::string_view::npos)
+    return false;
+  for (const auto& part : fs::path{name})
+    if (part == ".." || part == ".")
+      return false;
+  return true;
+}
+
+std::string result_file_route(std::string_view name) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out{results_files_prefix};
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
 
 bool results_ready(const fs::path& dir) {
   std::error_code ec;

@@ -43,6 +43,15 @@ struct result_file {
   friend bool operator==(const result_file&, const result_file&) = default;
 };
 
+/// Whether a listed name is one a client may store under its own directory:
+/// relative, no `.` or `..` segment, no backslash.
+[[nodiscard]] bool is_safe_result_name(std::string_view name);
+
+/// The route of one listed file: results_files_prefix and the name with
+/// each `/`-separated segment percent-encoded (RFC 3986 unreserved
+/// characters kept).
+[[nodiscard]] std::string result_file_route(std::string_view name);
+
 /// Whether `dir` holds the ready marker.
 [[nodiscard]] bool results_ready(const std::filesystem::path& dir);
 

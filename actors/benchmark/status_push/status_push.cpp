@@ -24,19 +24,6 @@ bool terminal(std::string_view phase) {
   return phase == "Completed" || phase == "Failed" || phase == "Cancelled";
 }
 
-std::string escape_pointer(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-
 } // namespace
 
 std::string sub_phase_of(const progress& p) {
@@ -117,7 +104,7 @@ std::optional<push_request> status_request(const json* cached, std::string_view 
   json ops = json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}},
                           {{"op", "test"}, {"path", "/status/phase"}, {"value", phase}}});
   for (const auto& [key, value] : fields.items())
-    ops.push_back({{"op", "add"}, {"path", "/status/" + escape_pointer(key)}, {"value", value}});
+    ops.push_back({{"op", "add"}, {"path", "/status/" + k8s::pointer_token(key)}, {"value", value}});
   return push_request{k8s::patch_type::json, std::move(ops)};
 }
 

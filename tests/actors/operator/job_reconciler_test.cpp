@@ -791,3 +791,47 @@ TEST(job_status, terminal_phases_derive_complete_and_failed) {
 
 } // namespace
 } // namespace aiperf::op
+
+namespace aiperf::op {
+namespace {
+
+// docs/kubernetes.md's operator environment table names only variables the
+// code reads, with the defaults the code uses.
+TEST(operator_docs, the_environment_table_matches_the_code) {
+  auto read = [](const char* rel) {
+    std::ifstream in{std::string{AIPERF_SOURCE_DIR} + "/" + rel};
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  auto docs = read("docs/kubernetes.md");
+  auto from = docs.find("## The operator");
+  ASSERT_NE(from, std::string::npos);
+  auto table = docs.find("### Environment", from);
+  ASSERT_NE(table, std::string::npos);
+  auto end = docs.find("\n\n", docs.find("| Variable", table));
+  std::stringstream rows{docs.substr(table, end - table)};
+  auto code = read("tools/commands/operator_command.cpp") + read("tools/commands/local_pods.cpp")
+              + read("k8s/manifests/manifests.cpp");
+  int checked = 0;
+  for (std::string line; std::getline(rows, line);) {
+    if (line.rfind("| `AIPERF_", 0) != 0)
+      continue;
+    auto name_end = line.find('`', 3);
+    auto name = line.substr(3, name_end - 3);
+    EXPECT_NE(code.find("\"" + name + "\""), std::string::npos) << name << " is not read";
+    // `| `NAME` | `DEFAULT` | ...`: the fallback of number_from().
+    auto call = code.find("number_from(env, \"" + name + "\", ");
+    auto d0 = line.find("| `", name_end);
+    if (call != std::string::npos && d0 != std::string::npos) {
+      auto d1 = line.find('`', d0 + 3);
+      auto fallback = code.substr(call + name.size() + 21);
+      EXPECT_EQ(std::stod(fallback), std::stod(line.substr(d0 + 3, d1 - d0 - 3))) << name;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 6);
+}
+
+} // namespace
+} // namespace aiperf::op
