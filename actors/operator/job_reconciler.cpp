@@ -1,6 +1,7 @@
 #include "actors/operator/job_reconciler.hpp"
 
 #include "actors/operator/job_status.hpp"
+#include "actors/operator/pod_diagnosis.hpp"
 #include "k8s/api/json.hpp"
 #include "k8s/manifests/aiperfjob.hpp"
 #include "k8s/object/time.hpp"
@@ -10,6 +11,7 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -31,12 +33,15 @@ using k8s::resource_ref;
 using k8s::response;
 using k8s::verb;
 
-/// `(child_changed_atom, jobset key)` from the mapper that owns the JobSet
-/// informers. No reply.
+/// `(child_changed_atom, kind, key)` from the mapper that owns the informers
+/// of one child kind (JobSets, Pods). No reply.
 using child_changed_atom = caf::atom_constant<caf::atom("opchild")>;
 
+/// The children the operator watches, by the job-id label.
+enum child_kind : std::uint8_t { jobsets = 0, pods = 1 };
+
 using reconciler_actor
-    = inf::owner_actor::extend<caf::reacts_to<child_changed_atom, std::string>>;
+    = inf::owner_actor::extend<caf::reacts_to<child_changed_atom, std::uint8_t, std::string>>;
 
 constexpr std::string_view group = "aiperf.nvidia.com";
 constexpr std::string_view component = "aiperf-operator";
@@ -52,6 +57,10 @@ resource_ref jobs_ref(std::string ns, std::string name = {}, std::string sub = {
 
 resource_ref jobsets_ref(std::string ns, std::string name = {}) {
   return {"jobset.x-k8s.io", "v1alpha2", "jobsets", std::move(ns), std::move(name), ""};
+}
+
+resource_ref pods_ref(std::string ns) {
+  return {"", "v1", "pods", std::move(ns), "", ""};
 }
 
 // The four kinds the operator creates.
@@ -111,7 +120,8 @@ struct job_memory {
 struct reconciler_state {
   reconciler_config cfg;
   std::map<std::string, inf::informer_actor> job_informers; // namespace ("" = all)
-  std::map<std::string, inf::informer_actor> jobset_informers;
+  /// By child_kind, then namespace ("" = all).
+  std::array<std::map<std::string, inf::informer_actor>, 2> child_informers;
   std::map<std::string, job_memory> jobs;   // key -> memory
   std::set<std::string> deleted_uids;       // never evicted
 
@@ -370,7 +380,7 @@ private:
     if (annotation(job_, benchmark_complete) == "true")
       return complete();
     auto me = shared_from_this();
-    auto informer = self_->state.informer_for(self_->state.jobset_informers, ns_);
+    auto informer = self_->state.informer_for(self_->state.child_informers[jobsets], ns_);
     auto key = inf::key_of(ns_, mf::jobset_name(name_));
     self_->request(informer, caf::infinite, inf::cache_get_atom::value, key)
         .then([me](std::string& text) { me->on_jobset(json::parse(text, nullptr, false)); },
@@ -396,7 +406,42 @@ private:
     }
     if (!controlled_by(jobset_, name_, uid_))
       return finish(); // not this incarnation's: its events are not ours
+    // The job's pods, from the pod informer's cache (never a list).
+    auto me = shared_from_this();
+    auto informer = self_->state.informer_for(self_->state.child_informers[pods], ns_);
+    self_->request(informer, caf::infinite, inf::cache_list_atom::value)
+        .then(
+            [me](std::vector<std::string>& texts) {
+              std::vector<json> mine;
+              for (const auto& t : texts) {
+                auto pod = json::parse(t, nullptr, false);
+                if (meta(pod).value("labels", json::object())
+                        .value(std::string{mf::job_id_label}, std::string{})
+                    == me->name_)
+                  mine.push_back(std::move(pod));
+              }
+              me->judge(mine);
+            },
+            [me](caf::error&) { me->judge({}); });
+  }
+
+  // The JobSet and the pods of an admitted job decide its next status.
+  void judge(const std::vector<json>& job_pods) {
+    std::optional<std::string> controller_end;
+    std::optional<startup_issue> issue;
+    for (const auto& pod : job_pods) {
+      auto rjob = meta(pod).value("labels", json::object())
+                      .value("jobset.sigs.k8s.io/replicatedjob-name", std::string{});
+      if (rjob == "controller" && !controller_end)
+        controller_end = controller_termination(pod);
+      if (auto found = diagnose_pod(pod))
+        if (!issue || blocker_rank(found->category) < blocker_rank(issue->category))
+          issue = std::move(found);
+    }
     auto view = view_of_jobset(jobset_);
+    // A controller that died before announcing results: the pod says why.
+    if (controller_end)
+      return fail_job(*controller_end, nullptr, "ControllerTerminated");
     if (view.failure) {
       auto msg = "JobSet " + mf::jobset_name(name_) + " failed: " + *view.failure;
       return fail_job(msg, nullptr, "JobSetFailed");
@@ -419,8 +464,9 @@ private:
       self_->state.jobs[key_].layout = layout;
     }
     int per_pod = layout ? layout->workers_per_pod : 0;
+    auto warn = std::make_shared<std::optional<std::string>>();
     write_status(
-        [view, per_pod, this](json& s) {
+        [view, per_pod, issue, warn, this](json& s) {
           auto p = status_phase(s);
           if (is_terminal(p))
             return;
@@ -452,8 +498,46 @@ private:
                               + " workers ready",
                           now());
           }
+          record_startup_issue(s, issue, *warn);
         },
-        [this] { finish(requeue_); });
+        [this, warn] {
+          if (*warn)
+            event("Warning", "StartupBlocked", **warn);
+          finish(requeue_);
+        });
+  }
+
+  // status.startupIssue: the pods' highest-priority blocker, its first
+  // observation kept while its fingerprint stays; cleared by a healthy
+  // update. Once it stayed AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS,
+  // `warn` gets the Warning event's message (once: warningEmitted).
+  void record_startup_issue(json& s, const std::optional<startup_issue>& issue,
+                            std::optional<std::string>& warn) {
+    if (!issue) {
+      s.erase("startupIssue");
+      return;
+    }
+    const json before = s.value("startupIssue", json::object());
+    bool same = before.value("fingerprint", std::string{}) == issue->fingerprint;
+    auto first = same ? before.value("firstObservedTime", k8s::format_time(now()))
+                      : k8s::format_time(now());
+    json record = startup_issue_json(*issue, first);
+    record["warningEmitted"] = same && before.value("warningEmitted", false);
+    auto threshold = self_->state.cfg.pending_threshold_seconds;
+    auto waited = now() - seconds_of(record, "/firstObservedTime");
+    if (!record["warningEmitted"].get<bool>()) {
+      if (waited >= threshold) {
+        record["warningEmitted"] = true;
+        warn = "pod " + issue->pod_name
+               + (issue->container_name.empty() ? "" : " container " + issue->container_name)
+               + ": " + issue->reason + (issue->message.empty() ? "" : ": " + issue->message);
+      } else {
+        auto left = std::chrono::seconds{std::max<std::int64_t>(threshold - waited, 1)};
+        if (requeue_ == caf::timespan{0} || left < requeue_)
+          requeue_ = left;
+      }
+    }
+    s["startupIssue"] = std::move(record);
   }
 
   double timeout_seconds() const {
@@ -763,11 +847,12 @@ private:
   caf::timespan requeue_{0};
 };
 
-// Owns the JobSet informers: hands their keys to the reconciler.
-inf::owner_actor::behavior_type child_mapper(inf::owner_actor::pointer, reconciler_actor target) {
+// Owns the informers of one child kind: hands their keys to the reconciler.
+inf::owner_actor::behavior_type child_mapper(inf::owner_actor::pointer, reconciler_actor target,
+                                             std::uint8_t kind) {
   return {
-      [target](inf::reconcile_atom, std::string& key) {
-        caf::anon_send(target, child_changed_atom::value, std::move(key));
+      [target, kind](inf::reconcile_atom, std::string& key) {
+        caf::anon_send(target, child_changed_atom::value, kind, std::move(key));
       },
   };
 }
@@ -782,8 +867,11 @@ reconciler_actor::behavior_type reconciler(self_ptr self, reconciler_config cfg)
   if (namespaces.empty())
     namespaces.push_back("");
   auto owner = caf::actor_cast<inf::owner_actor>(self);
-  auto mapper = self->spawn(child_mapper, caf::actor_cast<reconciler_actor>(self));
-  self->link_to(mapper);
+  std::array<inf::owner_actor, 2> mappers;
+  for (std::uint8_t kind : {jobsets, pods}) {
+    mappers[kind] = self->spawn(child_mapper, caf::actor_cast<reconciler_actor>(self), kind);
+    self->link_to(mappers[kind]);
+  }
   std::uint64_t seed = st.cfg.seed;
   for (const auto& ns : namespaces) {
     inf::informer_config jobs;
@@ -793,22 +881,24 @@ reconciler_actor::behavior_type reconciler(self_ptr self, reconciler_config cfg)
     auto ji = inf::spawn_informer(self->home_system(), st.cfg.api, jobs, owner);
     self->link_to(ji);
     st.job_informers[ns] = ji;
-    inf::informer_config sets;
-    sets.ref = jobsets_ref(ns);
-    sets.label_selector = std::string{mf::job_id_label};
-    sets.workers = 16; // the mapper only forwards
-    sets.seed = seed ? seed++ : 0;
-    auto si = inf::spawn_informer(self->home_system(), st.cfg.api, sets, mapper);
-    self->link_to(si);
-    st.jobset_informers[ns] = si;
+    for (std::uint8_t kind : {jobsets, pods}) {
+      inf::informer_config children;
+      children.ref = kind == jobsets ? jobsets_ref(ns) : pods_ref(ns);
+      children.label_selector = std::string{mf::job_id_label};
+      children.workers = 16; // the mapper only forwards
+      children.seed = seed ? seed++ : 0;
+      auto ci = inf::spawn_informer(self->home_system(), st.cfg.api, children, mappers[kind]);
+      self->link_to(ci);
+      st.child_informers[kind][ns] = ci;
+    }
   }
   return {
       [self](inf::reconcile_atom, std::string& key) {
         std::make_shared<pass>(self, std::move(key))->start();
       },
-      [self](child_changed_atom, std::string& key) {
+      [self](child_changed_atom, std::uint8_t kind, std::string& key) {
         auto [ns, name] = split_key(key);
-        auto informer = self->state.informer_for(self->state.jobset_informers, ns);
+        auto informer = self->state.informer_for(self->state.child_informers[kind], ns);
         auto done = [self, informer, key, ns = ns, name = name](std::string parent) {
           auto target = self->state.informer_for(self->state.job_informers, ns);
           if (!parent.empty())
@@ -822,9 +912,11 @@ reconciler_actor::behavior_type reconciler(self_ptr self, reconciler_config cfg)
                   done(meta(js).value("labels", json::object())
                            .value(std::string{mf::job_id_label}, std::string{}));
                 },
-                [done, name = name](caf::error&) {
-                  // Deleted: the job's name is the JobSet's without `aiperf-`.
-                  done(name.rfind("aiperf-", 0) == 0 ? name.substr(7) : std::string{});
+                [done, kind, name = name](caf::error&) {
+                  // A deleted JobSet's job is its name without `aiperf-`; a
+                  // deleted pod's job hears of it through its JobSet.
+                  done(kind == jobsets && name.rfind("aiperf-", 0) == 0 ? name.substr(7)
+                                                                        : std::string{});
                 });
       },
   };

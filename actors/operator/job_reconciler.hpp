@@ -7,10 +7,14 @@
 // AIPerfJob and its JobSet, so a restarted operator resumes every job from
 // what the API holds (status and annotations) and nothing else.
 //
-// Informers (k8s/informer) feed it: one on AIPerfJobs, one on JobSets with
-// the `aiperf.nvidia.com/job-id` label (per watched namespace, or one for
-// every namespace), whose keys a small mapper actor turns into the owning
-// AIPerfJob's key. Writes that depend on what was read are fenced:
+// Informers (k8s/informer) feed it: one on AIPerfJobs, one each on JobSets
+// and Pods with the `aiperf.nvidia.com/job-id` label (per watched
+// namespace, or one for every namespace), whose keys small mapper actors
+// turn into the owning AIPerfJob's key. A job's pods are read from the pod
+// cache, never listed: their worst startup blocker goes into
+// status.startupIssue (pod_diagnosis.hpp), and a controller container that
+// ended with a non-zero code before announcing results fails the job
+// naming the pod, the exit code and the reason. Writes that depend on what was read are fenced:
 //   - status: JSON patch on the status subresource, `test` of metadata.uid
 //     and metadata.resourceVersion, then `add /status`. A failed test is
 //     re-read and the same change is applied again to the live status (a
@@ -65,6 +69,9 @@ struct reconciler_config {
   /// tests on simulated time write deterministic ones.
   std::int64_t start_unix_seconds = 0;
   caf::timespan request_timeout = std::chrono::seconds{30};
+  /// AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS: a startup blocker this
+  /// old gets a Warning event.
+  std::int64_t pending_threshold_seconds = 30;
   /// Pulls a finished run's results (harvest.hpp); tests give a fake.
   harvester_actor harvester;
   caf::timespan harvest_timeout = std::chrono::minutes{30};

@@ -5,6 +5,7 @@
 // before one of the operator's, to stage a race.
 #include "actors/operator/job_reconciler.hpp"
 #include "actors/operator/job_status.hpp"
+#include "actors/operator/pod_diagnosis.hpp"
 #include "config/benchmark/document.hpp"
 #include "k8s/crds/crds.hpp"
 #include "k8s/object/time.hpp"
@@ -697,6 +698,151 @@ TEST_F(completion_test, a_controller_failure_fails_the_job_without_a_harvest) {
   EXPECT_EQ(s["phase"], "Failed");
   EXPECT_EQ(s["error"], "Controller reported fatal failure: timing-manager: worker floor breached");
   EXPECT_TRUE(harvests->requests.empty());
+}
+
+// -- pods -------------------------------------------------------------------------
+
+struct pods_test : reconciler_test {
+  // A pod of job j1 as the JobSet controller would make it.
+  json make_pod(const std::string& name, const std::string& rjob) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", name},
+                  {"labels",
+                   {{"aiperf.nvidia.com/job-id", "j1"},
+                    {"jobset.sigs.k8s.io/jobset-name", "aiperf-j1"},
+                    {"jobset.sigs.k8s.io/replicatedjob-name", rjob}}}}},
+                {"spec",
+                 {{"containers", json::array({{{"name", rjob == "controller" ? "control-plane"
+                                                                              : "workers"},
+                                               {"image", "aiperf-node:dev"}}})}}}};
+    return ok(verb::create, core_ref("pods"), pod);
+  }
+
+  void set_container(const std::string& pod, const std::string& container, json state,
+                     json last = json::object()) {
+    json cs = {{"name", container}, {"ready", false}, {"restartCount", 0},
+               {"image", "aiperf-node:dev"}, {"imageID", ""}, {"state", state}};
+    if (!last.empty())
+      cs["lastState"] = last;
+    ok(verb::patch, {"", "v1", "pods", "default", pod, "status"},
+       {{"status", {{"phase", "Pending"}, {"containerStatuses", json::array({cs})}}}},
+       patch_type::merge);
+    drain();
+  }
+};
+
+TEST_F(pods_test, a_killed_controller_fails_the_job_naming_pod_exit_code_and_reason) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  make_pod("aiperf-j1-controller-0-0-x7k2p", "controller");
+  set_container("aiperf-j1-controller-0-0-x7k2p", "control-plane",
+                {{"terminated", {{"exitCode", 137}, {"reason", "Error"}}}});
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["error"],
+            "controller pod aiperf-j1-controller-0-0-x7k2p: container exited with code 137 (Error)");
+  EXPECT_EQ(events_of("j1").back()["reason"], "ControllerTerminated");
+}
+
+TEST_F(pods_test, a_startup_blocker_is_recorded_warned_about_and_cleared) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  make_pod("aiperf-j1-workers-0-0-abcde", "workers");
+  set_container("aiperf-j1-workers-0-0-abcde", "workers",
+                {{"waiting", {{"reason", "ImagePullBackOff"},
+                              {"message", "Back-off pulling image \"aiperf-node:dev\""}}}});
+  auto issue = status_of("j1")["startupIssue"];
+  EXPECT_EQ(issue["category"], "ImagePull");
+  EXPECT_EQ(issue["podName"], "aiperf-j1-workers-0-0-abcde");
+  EXPECT_EQ(issue["containerName"], "workers");
+  EXPECT_EQ(issue["terminalAfterThreshold"], true);
+  EXPECT_EQ(issue["warningEmitted"], false);
+  auto first = issue["firstObservedTime"];
+  EXPECT_TRUE(events_of("j1").empty() || events_of("j1").back()["reason"] != "StartupBlocked");
+  advance_time(31s); // past AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS, no new event needed
+  issue = status_of("j1")["startupIssue"];
+  EXPECT_EQ(issue["warningEmitted"], true);
+  EXPECT_EQ(issue["firstObservedTime"], first); // the same blocker keeps its first sighting
+  auto events = events_of("j1");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["reason"], "StartupBlocked");
+  EXPECT_EQ(events.back()["type"], "Warning");
+  // The image arrives: a healthy update clears the issue.
+  set_container("aiperf-j1-workers-0-0-abcde", "workers",
+                {{"running", {{"startedAt", "2026-11-18T11:07:00Z"}}}});
+  EXPECT_FALSE(status_of("j1").contains("startupIssue"));
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing"); // a blocker alone fails nothing
+}
+
+TEST(pod_diagnosis, categories_priorities_and_terminality) {
+  auto pod = [](json container_statuses, json conditions = json::array()) {
+    return json{{"metadata", {{"name", "p"}}},
+                {"status",
+                 {{"phase", "Pending"},
+                  {"containerStatuses", container_statuses},
+                  {"conditions", conditions}}}};
+  };
+  auto waiting = [](std::string name, std::string reason) {
+    return json{{"name", name}, {"state", {{"waiting", {{"reason", reason}}}}}};
+  };
+  EXPECT_EQ(diagnose_pod(pod(json::array({{{"name", "c"},
+                                           {"state", {{"running", json::object()}}}}}))),
+            std::nullopt);
+  auto crash_and_pull = diagnose_pod(
+      pod(json::array({waiting("a", "CrashLoopBackOff"), waiting("b", "ErrImagePull")})));
+  ASSERT_TRUE(crash_and_pull);
+  EXPECT_EQ(crash_and_pull->category, "ImagePull"); // ImagePull outranks CrashLoop
+  EXPECT_EQ(crash_and_pull->container_name, "b");
+  EXPECT_EQ(crash_and_pull->fingerprint, "p/b/ErrImagePull");
+  auto config = diagnose_pod(pod(json::array({waiting("a", "CreateContainerConfigError")})));
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->category, "ContainerConfig");
+  auto unschedulable = [&](std::string message) {
+    return diagnose_pod(pod(json::array(), json::array({{{"type", "PodScheduled"},
+                                                         {"status", "False"},
+                                                         {"reason", "Unschedulable"},
+                                                         {"message", message}}})));
+  };
+  auto capacity = unschedulable("0/3 nodes are available: 3 Insufficient cpu.");
+  ASSERT_TRUE(capacity);
+  EXPECT_EQ(capacity->category, "SchedulingDelay");
+  EXPECT_FALSE(capacity->terminal_after_threshold);
+  auto selector = unschedulable("0/3 nodes are available: 3 node(s) didn't match Pod's node "
+                                "affinity/selector.");
+  ASSERT_TRUE(selector);
+  EXPECT_EQ(selector->category, "SchedulingConstraint");
+  EXPECT_TRUE(selector->terminal_after_threshold);
+  // Init containers count too.
+  json init = {{"metadata", {{"name", "p"}}},
+               {"status",
+                {{"phase", "Pending"},
+                 {"initContainerStatuses", json::array({waiting("init", "ImagePullBackOff")})}}}};
+  ASSERT_TRUE(diagnose_pod(init));
+  EXPECT_EQ(diagnose_pod(init)->container_name, "init");
+}
+
+TEST(pod_diagnosis, a_controller_end_is_named_only_when_it_failed) {
+  auto pod = [](json cs) {
+    return json{{"metadata", {{"name", "aiperf-j-controller-0-0-x"}}},
+                {"status", {{"containerStatuses", json::array({cs})}}}};
+  };
+  EXPECT_EQ(controller_termination(pod({{"name", "control-plane"},
+                                        {"state", {{"terminated", {{"exitCode", 0}}}}}})),
+            std::nullopt);
+  EXPECT_EQ(controller_termination(pod({{"name", "control-plane"},
+                                        {"state", {{"running", json::object()}}}})),
+            std::nullopt);
+  EXPECT_EQ(controller_termination(
+                pod({{"name", "control-plane"},
+                     {"state", {{"running", json::object()}}},
+                     {"lastState", {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}}})),
+            "controller pod aiperf-j-controller-0-0-x: container exited with code 1 (Error)");
+  // The results sidecar ending is not the controller's end.
+  EXPECT_EQ(controller_termination(pod({{"name", "results-sidecar"},
+                                        {"state", {{"terminated", {{"exitCode", 2}}}}}})),
+            std::nullopt);
 }
 
 // -- the pure status helpers ----------------------------------------------------

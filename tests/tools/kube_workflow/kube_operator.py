@@ -20,7 +20,9 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
   Warning event `kubectl describe` shows, and nothing is created for it;
 - `spec.cancel: true` deletes the JobSet and ends the job Cancelled;
 - `kube profile --operator --no-detach` submits an AIPerfJob, follows it to
-  Completed and prints its summary (exit 0).
+  Completed and prints its summary (exit 0);
+- a SIGKILLed controller fails its job with status.error naming the pod and
+  exit code 137.
 
 Needs root (the simulator's pod sandbox) and kubectl. Exits 77 (ctest:
 skipped) when one is missing; with CI=true that is a failure instead.
@@ -180,6 +182,22 @@ class Operator(unittest.TestCase):
         self.assertIn("results stored by the operator in /data/bench/cli/", r.stdout)
         with open(os.path.join(self.sim.home, ".aiperf", "last_kube_benchmark.json")) as f:
             self.assertEqual(json.load(f), {"name": "cli", "namespace": NS, "mode": "operator"})
+
+    def test_7_a_killed_controller_fails_the_job_naming_it(self):
+        self.submit("killed", 100000)
+        self.wait_phase("killed", {"Running"}, 90)
+        pods = self.sim.kubectl_json(
+            "get", "pods", "-n", NS, "-l",
+            "jobset.sigs.k8s.io/jobset-name=aiperf-killed,"
+            "jobset.sigs.k8s.io/replicatedjob-name=controller")["items"]
+        self.assertEqual(len(pods), 1, pods)
+        pod = pods[0]["metadata"]["name"]
+        self.sim.ctl("pods", "kill", "-n", NS, pod, "--signal", "KILL")
+        status = self.wait_phase("killed", {"Failed"}, 60)
+        self.assertTrue(status["error"].startswith(
+            "controller pod %s: container exited with code 137" % pod), status["error"])
+        described = self.sim.kubectl_ok("describe", "aiperfjob", "killed", "-n", NS).stdout
+        self.assertIn("ControllerTerminated", described)
 
 
 if __name__ == "__main__":
