@@ -48,6 +48,7 @@ constexpr std::string_view component = "aiperf-operator";
 constexpr std::string_view user_agent = "aiperf-node/operator";
 constexpr std::string_view completion_claimed = "aiperf.nvidia.com/completion-claimed";
 constexpr std::string_view benchmark_complete = "aiperf.nvidia.com/benchmark-complete";
+constexpr std::string_view startup_failure_claimed = "aiperf.nvidia.com/startup-failure-claimed";
 constexpr int max_rebases = 3;
 
 resource_ref jobs_ref(std::string ns, std::string name = {}, std::string sub = {}) {
@@ -379,6 +380,8 @@ private:
     }
     if (annotation(job_, benchmark_complete) == "true")
       return complete();
+    if (annotation(job_, startup_failure_claimed) == "true")
+      return startup_failed(); // a claim persisted before a restart resumes
     auto me = shared_from_this();
     auto informer = self_->state.informer_for(self_->state.child_informers[jobsets], ns_);
     auto key = inf::key_of(ns_, mf::jobset_name(name_));
@@ -438,6 +441,15 @@ private:
         if (!issue || blocker_rank(found->category) < blocker_rank(issue->category))
           issue = std::move(found);
     }
+    // A blocker that fails jobs, persisted with the same fingerprint and
+    // unchanged past the critical threshold: judged on the cached status,
+    // so a pod event only ever records it.
+    const json persisted = job_.value("status", json::object()).value("startupIssue", json::object());
+    if (issue && issue->terminal_after_threshold
+        && persisted.value("fingerprint", std::string{}) == issue->fingerprint
+        && now() - seconds_of(persisted, "/firstObservedTime")
+               >= self_->state.cfg.critical_threshold_seconds)
+      return claim_startup_failure(persisted);
     auto view = view_of_jobset(jobset_);
     // A controller that died before announcing results: the pod says why.
     if (controller_end)
@@ -532,12 +544,81 @@ private:
                + (issue->container_name.empty() ? "" : " container " + issue->container_name)
                + ": " + issue->reason + (issue->message.empty() ? "" : ": " + issue->message);
       } else {
-        auto left = std::chrono::seconds{std::max<std::int64_t>(threshold - waited, 1)};
-        if (requeue_ == caf::timespan{0} || left < requeue_)
-          requeue_ = left;
+        requeue_at_most(threshold - waited);
       }
     }
+    if (issue->terminal_after_threshold)
+      requeue_at_most(self_->state.cfg.critical_threshold_seconds - waited);
     s["startupIssue"] = std::move(record);
+  }
+
+  // The next pass comes at the latest in `seconds` (at least 1).
+  void requeue_at_most(std::int64_t seconds) {
+    auto left = caf::timespan{std::chrono::seconds{std::max<std::int64_t>(seconds, 1)}};
+    if (requeue_ == caf::timespan{0} || left < requeue_)
+      requeue_ = left;
+  }
+
+  // The startup-failure claim: one JSON patch whose tests cover the UID,
+  // the resourceVersion, spec.cancel, the phase, the whole persisted
+  // startupIssue and the whole annotation map (so it and the completion
+  // claim exclude each other), then the annotation. Only its winner
+  // deletes the JobSet and fails the job.
+  void claim_startup_failure(const json& persisted) {
+    const json& m = meta(job_);
+    json ops = json::array(
+        {{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid_}},
+         {{"op", "test"},
+          {"path", "/metadata/resourceVersion"},
+          {"value", m.value("resourceVersion", std::string{})}},
+         {{"op", "test"},
+          {"path", "/spec/cancel"},
+          {"value", job_.value("spec", json::object()).value("cancel", false)}},
+         {{"op", "test"}, {"path", "/status/phase"}, {"value", phase_of(job_)}},
+         {{"op", "test"}, {"path", "/status/startupIssue"}, {"value", persisted}}});
+    if (m.contains("annotations")) {
+      ops.push_back({{"op", "test"}, {"path", "/metadata/annotations"}, {"value", m["annotations"]}});
+      ops.push_back({{"op", "add"},
+                     {"path", "/metadata/annotations/" + k8s::pointer_token(startup_failure_claimed)},
+                     {"value", "true"}});
+    } else {
+      ops.push_back({{"op", "add"},
+                     {"path", "/metadata/annotations"},
+                     {"value", {{std::string{startup_failure_claimed}, "true"}}}});
+    }
+    auto me = shared_from_this();
+    call(make_request(self_, verb::patch, jobs_ref(ns_, name_), ops, k8s::patch_type::json),
+         [me](response& r) {
+           me->job_ = json::parse(r.body, nullptr, false);
+           me->startup_failed();
+         },
+         [me](const caf::error&) { me->finish({}, true); }); // lost the race: re-read
+  }
+
+  // The claim is held: the JobSet goes (UID precondition), then the job
+  // fails with the blocker that stayed.
+  void startup_failed() {
+    const json issue = job_.value("status", json::object()).value("startupIssue", json::object());
+    auto container = issue.value("containerName", std::string{});
+    auto reason = issue.value("message", std::string{});
+    auto msg = "pod " + issue.value("podName", std::string{"?"})
+               + (container.empty() ? "" : " container " + container) + ": "
+               + issue.value("reason", std::string{}) + (reason.empty() ? "" : ": " + reason)
+               + " (unchanged for "
+               + std::to_string(self_->state.cfg.critical_threshold_seconds) + " s)";
+    auto me = shared_from_this();
+    call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
+         [me, msg](response& r) {
+           me->jobset_ = json::parse(r.body, nullptr, false);
+           if (!controlled_by(me->jobset_, me->name_, me->uid_))
+             return me->fail_job(msg, nullptr, "StartupFailed");
+           me->delete_jobset([me, msg] { me->fail_job(msg, nullptr, "StartupFailed"); });
+         },
+         [me, msg](const caf::error& err) {
+           if (code_of(err) == k8s::errc::not_found)
+             return me->fail_job(msg, nullptr, "StartupFailed");
+           me->finish({}, true);
+         });
   }
 
   double timeout_seconds() const {

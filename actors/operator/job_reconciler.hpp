@@ -72,6 +72,11 @@ struct reconciler_config {
   /// AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS: a startup blocker this
   /// old gets a Warning event.
   std::int64_t pending_threshold_seconds = 30;
+  /// AIPERF_K8S_WATCHDOG_PENDING_CRITICAL_THRESHOLD_SECONDS: a blocker of a
+  /// failing category (image pull, container config, crash loop, a
+  /// scheduling constraint no node meets) unchanged this long fails the
+  /// job; capacity, PVC and Kueue waits never do.
+  std::int64_t critical_threshold_seconds = 90;
   /// Pulls a finished run's results (harvest.hpp); tests give a fake.
   harvester_actor harvester;
   caf::timespan harvest_timeout = std::chrono::minutes{30};

@@ -74,7 +74,8 @@ int run(const operator_options& o) {
   auto retry_delay = number_from(env, "AIPERF_RESULTS_RETRY_DELAY", 2.0);
   auto retries = number_from(env, "AIPERF_RESULTS_MAX_RETRIES", 5);
   auto pending = number_from(env, "AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS", 30);
-  for (const auto* read : {&timeout, &retry_delay, &retries, &pending})
+  auto critical = number_from(env, "AIPERF_K8S_WATCHDOG_PENDING_CRITICAL_THRESHOLD_SECONDS", 90);
+  for (const auto* read : {&timeout, &retry_delay, &retries, &pending, &critical})
     if (!*read) {
       std::fprintf(stderr, "error: %s\n", error_message(read->error()).c_str());
       return proto::exit_config;
@@ -142,6 +143,7 @@ int run(const operator_options& o) {
   rcfg.namespaces = o.watch_namespaces;
   rcfg.default_timeout_seconds = *timeout;
   rcfg.pending_threshold_seconds = static_cast<std::int64_t>(*pending);
+  rcfg.critical_threshold_seconds = static_cast<std::int64_t>(*critical);
   rcfg.env = [env](std::string_view name) { return env(name); };
   rcfg.harvester = op::spawn_http_harvester(sys, harvest);
   auto reconciler = op::spawn_job_reconciler(sys, rcfg);

@@ -769,11 +769,89 @@ TEST_F(pods_test, a_startup_blocker_is_recorded_warned_about_and_cleared) {
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back()["reason"], "StartupBlocked");
   EXPECT_EQ(events.back()["type"], "Warning");
-  // The image arrives: a healthy update clears the issue.
+  // The image arrives: a healthy update clears the blocker.
   set_container("aiperf-j1-workers-0-0-abcde", "workers",
                 {{"running", {{"startedAt", "2026-11-18T11:07:00Z"}}}});
   EXPECT_FALSE(status_of("j1").contains("startupIssue"));
   EXPECT_EQ(status_of("j1")["phase"], "Initializing"); // a blocker alone fails nothing
+}
+
+TEST_F(pods_test, a_blocker_unchanged_past_the_critical_threshold_claims_and_fails_the_job) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  auto jobset_uid = get(jobsets_ref("aiperf-j1"))["metadata"]["uid"].get<std::string>();
+  make_pod("aiperf-j1-workers-0-0-abcde", "workers");
+  set_container("aiperf-j1-workers-0-0-abcde", "workers",
+                {{"waiting", {{"reason", "ImagePullBackOff"}, {"message", "no such image"}}}});
+  advance_time(60s);
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  recorder->log.clear();
+  advance_time(31s); // 91 s unchanged: past the critical threshold (90 s)
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["error"], "pod aiperf-j1-workers-0-0-abcde container workers: ImagePullBackOff: "
+                        "no such image (unchanged for 90 s)");
+  EXPECT_EQ(get(jobs_ref("j1"))["metadata"]["annotations"]
+                ["aiperf.nvidia.com/startup-failure-claimed"],
+            "true");
+  // The claim's fence, then the JobSet by UID, then the terminal status.
+  const recorded* claim = nullptr;
+  const recorded* del = nullptr;
+  for (const auto& r : recorder->log) {
+    if (r.v == verb::patch && r.path == jobs_path + "/j1" && !claim)
+      claim = &r;
+    if (r.v == verb::remove)
+      del = &r;
+  }
+  ASSERT_NE(claim, nullptr);
+  std::vector<std::string> tested;
+  for (const auto& op : claim->body)
+    if (op["op"] == "test")
+      tested.push_back(op["path"]);
+  EXPECT_EQ(tested, (std::vector<std::string>{"/metadata/uid", "/metadata/resourceVersion",
+                                              "/spec/cancel", "/status/phase",
+                                              "/status/startupIssue"}));
+  ASSERT_NE(del, nullptr);
+  EXPECT_EQ(del->body["preconditions"]["uid"], jobset_uid);
+  EXPECT_EQ(events_of("j1").back()["reason"], "StartupFailed");
+}
+
+TEST_F(pods_test, a_capacity_wait_never_fails_the_job) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  make_pod("aiperf-j1-workers-0-0-abcde", "workers");
+  ok(verb::patch, {"", "v1", "pods", "default", "aiperf-j1-workers-0-0-abcde", "status"},
+     {{"status",
+       {{"phase", "Pending"},
+        {"conditions", json::array({{{"type", "PodScheduled"},
+                                     {"status", "False"},
+                                     {"reason", "Unschedulable"},
+                                     {"message", "0/1 nodes are available: 1 Insufficient cpu."}}})}}}},
+     patch_type::merge);
+  drain();
+  for (int i = 0; i < 5; ++i)
+    advance_time(60s);
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Initializing");
+  EXPECT_EQ(s["startupIssue"]["category"], "SchedulingDelay");
+  EXPECT_EQ(s["startupIssue"]["warningEmitted"], true);
+}
+
+TEST_F(pods_test, a_persisted_startup_failure_claim_resumes_after_a_restart) {
+  submit(getting_started_job("j1"));
+  start_operator();
+  ok(verb::patch, jobs_ref("j1", "status"),
+     {{"status",
+       {{"startupIssue",
+         {{"podName", "p"}, {"containerName", "c"}, {"reason", "ErrImagePull"}}}}}},
+     patch_type::merge);
+  recorder->log.clear();
+  ok(verb::patch, jobs_ref("j1"),
+     {{"metadata", {{"annotations", {{"aiperf.nvidia.com/startup-failure-claimed", "true"}}}}}},
+     patch_type::merge);
+  drain();
+  EXPECT_EQ(status_of("j1")["phase"], "Failed");
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
 }
 
 TEST(pod_diagnosis, categories_priorities_and_terminality) {

@@ -22,7 +22,10 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
 - `kube profile --operator --no-detach` submits an AIPerfJob, follows it to
   Completed and prints its summary (exit 0);
 - a SIGKILLed controller fails its job with status.error naming the pod and
-  exit code 137.
+  exit code 137;
+- with lowered watchdog thresholds (the operator restarts with them), a job
+  whose image cannot be pulled records status.startupIssue, warns, claims
+  the startup failure and ends Failed, its JobSet deleted.
 
 Needs root (the simulator's pod sandbox) and kubectl. Exits 77 (ctest:
 skipped) when one is missing; with CI=true that is a failure instead.
@@ -198,6 +201,38 @@ class Operator(unittest.TestCase):
             "controller pod %s: container exited with code 137" % pod), status["error"])
         described = self.sim.kubectl_ok("describe", "aiperfjob", "killed", "-n", NS).stdout
         self.assertIn("ControllerTerminated", described)
+
+    def operator_with(self, **env):
+        """Sets env on the operator Deployment; waits for its new pod to be Ready."""
+        self.sim.kubectl_ok("set", "env", "deployment/aiperf-operator", "-n", "aiperf-system",
+                            *["%s=%s" % kv for kv in env.items()])
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            pods = self.sim.kubectl_json("get", "pods", "-n", "aiperf-system")["items"]
+            for p in pods:
+                names = {e["name"] for e in p["spec"]["containers"][0].get("env", [])}
+                ready = any(c["type"] == "Ready" and c["status"] == "True"
+                            for c in p.get("status", {}).get("conditions", []))
+                if set(env) <= names and ready and "deletionTimestamp" not in p["metadata"]:
+                    return
+            time.sleep(0.5)
+        self.fail("the operator did not restart with %s" % env)
+
+    def test_8_a_pod_that_cannot_pull_fails_after_the_critical_threshold(self):
+        # Lowered thresholds; the operator restarts with them (Recreate).
+        self.operator_with(AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS="1",
+                           AIPERF_K8S_WATCHDOG_PENDING_CRITICAL_THRESHOLD_SECONDS="4")
+        self.submit("nopull", 10, edit=lambda t: t.replace("image: aiperf-node:dev",
+                                                           "image: registry.invalid/nope:1"))
+        status = self.wait_phase("nopull", {"Failed"}, 90)
+        self.assertRegex(status["error"], r"^pod aiperf-nopull-\S+ container \S+: "
+                                          r"(ImagePullBackOff|ErrImagePull).*\(unchanged for 4 s\)$")
+        self.assertEqual(status["startupIssue"]["category"], "ImagePull")
+        described = self.sim.kubectl_ok("describe", "aiperfjob", "nopull", "-n", NS).stdout
+        self.assertIn("StartupBlocked", described)
+        self.assertIn("StartupFailed", described)
+        self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-nopull", "-n", NS).returncode,
+                            0)
 
 
 if __name__ == "__main__":
