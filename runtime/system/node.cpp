@@ -98,4 +98,18 @@ signal_watcher::~signal_watcher() {
   thread_.join();
 }
 
+stop_signal::stop_signal()
+    : watcher_{[this](int) {
+        std::lock_guard<std::mutex> guard{mtx_};
+        stopped_ = true;
+        cv_.notify_all();
+      }} {
+  // nop
+}
+
+void stop_signal::wait() {
+  std::unique_lock<std::mutex> lock{mtx_};
+  cv_.wait(lock, [this] { return stopped_; });
+}
+
 } // namespace aiperf::system

@@ -11,8 +11,10 @@ class io_context;
 } // namespace boost::asio
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -70,6 +72,25 @@ private:
   std::atomic<int> received_{0};
   std::atomic<bool> stopping_{false};
   std::thread thread_;
+};
+
+/// The main thread of a server command (`results-sidecar`, `operator`):
+/// wait() returns once SIGINT or SIGTERM arrived. Construct it first, as
+/// signal_watcher, before any thread starts.
+class stop_signal {
+public:
+  stop_signal();
+  stop_signal(const stop_signal&) = delete;
+  stop_signal& operator=(const stop_signal&) = delete;
+
+  /// Blocks until the first signal.
+  void wait();
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  signal_watcher watcher_; // last: its thread uses the members above
 };
 
 } // namespace aiperf::system

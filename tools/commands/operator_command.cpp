@@ -17,10 +17,8 @@
 #include <caf/all.hpp>
 
 #include <charconv>
-#include <condition_variable>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,15 +101,8 @@ int run(const operator_options& o) {
   }
   auto origin = client_cfg->origin;
 
-  std::mutex mtx;
-  std::condition_variable cv;
-  bool stop = false;
   // Installed before any thread starts, so every thread inherits the mask.
-  system::signal_watcher signals{[&](int) {
-    std::lock_guard<std::mutex> guard{mtx};
-    stop = true;
-    cv.notify_all();
-  }};
+  system::stop_signal stop;
   caf::actor_system_config sys_cfg;
   commands::add_error_categories(sys_cfg);
   sys_cfg.set("scheduler.max-threads", 2);
@@ -158,9 +149,7 @@ int run(const operator_options& o) {
               ":%u\n",
               scope.c_str(), origin.c_str(), unsigned{o.health_port}, unsigned{results_port});
   std::fflush(stdout);
-  std::unique_lock<std::mutex> lock{mtx};
-  cv.wait(lock, [&] { return stop; });
-  lock.unlock();
+  stop.wait();
   for (auto& s : servers)
     s->stop();
   caf::anon_send_exit(reconciler, caf::exit_reason::user_shutdown);

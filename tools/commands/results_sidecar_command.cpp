@@ -11,11 +11,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -78,15 +76,8 @@ int run(const sidecar_options& o) {
                  dir.c_str());
     return proto::exit_config;
   }
-  std::mutex mtx;
-  std::condition_variable cv;
-  bool stop = false;
   // Installed before the server's threads start, so they inherit the mask.
-  system::signal_watcher signals{[&](int) {
-    std::lock_guard<std::mutex> guard{mtx};
-    stop = true;
-    cv.notify_all();
-  }};
+  system::stop_signal stop;
   http_server::options opts;
   opts.host = o.host;
   opts.port = port;
@@ -103,9 +94,7 @@ int run(const sidecar_options& o) {
   std::printf("results-sidecar serving %s on http://%s:%u\n", dir.c_str(), o.host.c_str(),
               unsigned{*started});
   std::fflush(stdout);
-  std::unique_lock<std::mutex> lock{mtx};
-  cv.wait(lock, [&] { return stop; });
-  lock.unlock();
+  stop.wait();
   server.stop();
   return proto::exit_ok;
 }
