@@ -64,20 +64,6 @@ resource_ref pods_ref(std::string ns) {
   return {"", "v1", "pods", std::move(ns), "", ""};
 }
 
-// The four kinds the operator creates.
-resource_ref ref_of(const json& obj) {
-  auto kind = obj.value("kind", std::string{});
-  auto ns = obj["metadata"].value("namespace", std::string{});
-  auto name = obj["metadata"].value("name", std::string{});
-  if (kind == "Role")
-    return {"rbac.authorization.k8s.io", "v1", "roles", ns, name, ""};
-  if (kind == "RoleBinding")
-    return {"rbac.authorization.k8s.io", "v1", "rolebindings", ns, name, ""};
-  if (kind == "ConfigMap")
-    return {"", "v1", "configmaps", ns, name, ""};
-  return jobsets_ref(ns, name);
-}
-
 std::pair<std::string, std::string> split_key(const std::string& key) {
   auto slash = key.find('/');
   if (slash == std::string::npos)
@@ -301,9 +287,7 @@ private:
       return admitted();
     auto me = shared_from_this();
     const auto& obj = objects_[i];
-    auto collection = ref_of(obj);
-    collection.name.clear();
-    call(make_request(self_, verb::create, std::move(collection), obj),
+    call(make_request(self_, verb::create, mf::collection_of(obj), obj),
          [me, i](response&) { me->create(i + 1); },
          [me, i](const caf::error& err) {
            if (code_of(err) == k8s::errc::already_exists)
@@ -314,7 +298,8 @@ private:
 
   void on_exists(std::size_t i) {
     auto me = shared_from_this();
-    auto ref = ref_of(objects_[i]);
+    auto ref = mf::collection_of(objects_[i]);
+    ref.name = meta(objects_[i]).value("name", std::string{});
     call(make_request(self_, verb::get, ref),
          [me, i, ref](response& r) {
            auto existing = json::parse(r.body, nullptr, false);
@@ -600,25 +585,13 @@ private:
   void startup_failed() {
     const json issue = job_.value("status", json::object()).value("startupIssue", json::object());
     auto container = issue.value("containerName", std::string{});
-    auto reason = issue.value("message", std::string{});
+    auto detail = issue.value("message", std::string{});
     auto msg = "pod " + issue.value("podName", std::string{"?"})
                + (container.empty() ? "" : " container " + container) + ": "
-               + issue.value("reason", std::string{}) + (reason.empty() ? "" : ": " + reason)
+               + issue.value("reason", std::string{}) + (detail.empty() ? "" : ": " + detail)
                + " (unchanged for "
                + std::to_string(self_->state.cfg.critical_threshold_seconds) + " s)";
-    auto me = shared_from_this();
-    call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
-         [me, msg](response& r) {
-           me->jobset_ = json::parse(r.body, nullptr, false);
-           if (!controlled_by(me->jobset_, me->name_, me->uid_))
-             return me->fail_job(msg, nullptr, "StartupFailed");
-           me->delete_jobset([me, msg] { me->fail_job(msg, nullptr, "StartupFailed"); });
-         },
-         [me, msg](const caf::error& err) {
-           if (code_of(err) == k8s::errc::not_found)
-             return me->fail_job(msg, nullptr, "StartupFailed");
-           me->finish({}, true);
-         });
+    remove_jobset([this, msg] { fail_job(msg, nullptr, "StartupFailed"); });
   }
 
   double timeout_seconds() const {
@@ -741,35 +714,15 @@ private:
                                   now());
           }
         },
-        [this] {
-          auto me = shared_from_this();
-          call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
-               [me](response& res) {
-                 me->jobset_ = json::parse(res.body, nullptr, false);
-                 if (!controlled_by(me->jobset_, me->name_, me->uid_))
-                   return me->finish();
-                 me->delete_jobset([me] { me->finish(); });
-               },
-               [me](const caf::error&) { me->finish(); });
-        });
+        [this] { remove_jobset([this] { finish(); }); });
   }
 
   // -- cancellation ------------------------------------------------------------
 
+  // spec.cancel: the JobSet goes first, so observedGeneration is only
+  // acknowledged once the deletion succeeded.
   void cancel() {
-    auto me = shared_from_this();
-    call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
-         [me](response& r) {
-           me->jobset_ = json::parse(r.body, nullptr, false);
-           if (!controlled_by(me->jobset_, me->name_, me->uid_))
-             return me->cancelled();
-           me->delete_jobset([me] { me->cancelled(); });
-         },
-         [me](const caf::error& err) {
-           if (code_of(err) == k8s::errc::not_found)
-             return me->cancelled();
-           me->finish({}, true);
-         });
+    remove_jobset([this] { cancelled(); });
   }
 
   void cancelled() {
@@ -785,6 +738,25 @@ private:
           event("Normal", "Cancelled", "spec.cancel is true: the JobSet was deleted");
           finish();
         });
+  }
+
+  // Reads this job's JobSet and deletes it when its controller owner is this
+  // job (name and UID); gone, or someone else's, counts as removed. A
+  // failed read or delete is retried.
+  void remove_jobset(std::function<void()> then) {
+    auto me = shared_from_this();
+    call(make_request(self_, verb::get, jobsets_ref(ns_, mf::jobset_name(name_))),
+         [me, then](response& r) {
+           me->jobset_ = json::parse(r.body, nullptr, false);
+           if (!controlled_by(me->jobset_, me->name_, me->uid_))
+             return then();
+           me->delete_jobset(then);
+         },
+         [me, then](const caf::error& err) {
+           if (code_of(err) == k8s::errc::not_found)
+             return then();
+           me->finish({}, true);
+         });
   }
 
   // Deletes this job's JobSet with its UID as precondition (the JobSet read

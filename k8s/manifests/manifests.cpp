@@ -800,4 +800,22 @@ caf::expected<std::vector<json>> direct_mode_objects(const deployment& d,
   return out;
 }
 
+resource_ref collection_of(const json& obj) {
+  auto api = obj.value("apiVersion", std::string{});
+  auto kind = obj.value("kind", std::string{});
+  std::string group;
+  std::string version = api;
+  if (auto slash = api.find('/'); slash != std::string::npos) {
+    group = api.substr(0, slash);
+    version = api.substr(slash + 1);
+  }
+  std::string plural = kind == "Role"          ? "roles"
+                       : kind == "RoleBinding" ? "rolebindings"
+                       : kind == "ConfigMap"   ? "configmaps"
+                       : kind == "JobSet"      ? "jobsets"
+                                               : "";
+  auto ns = obj.value("metadata", json::object()).value("namespace", std::string{});
+  return {group, version, plural, ns, "", ""};
+}
+
 } // namespace aiperf::k8s::manifests

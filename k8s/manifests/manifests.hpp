@@ -14,6 +14,7 @@
 #pragma once
 
 #include "config/profile/profile_config.hpp"
+#include "k8s/api/api.hpp"
 #include "k8s/api/json.hpp"
 #include "proto/error.hpp"
 
@@ -241,6 +242,11 @@ struct resource_figures {
 [[nodiscard]] caf::expected<std::vector<json>>
 direct_mode_objects(const deployment& d, const config::profile_config& run,
                     const env_lookup& env);
+
+/// The collection one of those objects is created in: group and version
+/// from its apiVersion, the plural of its kind (Role, RoleBinding,
+/// ConfigMap, JobSet), its metadata.namespace; name left empty.
+[[nodiscard]] resource_ref collection_of(const json& obj);
 
 /// `url` with any user-info replaced by `<redacted>`
 /// (`http://u:p@h:1/x` → `http://<redacted>@h:1/x`); unchanged without.

@@ -48,22 +48,6 @@ extern "C" void on_sigint(int) {
   interrupted.store(true);
 }
 
-k8s::resource_ref ref_of(const k8s::json& obj, const std::string& ns) {
-  auto api = obj.value("apiVersion", "");
-  auto kind = obj.value("kind", "");
-  std::string group, version = api;
-  if (auto slash = api.find('/'); slash != std::string::npos) {
-    group = api.substr(0, slash);
-    version = api.substr(slash + 1);
-  }
-  std::string plural = kind == "Role"          ? "roles"
-                       : kind == "RoleBinding" ? "rolebindings"
-                       : kind == "ConfigMap"   ? "configmaps"
-                       : kind == "JobSet"      ? "jobsets"
-                                               : "";
-  return {group, version, plural, ns, "", ""};
-}
-
 /// kubectl's spelling of an object: `role.rbac.authorization.k8s.io/x`.
 std::string kubectl_name(const k8s::resource_ref& ref, const std::string& name) {
   std::string kind = ref.resource;
@@ -542,7 +526,7 @@ int run_profile(const profile_request& req) {
   // Every name is checked before anything is created: a refusal leaves the
   // namespace as it was.
   for (const auto& obj : *objects) {
-    auto ref = ref_of(obj, ns);
+    auto ref = k8s::manifests::collection_of(obj);
     ref.name = str_at(obj, {"metadata", "name"});
     k8s::request g;
     g.verb = k8s::verb::get;
@@ -558,16 +542,17 @@ int run_profile(const profile_request& req) {
       return report(got.error());
   }
   for (const auto& obj : *objects) {
+    auto collection = k8s::manifests::collection_of(obj);
     k8s::request w;
     w.verb = k8s::verb::create;
-    w.ref = ref_of(obj, ns);
+    w.ref = collection;
     w.body = obj.dump();
     w.field_manager = "aiperf-node";
     auto made = (*c)->call(std::move(w), std::chrono::seconds{60});
     if (!made) {
       auto name = str_at(obj, {"metadata", "name"});
       return report(make_error(k8s::errc::invalid,
-                               "create " + kubectl_name(ref_of(obj, ns), name) + " in " + ns
+                               "create " + kubectl_name(collection, name) + " in " + ns
                                    + ": " + error_message(made.error())
                                    + " (remove what was created: aiperf-node kube delete "
                                    + req.deploy.name + " -n " + ns + ")"));
