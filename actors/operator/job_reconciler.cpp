@@ -1,5 +1,6 @@
 #include "actors/operator/job_reconciler.hpp"
 
+#include "actors/operator/endpoint_probe.hpp"
 #include "actors/operator/job_status.hpp"
 #include "actors/operator/pod_diagnosis.hpp"
 #include "k8s/api/json.hpp"
@@ -49,6 +50,7 @@ constexpr std::string_view user_agent = "aiperf-node/operator";
 constexpr std::string_view completion_claimed = "aiperf.nvidia.com/completion-claimed";
 constexpr std::string_view benchmark_complete = "aiperf.nvidia.com/benchmark-complete";
 constexpr std::string_view startup_failure_claimed = "aiperf.nvidia.com/startup-failure-claimed";
+constexpr std::string_view heartbeat_annotation = "aiperf.nvidia.com/controller-heartbeat";
 constexpr int max_rebases = 3;
 
 resource_ref jobs_ref(std::string ns, std::string name = {}, std::string sub = {}) {
@@ -102,6 +104,10 @@ struct job_memory {
   /// it runs); its answer is kept here and the key queued again.
   bool harvesting = false;
   std::optional<caf::expected<harvest_result>> harvested;
+  /// The heartbeat a Warning was emitted for (once per silence).
+  std::string stale_heartbeat;
+  /// "<pod uid>/<container>" warned about for its restarts.
+  std::set<std::string> restarts_warned;
 };
 
 struct reconciler_state {
@@ -163,7 +169,7 @@ k8s::errc code_of(const caf::error& err) {
 class pass : public std::enable_shared_from_this<pass> {
 public:
   pass(self_ptr self, std::string key)
-      : self_(self), key_(std::move(key)) {
+      : self_(self), key_(std::move(key)), began_(self->clock().now()) {
     std::tie(ns_, name_) = split_key(key_);
     informer_ = self_->state.informer_for(self_->state.job_informers, ns_);
   }
@@ -253,7 +259,55 @@ private:
       secrets_.emplace_back(m.name, "podTemplate.volumes (mounted at " + m.mount_path + ")");
     for (const auto& s : d.image_pull_secrets)
       secrets_.emplace_back(s, "podTemplate.imagePullSecrets");
-    preflight(0);
+    if (plan_->skip_endpoint_check || !self_->state.cfg.prober)
+      return preflight(0);
+    for (const auto& u : plan_->run.urls)
+      if (std::find(urls_.begin(), urls_.end(), u) == urls_.end())
+        urls_.push_back(u);
+    probe(0);
+  }
+
+  // EndpointReachable: every endpoint URL resolves and accepts a TCP
+  // connection from here. A name that does not resolve fails the job; a
+  // refusal or a timeout is retried (the server may still be starting).
+  void probe(std::size_t i) {
+    if (i == urls_.size()) {
+      endpoint_checked_ = true;
+      return preflight(0);
+    }
+    auto me = shared_from_this();
+    self_->request(self_->state.cfg.prober, self_->state.cfg.probe_timeout, probe_atom::value,
+                   urls_[i])
+        .then([me, i](probe_result& r) { me->probed(i, std::move(r)); },
+              [me, i](caf::error& err) {
+                me->probed(i, {probe_outcome::unreachable, error_message(err)});
+              });
+  }
+
+  void probed(std::size_t i, probe_result r) {
+    if (r.outcome == probe_outcome::reachable)
+      return probe(i + 1);
+    auto msg = "endpoint " + urls_[i] + ": " + r.message;
+    if (r.outcome == probe_outcome::dns_failed) {
+      return fail_job(msg, [msg, this](json& s) {
+        set_condition(s, "ConfigValid", "True", "SpecValid", "the spec is valid", now());
+        set_condition(s, "EndpointReachable", "False", "EndpointDNSResolutionFailed", msg, now());
+      }, "EndpointDNSResolutionFailed");
+    }
+    bool was_unreachable = false;
+    const json status = job_.value("status", json::object());
+    if (const json* c = condition_of(status, "EndpointReachable"))
+      was_unreachable = c->value("status", std::string{}) == "False";
+    write_status(
+        [msg, this](json& s) {
+          set_condition(s, "ConfigValid", "True", "SpecValid", "the spec is valid", now());
+          set_condition(s, "EndpointReachable", "False", "EndpointUnreachable", msg, now());
+        },
+        [this, msg, was_unreachable] {
+          if (!was_unreachable)
+            event("Warning", "EndpointUnreachable", msg + "; retried every 10 s");
+          finish(std::chrono::seconds{10});
+        });
   }
 
   void preflight(std::size_t i) {
@@ -351,6 +405,9 @@ private:
                         "every referenced Secret exists", now());
           set_condition(s, "ResourcesCreated", "True", "ResourcesCreated",
                         "Role, RoleBinding, ConfigMap and JobSet " + jobset + " created", now());
+          if (endpoint_checked_)
+            set_condition(s, "EndpointReachable", "True", "EndpointReachable",
+                          "every endpoint URL accepts connections", now());
         },
         [this] { finish(); });
   }
@@ -415,17 +472,26 @@ private:
 
   // The JobSet and the pods of an admitted job decide its next status.
   void judge(const std::vector<json>& job_pods) {
-    std::optional<std::string> controller_end;
+    std::optional<controller_end> ended;
     std::optional<startup_issue> issue;
+    auto& mem = self_->state.jobs[key_];
+    std::vector<std::string> restart_warnings;
     for (const auto& pod : job_pods) {
       auto rjob = meta(pod).value("labels", json::object())
                       .value("jobset.sigs.k8s.io/replicatedjob-name", std::string{});
-      if (rjob == "controller" && !controller_end)
-        controller_end = controller_termination(pod);
+      if (rjob == "controller" && !ended)
+        ended = controller_termination(pod);
       if (auto found = diagnose_pod(pod))
         if (!issue || blocker_rank(found->category) < blocker_rank(issue->category))
           issue = std::move(found);
+      auto pod_name = meta(pod).value("name", std::string{});
+      for (const auto& r : restarts_past(pod, self_->state.cfg.pod_restart_threshold))
+        if (mem.restarts_warned.insert(uid_of(pod) + "/" + r.container).second)
+          restart_warnings.push_back("pod " + pod_name + " container " + r.container
+                                     + " restarted " + std::to_string(r.restarts) + " times");
     }
+    for (const auto& w : restart_warnings)
+      event("Warning", "PodRestarting", w);
     // A blocker that fails jobs, persisted with the same fingerprint and
     // unchanged past the critical threshold: judged on the cached status,
     // so a pod event only ever records it.
@@ -437,8 +503,10 @@ private:
       return claim_startup_failure(persisted);
     auto view = view_of_jobset(jobset_);
     // A controller that died before announcing results: the pod says why.
-    if (controller_end)
-      return fail_job(*controller_end, nullptr, "ControllerTerminated");
+    if (ended && !is_benchmark_outcome(ended->exit_code))
+      return fail_job(ended->message, nullptr, "ControllerTerminated");
+    if (auto beat = heartbeat_watchdog(ended); beat)
+      return salvage(*ended);
     if (view.failure) {
       auto msg = "JobSet " + mf::jobset_name(name_) + " failed: " + *view.failure;
       return fail_job(msg, nullptr, "JobSetFailed");
@@ -480,27 +548,86 @@ private:
                           "the controller reports subPhase " + sub, now());
           }
           // status.workers is the operator's estimate until the controller
-          // writes totalPods, which hands the key over to the controller.
+          // writes totalPods, which hands the key over to the controller;
+          // WorkersReady follows whoever owns it.
           auto& w = s["workers"];
           if (!w.is_object())
             w = json::object();
-          if (!w.contains("totalPods")) {
-            int total = w.value("total", 0);
-            int ready = std::min(view.ready_worker_jobs * per_pod, total);
+          bool controller_owned = w.contains("totalPods");
+          int total = w.value("total", 0);
+          int ready = w.value("ready", 0);
+          if (!controller_owned) {
+            ready = std::min(view.ready_worker_jobs * per_pod, total);
             w["ready"] = ready;
-            bool all = total > 0 && ready == total;
-            set_condition(s, "WorkersReady", all ? "True" : "False",
-                          all ? "WorkersReady" : "WorkersStarting",
-                          std::to_string(ready) + " of " + std::to_string(total)
-                              + " workers ready",
-                          now());
           }
+          bool all = total > 0 && ready >= total;
+          set_condition(s, "WorkersReady", all ? "True" : "False",
+                        all ? "WorkersReady" : "WorkersStarting",
+                        std::to_string(ready) + " of " + std::to_string(total) + " workers "
+                            + (controller_owned ? "registered with the controller" : "ready"),
+                        now());
           record_startup_issue(s, issue, *warn);
         },
         [this, warn] {
           if (*warn)
             event("Warning", "StartupBlocked", **warn);
           finish(requeue_);
+        });
+  }
+
+  // The heartbeat watchdog. While the controller's heartbeat is fresh a pass
+  // reads only caches; once it is older than
+  // AIPERF_K8S_CONTROLLER_HEARTBEAT_EXPIRY_SECONDS (from status.startTime
+  // when the controller never pushed) the job is recovered: a controller
+  // that exited with a benchmark outcome but never announced its results
+  // is salvaged (true: the results sidecar still serves them); one that is
+  // still running but silent gets a Warning event, once per silence.
+  bool heartbeat_watchdog(const std::optional<controller_end>& ended) {
+    auto& mem = self_->state.jobs[key_];
+    auto beat_text = annotation(job_, heartbeat_annotation);
+    std::int64_t beat = 0;
+    if (auto parsed = k8s::parse_time(beat_text); parsed && !beat_text.empty())
+      beat = *parsed / 1'000'000'000;
+    else
+      beat = seconds_of(job_, "/status/startTime");
+    auto expiry = self_->state.cfg.heartbeat_expiry_seconds;
+    auto age = now() - beat;
+    if (age < expiry) {
+      requeue_at_most(expiry - age);
+      return false;
+    }
+    if (ended)
+      return true;
+    if (!beat_text.empty() && mem.stale_heartbeat != beat_text) {
+      mem.stale_heartbeat = beat_text;
+      event("Warning", "ControllerHeartbeatExpired",
+            "no status push from the controller for " + std::to_string(age)
+                + " s (last heartbeat " + beat_text + ")");
+    }
+    return false;
+  }
+
+  // The controller ended with a benchmark outcome and no benchmark-complete:
+  // its exit code goes into the status (unless its final push landed), then
+  // the completion path claims and harvests, the harvest falling back to
+  // the results sidecar.
+  void salvage(const controller_end& ended) {
+    if (has_annotation(job_, completion_claimed))
+      return complete(); // claimed by an earlier pass: the harvest goes on
+    int code = ended.exit_code;
+    auto msg = ended.message;
+    write_status(
+        [this, code, msg](json& s) {
+          if (!s.contains("exitCode"))
+            s["exitCode"] = code;
+          set_condition(s, "ResultsAvailable", "False", "ResultsSalvaging",
+                        msg + " without announcing its results; collecting them from the "
+                              "results sidecar",
+                        now());
+        },
+        [this, msg] {
+          event("Warning", "ResultsSalvaging", msg + " without announcing its results");
+          complete();
         });
   }
 
@@ -879,6 +1006,11 @@ private:
   void finish(caf::timespan requeue = {}, bool failed = false) {
     if (failed)
       log::get("operator")->info("{}: an API call failed; retried with back-off", key_);
+    if (const auto& m = self_->state.cfg.metrics)
+      m->reconciled(failed              ? pass_result::error
+                    : requeue.count() > 0 ? pass_result::requeue
+                                          : pass_result::success,
+                    std::chrono::duration<double>(self_->clock().now() - began_).count());
     self_->send(informer_, inf::done_atom::value, key_, requeue, failed);
   }
 
@@ -888,6 +1020,7 @@ private:
 
   self_ptr self_;
   std::string key_;
+  caf::actor_clock::time_point began_;
   std::string ns_;
   std::string name_;
   inf::informer_actor informer_;
@@ -897,6 +1030,8 @@ private:
   std::optional<mf::job_plan> plan_;
   std::vector<json> objects_;
   std::vector<std::pair<std::string, std::string>> secrets_; // name, used by
+  std::vector<std::string> urls_; // the endpoint URLs to probe, once each
+  bool endpoint_checked_ = false;
   caf::timespan requeue_{0};
 };
 
@@ -931,6 +1066,8 @@ reconciler_actor::behavior_type reconciler(self_ptr self, reconciler_config cfg)
     jobs.ref = jobs_ref(ns);
     jobs.workers = 8; // a harvest holds its key for minutes; others go on
     jobs.seed = seed ? seed++ : 0;
+    if (st.cfg.metrics)
+      jobs.depth = st.cfg.metrics->depth;
     auto ji = inf::spawn_informer(self->home_system(), st.cfg.api, jobs, owner);
     self->link_to(ji);
     st.job_informers[ns] = ji;

@@ -39,7 +39,9 @@
 // key is retried). It has no other interface and stops when killed.
 #pragma once
 
+#include "actors/operator/endpoint_probe.hpp"
 #include "actors/operator/harvest.hpp"
+#include "actors/operator/metrics.hpp"
 #include "k8s/api/api.hpp"
 #include "k8s/informer/informer.hpp"
 #include "k8s/manifests/manifests.hpp"
@@ -47,6 +49,7 @@
 #include <caf/fwd.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,6 +80,19 @@ struct reconciler_config {
   /// scheduling constraint no node meets) unchanged this long fails the
   /// job; capacity, PVC and Kueue waits never do.
   std::int64_t critical_threshold_seconds = 90;
+  /// AIPERF_K8S_CONTROLLER_HEARTBEAT_EXPIRY_SECONDS: a controller silent
+  /// this long is recovered (salvaged when it exited with an outcome, else
+  /// a Warning event).
+  std::int64_t heartbeat_expiry_seconds = 30;
+  /// AIPERF_POD_RESTART_THRESHOLD: a container restarted this often gets a
+  /// Warning event (once per pod and container); 0 = never.
+  int pod_restart_threshold = 3;
+  /// Checks spec.benchmark.endpoint.urls at admission (endpoint_probe.hpp);
+  /// null = not checked.
+  prober_actor prober;
+  /// AIPERF_ENDPOINT_CHECK_TIMEOUT plus resolution: a probe that has not
+  /// answered by then counts as unreachable.
+  caf::timespan probe_timeout = std::chrono::seconds{15};
   /// Pulls a finished run's results (harvest.hpp); tests give a fake.
   harvester_actor harvester;
   caf::timespan harvest_timeout = std::chrono::minutes{30};
@@ -85,6 +101,8 @@ struct reconciler_config {
   /// The `user` of every request (the simulator authorizes it; the product
   /// client's identity is its credentials).
   k8s::user_info user = k8s::admin_user();
+  /// Counts passes, their latency and the queue depth; null = not counted.
+  std::shared_ptr<operator_metrics> metrics;
 };
 
 /// Spawns the reconciler and its informers (which start listing at once).

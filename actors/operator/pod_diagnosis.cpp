@@ -110,7 +110,7 @@ json startup_issue_json(const startup_issue& issue, const std::string& first_see
               {"warningEmitted", false}};
 }
 
-std::optional<std::string> controller_termination(const json& pod) {
+std::optional<controller_end> controller_termination(const json& pod) {
   const json& status = sub(pod, "status");
   auto it = status.find("containerStatuses");
   if (it == status.end() || !it->is_array())
@@ -124,14 +124,35 @@ std::optional<std::string> controller_termination(const json& pod) {
       ended = &*t;
     else if (auto l = sub(c, "lastState").find("terminated"); l != sub(c, "lastState").end())
       ended = &*l;
-    if (ended == nullptr || ended->value("exitCode", 0) == 0)
+    if (ended == nullptr)
       return std::nullopt;
+    auto code = ended->value("exitCode", 0);
     auto reason = str(*ended, "reason");
-    return "controller pod " + str(sub(pod, "metadata"), "name")
-           + ": container exited with code " + std::to_string(ended->value("exitCode", 0))
-           + (reason.empty() ? std::string{} : " (" + reason + ")");
+    return controller_end{code, "controller pod " + str(sub(pod, "metadata"), "name")
+                                    + ": container exited with code " + std::to_string(code)
+                                    + (reason.empty() ? std::string{} : " (" + reason + ")")};
   }
   return std::nullopt;
+}
+
+bool is_benchmark_outcome(int code) noexcept {
+  return code == 0 || code == 4 || code == 5 || code == 6;
+}
+
+std::vector<restart_report> restarts_past(const json& pod, int threshold) {
+  std::vector<restart_report> out;
+  if (threshold <= 0)
+    return out;
+  const json& status = sub(pod, "status");
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    auto it = status.find(list);
+    if (it == status.end() || !it->is_array())
+      continue;
+    for (const auto& c : *it)
+      if (int n = c.value("restartCount", 0); n >= threshold)
+        out.push_back({str(c, "name"), n});
+  }
+  return out;
 }
 
 } // namespace aiperf::op

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace aiperf::op {
@@ -49,9 +50,29 @@ struct startup_issue {
 /// given, warningEmitted false).
 [[nodiscard]] json startup_issue_json(const startup_issue& issue, const std::string& first_seen);
 
-/// The cause of a controller pod whose `control-plane` container
-/// terminated with a non-zero exit code: `controller pod <pod>: container
-/// exited with code <n> (<reason>)`; nullopt otherwise (running, or exit 0).
-[[nodiscard]] std::optional<std::string> controller_termination(const json& pod);
+/// How a controller pod's `control-plane` container ended (now, or before a
+/// restart).
+struct controller_end {
+  int exit_code = 0;
+  /// `controller pod <pod>: container exited with code <n> (<reason>)`.
+  std::string message;
+};
+
+/// The end of the controller container; nullopt while it runs.
+[[nodiscard]] std::optional<controller_end> controller_termination(const json& pod);
+
+/// Whether the controller exits with `code` after its results were written:
+/// 0, 4 (failed-request threshold), 5 (degraded), 6 (worker pods lost).
+[[nodiscard]] bool is_benchmark_outcome(int code) noexcept;
+
+/// A container of a pod that restarted at least `threshold` times.
+struct restart_report {
+  std::string container;
+  int restarts = 0;
+};
+
+/// The pod's containers (init ones included) at or past `threshold`
+/// restarts; none when threshold <= 0.
+[[nodiscard]] std::vector<restart_report> restarts_past(const json& pod, int threshold);
 
 } // namespace aiperf::op

@@ -55,6 +55,7 @@ struct informer_state {
   std::uint64_t generation = 0;
 
   work_queue queue;
+  std::int64_t published_depth = 0; // our share of cfg.depth
   std::size_t in_flight = 0;
   std::optional<caf::actor_clock::time_point> tick_at;
 };
@@ -79,9 +80,14 @@ void pump(informer_ptr self) {
   while (st.in_flight < std::max<std::size_t>(st.cfg.workers, 1)) {
     auto key = st.queue.get();
     if (!key)
-      return;
+      break;
     ++st.in_flight;
     self->send(st.owner, reconcile_atom::value, std::move(*key));
+  }
+  if (st.cfg.depth) {
+    auto depth = static_cast<std::int64_t>(st.queue.size());
+    st.cfg.depth->fetch_add(depth - st.published_depth);
+    st.published_depth = depth;
   }
 }
 

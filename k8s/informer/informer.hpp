@@ -29,7 +29,9 @@
 #include <caf/timespan.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,11 @@ struct informer_config {
   backoff_limits queue_limits;
   /// Seeds the watch timeouts and jitter (tests); 0 = random.
   std::uint64_t seed = 0;
+  /// Keeps the number of keys waiting for a worker (client-go's
+  /// workqueue_depth) for a /metrics reader on any thread: the informer adds
+  /// each change of its own count, so informers sharing one gauge sum up.
+  /// Null = not published.
+  std::shared_ptr<std::atomic<std::int64_t>> depth;
 };
 
 /// The key of an object: "namespace/name", or "name" without a namespace.

@@ -98,13 +98,14 @@ signal_watcher::~signal_watcher() {
   thread_.join();
 }
 
-stop_signal::stop_signal()
-    : watcher_{[this](int) {
-        std::lock_guard<std::mutex> guard{mtx_};
-        stopped_ = true;
-        cv_.notify_all();
-      }} {
+stop_signal::stop_signal() : watcher_{[this](int) { stop(); }} {
   // nop
+}
+
+void stop_signal::stop() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  stopped_ = true;
+  cv_.notify_all();
 }
 
 void stop_signal::wait() {

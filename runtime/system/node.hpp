@@ -75,16 +75,20 @@ private:
 };
 
 /// The main thread of a server command (`results-sidecar`, `operator`):
-/// wait() returns once SIGINT or SIGTERM arrived. Construct it first, as
-/// signal_watcher, before any thread starts.
+/// wait() returns once SIGINT or SIGTERM arrived, or once stop() was called
+/// (the command ends itself: an operator that lost its leadership).
+/// Construct it first, as signal_watcher, before any thread starts.
 class stop_signal {
 public:
   stop_signal();
   stop_signal(const stop_signal&) = delete;
   stop_signal& operator=(const stop_signal&) = delete;
 
-  /// Blocks until the first signal.
+  /// Blocks until the first signal or stop().
   void wait();
+
+  /// Ends wait() as a signal would; callable from any thread.
+  void stop();
 
 private:
   std::mutex mtx_;

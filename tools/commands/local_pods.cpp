@@ -384,6 +384,12 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   gcfg.abort_threshold_percent = opts.abort_threshold_percent;
   gcfg.monitor = monitor;
   gcfg.await_pods_ready = watch.has_value();
+  if (pusher)
+    gcfg.on_status = [p = *pusher, layout](const api_service::pods_status& s) {
+      caf::anon_send(p, status_push::workers_atom::value,
+                     status_push::worker_counts_of(s, layout.workers_per_pod,
+                                                   layout.processors_per_pod));
+    };
   gcfg.watch = std::move(watch);
   // /api/progress: what the system_controller reports.
   plan.on_progress = [a = api->actor, pusher](const sc::run_progress& p) {

@@ -3,6 +3,7 @@
 #include "tools/commands/operator_command.hpp"
 
 #include "actors/operator/job_reconciler.hpp"
+#include "actors/operator/leader_elector.hpp"
 #include "config/profile/profile_config.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/client/config.hpp"
@@ -16,12 +17,15 @@
 #include <CLI/CLI.hpp>
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace aiperf::operator_command {
 
@@ -36,20 +40,99 @@ struct operator_options {
   std::string context;
   std::uint16_t health_port = 8080; // AIPerf's kopf liveness port
   std::optional<std::uint16_t> results_port;
+  std::optional<std::uint16_t> metrics_port;
   std::string host = "0.0.0.0";
+  bool leader_elect = true;
+  std::string election_namespace; // default $POD_NAMESPACE, else the client's
 };
 
-awaitable<void> route(http_server::request& req, http_server::response_writer& w) {
-  std::string_view target{req.target().data(), req.target().size()};
-  if (auto q = target.find('?'); q != std::string_view::npos)
-    target = target.substr(0, q);
-  if (target == "/healthz") {
-    co_await w.send(200, "application/json", R"({"status":"ok"})");
-    co_return;
-  }
-  co_await w.send(404, "application/json",
-                  R"({"error":"no route: the operator answers /healthz; the results API )"
-                  R"((/api/v1/results) is not part of this build"})");
+// What the operator's ports answer (every port the same routes).
+struct served {
+  std::shared_ptr<std::atomic<bool>> leading = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<op::operator_metrics> metrics = std::make_shared<op::operator_metrics>();
+  std::shared_ptr<k8s::client::request_metrics> requests
+      = std::make_shared<k8s::client::request_metrics>();
+};
+
+// /healthz: the process lives (liveness, on every replica). /readyz: this
+// replica leads, so it is the one that writes and serves results (the
+// Service routes to ready pods only); 503 on a standby. /metrics: the
+// Prometheus exposition of metrics.hpp and of the client's requests.
+http_server::handler router(served s) {
+  return [s](http_server::request& req, http_server::response_writer& w) -> awaitable<void> {
+    const auto& leading = s.leading;
+    std::string_view target{req.target().data(), req.target().size()};
+    if (auto q = target.find('?'); q != std::string_view::npos)
+      target = target.substr(0, q);
+    if (target == "/healthz") {
+      co_await w.send(200, "application/json", R"({"status":"ok"})");
+    } else if (target == "/readyz") {
+      if (leading->load())
+        co_await w.send(200, "application/json", R"({"status":"ok","leader":true})");
+      else
+        co_await w.send(503, "application/json",
+                        R"({"status":"standby","leader":false,)"
+                        R"("error":"this replica is not the leader; another one serves"})");
+    } else if (target == "/metrics") {
+      co_await w.send(200, "text/plain; version=0.0.4; charset=utf-8",
+                      s.metrics->prometheus_text() + s.requests->prometheus_text());
+    } else {
+      co_await w.send(404, "application/json",
+                      R"({"error":"no route: the operator answers /healthz, /readyz and )"
+                      R"(/metrics; the )"
+                      R"(results API (/api/v1/results) is not part of this build"})");
+    }
+  };
+}
+
+// Runs the reconciler while this replica leads. Losing the lead is
+// fail-closed: the reconciler is killed at once (no further writes) and the
+// process ends with exit 1, to come back as a standby (as controller-runtime
+// exits on lost leadership).
+struct leadership_state {
+  caf::actor_system* sys = nullptr;
+  op::reconciler_config rcfg;
+  std::shared_ptr<std::atomic<bool>> leading;
+  std::shared_ptr<op::operator_metrics> metrics;
+  system::stop_signal* stop = nullptr;
+  std::shared_ptr<std::atomic<bool>> lost;
+  k8s::informer::owner_actor reconciler;
+};
+
+op::leadership_listener::behavior_type
+leadership(op::leadership_listener::stateful_pointer<leadership_state> self,
+           leadership_state init) {
+  self->state = std::move(init);
+  return {
+      [self](op::leading_atom, bool leading) {
+        auto& st = self->state;
+        if (leading && !st.reconciler) {
+          st.reconciler = op::spawn_job_reconciler(*st.sys, st.rcfg);
+          self->link_to(st.reconciler); // ends with the listener at shutdown
+          st.leading->store(true);
+          st.metrics->leader.store(1);
+          std::printf("operator: leading; reconciling AIPerfJobs\n");
+          std::fflush(stdout);
+        } else if (!leading) {
+          st.leading->store(false);
+          st.metrics->leader.store(0);
+          if (st.reconciler)
+            caf::anon_send_exit(st.reconciler, caf::exit_reason::kill);
+          st.reconciler = nullptr;
+          st.lost->store(true);
+          st.stop->stop();
+        }
+      },
+  };
+}
+
+std::string election_identity(const system::env_lookup& env) {
+  if (auto pod = env("POD_NAME"); pod && !pod->empty())
+    return *pod;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
+    return "aiperf-operator-" + std::to_string(getpid());
+  return std::string{host} + "_" + std::to_string(getpid());
 }
 
 // A number >= 0 from the environment; `fallback` when unset.
@@ -73,7 +156,11 @@ int run(const operator_options& o) {
   auto retries = number_from(env, "AIPERF_RESULTS_MAX_RETRIES", 5);
   auto pending = number_from(env, "AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS", 30);
   auto critical = number_from(env, "AIPERF_K8S_WATCHDOG_PENDING_CRITICAL_THRESHOLD_SECONDS", 90);
-  for (const auto* read : {&timeout, &retry_delay, &retries, &pending, &critical})
+  auto expiry = number_from(env, "AIPERF_K8S_CONTROLLER_HEARTBEAT_EXPIRY_SECONDS", 30);
+  auto restarts = number_from(env, "AIPERF_POD_RESTART_THRESHOLD", 3);
+  auto probe_timeout = number_from(env, "AIPERF_ENDPOINT_CHECK_TIMEOUT", 10.0);
+  for (const auto* read : {&timeout, &retry_delay, &retries, &pending, &critical, &expiry,
+                           &restarts, &probe_timeout})
     if (!*read) {
       std::fprintf(stderr, "error: %s\n", error_message(read->error()).c_str());
       return proto::exit_config;
@@ -93,6 +180,17 @@ int run(const operator_options& o) {
     }
     results_port = *parsed;
   }
+  std::uint16_t metrics_port = 9090;
+  if (o.metrics_port) {
+    metrics_port = *o.metrics_port;
+  } else if (auto text = env("AIPERF_METRICS_PORT"); text && !text->empty()) {
+    auto parsed = system::parse_port("AIPERF_METRICS_PORT", *text);
+    if (!parsed) {
+      std::fprintf(stderr, "error: %s\n", error_message(parsed.error()).c_str());
+      return proto::exit_config;
+    }
+    metrics_port = *parsed;
+  }
   auto client_cfg = k8s::client::load_config({o.kubeconfig, o.context},
                                              k8s::client::process_environment());
   if (!client_cfg) {
@@ -100,6 +198,11 @@ int run(const operator_options& o) {
     return proto::exit_config;
   }
   auto origin = client_cfg->origin;
+  std::string election_ns = o.election_namespace;
+  if (election_ns.empty())
+    election_ns = env("POD_NAMESPACE").value_or("");
+  if (election_ns.empty())
+    election_ns = client_cfg->namespace_name;
 
   // Installed before any thread starts, so every thread inherits the mask.
   system::stop_signal stop;
@@ -110,17 +213,20 @@ int run(const operator_options& o) {
   caf::actor_system sys{sys_cfg};
   k8s::client::client_options copts;
   copts.user_agent = "aiperf-node/operator";
+  served routes;
+  copts.metrics = routes.requests;
   auto api = k8s::client::spawn_client(sys, std::move(*client_cfg), std::move(copts));
   if (!api) {
     std::fprintf(stderr, "error: %s\n", error_message(api.error()).c_str());
     return proto::exit_config;
   }
+  auto leading = routes.leading;
   std::vector<std::unique_ptr<http_server::server>> servers;
-  for (std::uint16_t port : {o.health_port, results_port}) {
+  for (std::uint16_t port : {o.health_port, results_port, metrics_port}) {
     http_server::options opts;
     opts.host = o.host;
     opts.port = port;
-    auto s = std::make_unique<http_server::server>(opts, route);
+    auto s = std::make_unique<http_server::server>(opts, router(routes));
     if (auto started = s->start(); !started) {
       std::fprintf(stderr, "error: operator: port %u: %s\n", unsigned{port},
                    error_message(started.error()).c_str());
@@ -135,25 +241,62 @@ int run(const operator_options& o) {
   rcfg.default_timeout_seconds = *timeout;
   rcfg.pending_threshold_seconds = static_cast<std::int64_t>(*pending);
   rcfg.critical_threshold_seconds = static_cast<std::int64_t>(*critical);
+  rcfg.heartbeat_expiry_seconds = static_cast<std::int64_t>(*expiry);
+  rcfg.pod_restart_threshold = static_cast<int>(*restarts);
   rcfg.env = [env](std::string_view name) { return env(name); };
   rcfg.harvester = op::spawn_http_harvester(sys, harvest);
-  auto reconciler = op::spawn_job_reconciler(sys, rcfg);
+  auto probe_ms = std::chrono::milliseconds{static_cast<std::int64_t>(*probe_timeout * 1000)};
+  rcfg.prober = op::spawn_endpoint_prober(sys, probe_ms);
+  // Resolution has its own timeouts (resolv.conf); allow it 5 s beyond.
+  rcfg.probe_timeout = probe_ms + std::chrono::seconds{5};
+  rcfg.metrics = routes.metrics;
   std::string scope = "every namespace";
   if (!o.watch_namespaces.empty()) {
     scope = "namespaces";
     for (const auto& ns : o.watch_namespaces)
       scope += " " + ns;
   }
+  auto lost = std::make_shared<std::atomic<bool>>(false);
+  leadership_state ls{&sys, rcfg, leading, routes.metrics, &stop, lost, {}};
+  auto listener = sys.spawn(leadership, std::move(ls));
+  op::elector_actor elector;
+  std::string election = "no leader election";
+  if (o.leader_elect) {
+    op::election_config ecfg;
+    ecfg.api = *api;
+    ecfg.namespace_name = election_ns;
+    ecfg.identity = election_identity(env);
+    ecfg.listener = listener;
+    election = "leader election on Lease " + election_ns + "/" + ecfg.lease_name + " as "
+               + ecfg.identity;
+    elector = op::spawn_leader_elector(sys, std::move(ecfg));
+  } else {
+    caf::anon_send(listener, op::leading_atom::value, true);
+  }
   // The documented first stdout line.
-  std::printf("operator watching AIPerfJobs in %s (API server from %s); /healthz on :%u and "
-              ":%u\n",
-              scope.c_str(), origin.c_str(), unsigned{o.health_port}, unsigned{results_port});
+  std::printf("operator watching AIPerfJobs in %s (API server from %s; %s); /healthz on :%u "
+              "and :%u, /metrics on :%u\n",
+              scope.c_str(), origin.c_str(), election.c_str(), unsigned{o.health_port},
+              unsigned{results_port}, unsigned{metrics_port});
   std::fflush(stdout);
   stop.wait();
+  leading->store(false);
+  // Stop writing first, then hand the Lease over (a standby takes it at its
+  // next poll instead of waiting the lease out).
+  caf::anon_send_exit(listener, caf::exit_reason::user_shutdown);
+  if (elector && !lost->load()) {
+    caf::scoped_actor self{sys};
+    self->request(elector, std::chrono::seconds{5}, op::release_atom::value)
+        .receive([](bool) {}, [](caf::error&) {});
+  }
   for (auto& s : servers)
     s->stop();
-  caf::anon_send_exit(reconciler, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(*api, caf::exit_reason::user_shutdown);
+  if (lost->load()) {
+    std::fprintf(stderr, "error: operator: lost the leader election; exiting so that this "
+                         "replica restarts as a standby\n");
+    return proto::exit_internal;
+  }
   return proto::exit_ok;
 }
 
@@ -176,7 +319,14 @@ void add_subcommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--health-port", o->health_port, "Port of /healthz (default 8080)");
   cmd->add_option("--results-port", o->results_port,
                   "Port of the results server (default AIPERF_RESULTS_SERVER_PORT, else 8081)");
+  cmd->add_option("--metrics-port", o->metrics_port,
+                  "Port of /metrics (default AIPERF_METRICS_PORT, else 9090)");
   cmd->add_option("--host", o->host, "Address to bind (default 0.0.0.0)");
+  cmd->add_flag("--leader-elect,!--no-leader-elect", o->leader_elect,
+                "Lead through the Lease aiperf-operator-leader before reconciling, so replicas "
+                "never overlap (default on)");
+  cmd->add_option("--leader-election-namespace", o->election_namespace,
+                  "Namespace of the Lease (default $POD_NAMESPACE, else the client's namespace)");
   cmd->callback([o, &exit_code] {
     try {
       exit_code = run(*o);

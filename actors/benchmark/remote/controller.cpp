@@ -183,7 +183,7 @@ std::vector<api_service::pod_status> pod_statuses(group_ptr self) {
 void publish_status(group_ptr self) {
   auto& st = self->state;
   st.status_dirty = false;
-  if (!st.cfg.api)
+  if (!st.cfg.api && !st.cfg.on_status)
     return;
   api_service::pods_status status;
   status.registration = st.failed  ? "failed"
@@ -194,7 +194,10 @@ void publish_status(group_ptr self) {
   if (st.failed)
     status.error = error_message(*st.failed);
   status.pods = pod_statuses(self);
-  self->send(st.cfg.api, api_service::pods_atom::value, std::move(status));
+  if (st.cfg.on_status)
+    st.cfg.on_status(status);
+  if (st.cfg.api)
+    self->send(st.cfg.api, api_service::pods_atom::value, std::move(status));
 }
 
 void answer_waiters(group_ptr self) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,6 +101,9 @@ struct remote_group_config {
   /// (and ends it when it ends); set with await_pods_ready.
   std::optional<pod_watch::watch_config> watch;
   std::shared_ptr<run_monitor> monitor;
+  /// Called, on the group's thread, with every registration state the
+  /// api_service is told (operator mode: status.workers); may be empty.
+  std::function<void(const api_service::pods_status&)> on_status;
 };
 
 /// A system_controller group factory whose group is the worker pods.

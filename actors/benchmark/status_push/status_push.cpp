@@ -8,8 +8,10 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
 
 namespace aiperf::status_push {
@@ -41,7 +43,64 @@ std::string sub_phase_of(const progress& p) {
   return "initializing";
 }
 
-json status_fields(const progress& p, const final_report* f) {
+worker_counts worker_counts_of(const api_service::pods_status& pods,
+                               std::uint32_t workers_per_pod, std::uint32_t processors_per_pod) {
+  worker_counts w;
+  w.total = pods.pods_expected * workers_per_pod;
+  w.declared_record_processors = pods.pods_expected * processors_per_pod;
+  // Per pod, its missing services (ids "pod3", "pod3/worker_0",
+  // "pod3/record_processor_1").
+  struct missing {
+    std::uint32_t group = 0, workers = 0, processors = 0;
+  };
+  std::map<std::string, missing> by_pod;
+  for (const auto& id : pods.missing) {
+    auto slash = id.find('/');
+    auto& m = by_pod[id.substr(0, slash)];
+    if (slash == std::string::npos)
+      ++m.group;
+    else if (id.compare(slash + 1, 7, "worker_") == 0)
+      ++m.workers;
+    else
+      ++m.processors;
+  }
+  for (const auto& pod : pods.pods) {
+    if (pod.lost) {
+      ++w.degraded_pods;
+      ++w.total_pods;
+      continue;
+    }
+    auto it = by_pod.find(pod.name);
+    missing m = it != by_pod.end() ? it->second : missing{};
+    std::uint32_t workers = workers_per_pod - std::min(m.workers, workers_per_pod);
+    std::uint32_t processors = processors_per_pod - std::min(m.processors, processors_per_pod);
+    bool seen = m.group == 0 || workers > 0 || processors > 0;
+    if (!seen)
+      continue;
+    ++w.total_pods;
+    w.router_connected += workers;
+    w.ready_record_processors += processors;
+    if (m.group == 0 && m.workers == 0 && m.processors == 0)
+      ++w.ready_pods;
+  }
+  w.ready = w.router_connected;
+  w.dispatchable = pods.registration == "complete" ? w.ready : 0;
+  return w;
+}
+
+json workers_json(const worker_counts& w) {
+  return {{"ready", w.ready},
+          {"total", w.total},
+          {"dispatchable", w.dispatchable},
+          {"routerConnected", w.router_connected},
+          {"readyRecordProcessors", w.ready_record_processors},
+          {"declaredRecordProcessors", w.declared_record_processors},
+          {"readyPods", w.ready_pods},
+          {"totalPods", w.total_pods},
+          {"degradedPods", w.degraded_pods}};
+}
+
+json status_fields(const progress& p, const final_report* f, const worker_counts* w) {
   json s = json::object();
   s["subPhase"] = sub_phase_of(p);
   bool started = p.state != "initializing" && p.state != "configuring";
@@ -75,6 +134,8 @@ json status_fields(const progress& p, const final_report* f) {
     if (!f->controller_failure.empty())
       s["controllerFailure"] = f->controller_failure;
   }
+  if (w != nullptr && w->total_pods > 0)
+    s["workers"] = workers_json(*w);
   if (s.dump().size() > status_byte_budget)
     s["phases"] = json{{"truncated", true}};
   return s;
@@ -134,6 +195,7 @@ struct pusher_state {
   pusher_config cfg;
   inf::informer_actor informer;
   progress last;
+  std::optional<worker_counts> workers;
   bool pushed_state = false;
   caf::actor_clock::time_point started;
 };
@@ -212,7 +274,7 @@ void push_to(self_ptr self, std::shared_ptr<json> cached, const json& fields,
 // One push: the CR from the informer's cache, or (not cached yet) one GET.
 void push(self_ptr self, const final_report* f, std::function<void(bool)> then) {
   auto& st = self->state;
-  auto fields = status_fields(st.last, f);
+  auto fields = status_fields(st.last, f, st.workers ? &*st.workers : nullptr);
   self->request(st.informer, caf::infinite, inf::cache_get_atom::value,
                 inf::key_of(st.cfg.namespace_name, st.cfg.job_name))
       .then(
@@ -262,6 +324,7 @@ pusher_actor::behavior_type pusher(self_ptr self, pusher_config cfg) {
           push(self, nullptr, [](bool) {});
         }
       },
+      [self](workers_atom, worker_counts& w) { self->state.workers = w; },
       [self](tick_atom) {
         push(self, nullptr, [](bool) {});
         self->delayed_send(self, self->state.cfg.heartbeat_interval, tick_atom::value);

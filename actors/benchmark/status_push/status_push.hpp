@@ -14,6 +14,12 @@
 //     (one watch; a GET only before the first list arrived);
 //   - each push also refreshes the UID-fenced annotation
 //     `aiperf.nvidia.com/controller-heartbeat` (RFC 3339 time);
+//   - status.workers is the controller's once it has seen a pod: the nine
+//     keys of the CRD, replaced whole by every push (a snapshot of one
+//     moment, never this push's `ready` beside an earlier writer's
+//     `total`). Until a pod registered the key is withheld, so the
+//     operator's estimate stands; `totalPods` in it tells the operator the
+//     controller took over;
 //   - the final push carries `resultsExported` (every exporter flushed),
 //     `exitCode`/`exitReason` (ours) and, for a run that failed inside the
 //     controller, `controllerFailure`; then the UID-fenced annotation
@@ -25,6 +31,7 @@
 // with the message and handed to pusher_config::on_refused.
 #pragma once
 
+#include "actors/benchmark/api_service/api_service.hpp"
 #include "k8s/api/api.hpp"
 #include "k8s/api/json.hpp"
 
@@ -64,6 +71,43 @@ typename Inspector::result_type inspect(Inspector& f, progress& x) {
            x.completed, x.in_flight, x.total, x.errors, x.requests_per_second);
 }
 
+/// status.workers as the controller writes it: the CRD's nine keys.
+struct worker_counts {
+  /// Workers registered from pods not lost (a worker registers once it can
+  /// take credits, so `ready` and `routerConnected` are the same number).
+  std::uint32_t ready = 0;
+  std::uint32_t total = 0; // the run's workers
+  /// `ready` once the start gate opened (credits go out), 0 before.
+  std::uint32_t dispatchable = 0;
+  std::uint32_t router_connected = 0;
+  std::uint32_t ready_record_processors = 0;
+  std::uint32_t declared_record_processors = 0;
+  /// Pods every service of which registered, not lost.
+  std::uint32_t ready_pods = 0;
+  /// Pods at least one service of which registered: 0 withholds the key.
+  std::uint32_t total_pods = 0;
+  std::uint32_t degraded_pods = 0; // lost
+
+  bool operator==(const worker_counts&) const = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_counts& x) {
+  return f(caf::meta::type_name("aiperf::status_push::worker_counts"), x.ready, x.total,
+           x.dispatchable, x.router_connected, x.ready_record_processors,
+           x.declared_record_processors, x.ready_pods, x.total_pods, x.degraded_pods);
+}
+
+/// The counts of the controller's registration state (what /api/pods
+/// serves), for pods of `workers_per_pod` workers and `processors_per_pod`
+/// record processors.
+[[nodiscard]] worker_counts worker_counts_of(const api_service::pods_status& pods,
+                                             std::uint32_t workers_per_pod,
+                                             std::uint32_t processors_per_pod);
+
+/// The nine keys, camelCase as the CRD declares them.
+[[nodiscard]] json workers_json(const worker_counts& w);
+
 /// How the run ended, pushed once before the controller lingers or exits.
 struct final_report {
   int exit_code = 0;
@@ -95,10 +139,11 @@ inline constexpr std::size_t status_byte_budget = 512 * 1024;
 /// The status keys one push writes: subPhase, currentPhase, phases
 /// (`phases.<currentPhase>` with phaseName, phaseKind and the request
 /// counters), requestsCompleted/Total/PerSecond and, with `f`,
-/// resultsExported, exitCode, exitReason, controllerFailure. Non-finite
-/// numbers become 0; past status_byte_budget `phases` is replaced by
-/// {"truncated": true}.
-[[nodiscard]] json status_fields(const progress& p, const final_report* f);
+/// resultsExported, exitCode, exitReason, controllerFailure, and with `w`
+/// of at least one pod, workers. Non-finite numbers become 0; past
+/// status_byte_budget `phases` is replaced by {"truncated": true}.
+[[nodiscard]] json status_fields(const progress& p, const final_report* f,
+                                 const worker_counts* w = nullptr);
 
 /// One request of a push.
 struct push_request {
@@ -125,10 +170,13 @@ struct push_request {
 using progress_atom = caf::atom_constant<caf::atom("sp_prog")>;
 using final_atom = caf::atom_constant<caf::atom("sp_final")>;
 using tick_atom = caf::atom_constant<caf::atom("sp_tick")>;
+using workers_atom = caf::atom_constant<caf::atom("sp_workers")>;
 
 /// The pusher.
 /// - `(progress_atom, progress)` from the controller: remembered; a new
 ///   state is pushed at once, counters with the next heartbeat. No reply.
+/// - `(workers_atom, worker_counts)` from the controller's pod registry:
+///   remembered, pushed with the next push. No reply.
 /// - `(final_atom, final_report)`: the final push, then (results exported)
 ///   the benchmark-complete annotation. Replies true when the annotation
 ///   was written, false otherwise (skipped, refused, or no results); the
@@ -136,6 +184,7 @@ using tick_atom = caf::atom_constant<caf::atom("sp_tick")>;
 /// - `(tick_atom)`: its own heartbeat timer.
 /// Requests time out after `request_timeout` (counted as refused).
 using pusher_actor = caf::typed_actor<caf::reacts_to<progress_atom, progress>,
+                                      caf::reacts_to<workers_atom, worker_counts>,
                                       caf::replies_to<final_atom, final_report>::with<bool>,
                                       caf::reacts_to<tick_atom>>;
 

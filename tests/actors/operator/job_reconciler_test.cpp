@@ -8,6 +8,7 @@
 #include "actors/operator/pod_diagnosis.hpp"
 #include "config/benchmark/document.hpp"
 #include "k8s/crds/crds.hpp"
+#include "k8s/manifests/aiperfjob.hpp"
 #include "k8s/object/time.hpp"
 #include "k8s/object/wire.hpp"
 #include "k8s/sim/jobs/jobs.hpp"
@@ -533,6 +534,76 @@ TEST_F(reconciler_test, a_condition_written_concurrently_survives_the_operators_
   EXPECT_EQ(condition("j1", "ResourcesCreated"), "True");
 }
 
+TEST_F(reconciler_test, workers_are_the_operators_estimate_until_the_controller_takes_over) {
+  start_operator();
+  auto spec = getting_started_job("w1");
+  spec["spec"]["benchmark"]["runtime"] = {{"workers", 20}, {"workersPerPod", 10}};
+  auto job = submit(spec);
+  auto plan = k8s::manifests::plan_of(job, 4);
+  ASSERT_TRUE(plan) << error_message(plan.error());
+  int per_pod = static_cast<int>(plan->layout.workers_per_pod);
+  int total = static_cast<int>(plan->layout.total_workers);
+  ASSERT_EQ(plan->layout.pods, 2);
+  auto set_ready_jobs = [&](int ready) {
+    ok(verb::patch, {"jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "aiperf-w1", "status"},
+       {{"status",
+         {{"replicatedJobsStatus",
+           json::array({{{"name", "workers"},
+                         {"ready", ready},
+                         {"active", ready},
+                         {"failed", 0},
+                         {"succeeded", 0},
+                         {"suspended", 0}}})}}}},
+       patch_type::merge);
+    drain();
+  };
+  // Seeded at admission, then the JobSet-derived estimate.
+  EXPECT_EQ(status_of("w1")["workers"], (json{{"ready", 0}, {"total", total}}));
+  set_ready_jobs(1);
+  EXPECT_EQ(status_of("w1")["workers"]["ready"], per_pod);
+  EXPECT_EQ(condition("w1", "WorkersReady"), "False");
+  // The controller's first aggregate carries totalPods: the key is its own.
+  json controller_workers = {{"ready", 3},
+                             {"total", total},
+                             {"dispatchable", 0},
+                             {"routerConnected", 3},
+                             {"readyRecordProcessors", 1},
+                             {"declaredRecordProcessors", 2},
+                             {"readyPods", 1},
+                             {"totalPods", 2},
+                             {"degradedPods", 0}};
+  ok(verb::patch, jobs_ref("w1", "status"), {{"status", {{"workers", controller_workers}}}},
+     patch_type::merge);
+  drain();
+  auto unordered = [](const json& j) { return nlohmann::json::parse(j.dump()); };
+  EXPECT_EQ(unordered(status_of("w1")["workers"]), unordered(controller_workers));
+  EXPECT_EQ(condition("w1", "WorkersReady"), "False");
+  EXPECT_EQ(condition("w1", "WorkersReady", "message"),
+            "3 of " + std::to_string(total) + " workers registered with the controller");
+  // Every JobSet pod ready: the operator's estimate no longer writes.
+  recorder->log.clear();
+  set_ready_jobs(2);
+  EXPECT_EQ(unordered(status_of("w1")["workers"]), unordered(controller_workers));
+  for (const auto* p : status_patches()) {
+    for (const auto& op : p->body) {
+      if (op["path"] == "/status") {
+        EXPECT_EQ(unordered(op["value"]["workers"]), unordered(controller_workers));
+      }
+    }
+  }
+  // WorkersReady follows the owner: the controller's ready.
+  controller_workers["ready"] = total;
+  controller_workers["dispatchable"] = total;
+  ok(verb::patch, jobs_ref("w1", "status"), {{"status", {{"workers", controller_workers}}}},
+     patch_type::merge);
+  drain();
+  EXPECT_EQ(condition("w1", "WorkersReady"), "True");
+  // A key outside the CRD's nine is pruned by the API server.
+  ok(verb::patch, jobs_ref("w1", "status"), {{"status", {{"workers", {{"readyWorkers", 1}}}}}},
+     patch_type::merge);
+  EXPECT_FALSE(status_of("w1")["workers"].contains("readyWorkers"));
+}
+
 TEST_F(reconciler_test, a_job_past_its_timeout_is_failed_and_its_jobset_deleted) {
   start_operator();
   auto job = getting_started_job("slow");
@@ -721,8 +792,8 @@ struct pods_test : reconciler_test {
   }
 
   void set_container(const std::string& pod, const std::string& container, json state,
-                     json last = json::object()) {
-    json cs = {{"name", container}, {"ready", false}, {"restartCount", 0},
+                     json last = json::object(), int restarts = 0) {
+    json cs = {{"name", container}, {"ready", false}, {"restartCount", restarts},
                {"image", "aiperf-node:dev"}, {"imageID", ""}, {"state", state}};
     if (!last.empty())
       cs["lastState"] = last;
@@ -744,6 +815,94 @@ TEST_F(pods_test, a_killed_controller_fails_the_job_naming_pod_exit_code_and_rea
   EXPECT_EQ(s["error"],
             "controller pod aiperf-j1-controller-0-0-x7k2p: container exited with code 137 (Error)");
   EXPECT_EQ(events_of("j1").back()["reason"], "ControllerTerminated");
+}
+
+TEST_F(pods_test, a_controller_that_ended_unannounced_is_salvaged_after_heartbeat_expiry) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  harvests->result.path = "/data/default/j1/e";
+  harvests->result.files = {"profile_export_aiperf.json"};
+  harvests->result.profile_json = json{{"request_count", {{"unit", "requests"}, {"avg", 5}}}}.dump();
+  ok(verb::patch, jobs_ref("j1"),
+     {{"metadata", {{"annotations", {{"aiperf.nvidia.com/controller-heartbeat",
+                                      k8s::format_time(start_unix)}}}}}},
+     patch_type::merge);
+  make_pod("aiperf-j1-controller-0-0-x7k2p", "controller");
+  // Its results are written, but the final push and the annotation never
+  // reached the API; the container exits 0.
+  set_container("aiperf-j1-controller-0-0-x7k2p", "control-plane",
+                {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}});
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  EXPECT_TRUE(harvests->requests.empty()) << "a fresh heartbeat: nothing but the cache is read";
+  advance_time(29s);
+  EXPECT_TRUE(harvests->requests.empty());
+  advance_time(2s); // past AIPERF_K8S_CONTROLLER_HEARTBEAT_EXPIRY_SECONDS
+  ASSERT_EQ(harvests->requests.size(), 1u);
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Completed");
+  EXPECT_EQ(s["exitCode"], 0);
+  EXPECT_EQ(condition("j1", "ResultsAvailable"), "True");
+  auto annotations = get(jobs_ref("j1"))["metadata"]["annotations"];
+  EXPECT_EQ(annotations["aiperf.nvidia.com/completion-claimed"], "true");
+  bool warned = false;
+  for (const auto& e : events_of("j1"))
+    warned = warned || e["reason"] == "ResultsSalvaging";
+  EXPECT_TRUE(warned);
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+}
+
+TEST_F(pods_test, a_silent_running_controller_is_warned_about_once_per_silence) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  auto beat = [&](std::int64_t at) {
+    ok(verb::patch, jobs_ref("j1"),
+       {{"metadata", {{"annotations", {{"aiperf.nvidia.com/controller-heartbeat",
+                                        k8s::format_time(at)}}}}}},
+       patch_type::merge);
+    drain();
+  };
+  auto warnings = [&] {
+    int n = 0;
+    for (const auto& e : events_of("j1"))
+      n += e["reason"] == "ControllerHeartbeatExpired";
+    return n;
+  };
+  beat(start_unix);
+  make_pod("aiperf-j1-controller-0-0-x7k2p", "controller");
+  set_container("aiperf-j1-controller-0-0-x7k2p", "control-plane", {{"running", json::object()}});
+  advance_time(31s);
+  EXPECT_EQ(warnings(), 1);
+  advance_time(60s);
+  EXPECT_EQ(warnings(), 1);
+  beat(start_unix + 91);
+  advance_time(31s);
+  EXPECT_EQ(warnings(), 2);
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing") << "a silent controller is not failed";
+  EXPECT_TRUE(harvests->requests.empty());
+}
+
+TEST_F(pods_test, a_restarting_container_is_warned_about_once) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  make_pod("aiperf-j1-workers-0-0-abcde", "workers");
+  auto restarting = [&](int n) {
+    set_container("aiperf-j1-workers-0-0-abcde", "workers", {{"running", json::object()}},
+                  {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}, n);
+  };
+  auto warnings = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : events_of("j1"))
+      if (e["reason"] == "PodRestarting")
+        out.push_back(e["message"]);
+    return out;
+  };
+  restarting(2);
+  EXPECT_TRUE(warnings().empty());
+  restarting(3); // AIPERF_POD_RESTART_THRESHOLD
+  EXPECT_EQ(warnings(), (std::vector<std::string>{
+                            "pod aiperf-j1-workers-0-0-abcde container workers restarted 3 times"}));
+  restarting(4);
+  EXPECT_EQ(warnings().size(), 1u);
 }
 
 TEST_F(pods_test, a_startup_blocker_is_recorded_warned_about_and_cleared) {
@@ -901,26 +1060,49 @@ TEST(pod_diagnosis, categories_priorities_and_terminality) {
   EXPECT_EQ(diagnose_pod(init)->container_name, "init");
 }
 
-TEST(pod_diagnosis, a_controller_end_is_named_only_when_it_failed) {
+TEST(pod_diagnosis, a_controller_end_carries_its_code_and_names_the_pod) {
   auto pod = [](json cs) {
     return json{{"metadata", {{"name", "aiperf-j-controller-0-0-x"}}},
                 {"status", {{"containerStatuses", json::array({cs})}}}};
   };
-  EXPECT_EQ(controller_termination(pod({{"name", "control-plane"},
-                                        {"state", {{"terminated", {{"exitCode", 0}}}}}})),
-            std::nullopt);
+  auto done = controller_termination(
+      pod({{"name", "control-plane"}, {"state", {{"terminated", {{"exitCode", 0}}}}}}));
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->exit_code, 0);
+  EXPECT_TRUE(is_benchmark_outcome(done->exit_code));
   EXPECT_EQ(controller_termination(pod({{"name", "control-plane"},
                                         {"state", {{"running", json::object()}}}})),
             std::nullopt);
-  EXPECT_EQ(controller_termination(
-                pod({{"name", "control-plane"},
-                     {"state", {{"running", json::object()}}},
-                     {"lastState", {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}}})),
+  auto crashed = controller_termination(
+      pod({{"name", "control-plane"},
+           {"state", {{"running", json::object()}}},
+           {"lastState", {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}}}));
+  ASSERT_TRUE(crashed);
+  EXPECT_FALSE(is_benchmark_outcome(crashed->exit_code));
+  EXPECT_EQ(crashed->message,
             "controller pod aiperf-j-controller-0-0-x: container exited with code 1 (Error)");
+  for (int code : {4, 5, 6})
+    EXPECT_TRUE(is_benchmark_outcome(code)) << code;
+  for (int code : {1, 2, 3, 137, 143})
+    EXPECT_FALSE(is_benchmark_outcome(code)) << code;
   // The results sidecar ending is not the controller's end.
   EXPECT_EQ(controller_termination(pod({{"name", "results-sidecar"},
                                         {"state", {{"terminated", {{"exitCode", 2}}}}}})),
             std::nullopt);
+}
+
+TEST(pod_diagnosis, restarts_at_the_threshold_are_reported_per_container) {
+  json pod = {{"status",
+               {{"initContainerStatuses", json::array({{{"name", "init"}, {"restartCount", 3}}})},
+                {"containerStatuses", json::array({{{"name", "workers"}, {"restartCount", 2}},
+                                                   {{"name", "sidecar"}, {"restartCount", 7}}})}}}};
+  auto past = restarts_past(pod, 3);
+  ASSERT_EQ(past.size(), 2u);
+  EXPECT_EQ(past[0].container, "init");
+  EXPECT_EQ(past[0].restarts, 3);
+  EXPECT_EQ(past[1].container, "sidecar");
+  EXPECT_TRUE(restarts_past(pod, 0).empty());
+  EXPECT_EQ(restarts_past(pod, 2).size(), 3u);
 }
 
 // -- the pure status helpers ----------------------------------------------------

@@ -83,6 +83,73 @@ TEST(status_push, fields_carry_the_phase_and_no_non_finite_number) {
   EXPECT_FALSE(status_fields(early, nullptr).contains("currentPhase"));
 }
 
+TEST(status_push, worker_counts_come_from_the_registration_state) {
+  // Three pods of 2 workers and 1 record processor: pod0 registered whole,
+  // pod1 only its group and one worker, pod2 nothing yet.
+  api_service::pods_status st;
+  st.registration = "waiting";
+  st.pods_expected = 3;
+  st.missing = {"pod1/worker_1", "pod1/record_processor_0", "pod2", "pod2/worker_0",
+                "pod2/worker_1", "pod2/record_processor_0"};
+  for (const char* name : {"pod0", "pod1", "pod2"}) {
+    api_service::pod_status pod;
+    pod.name = name;
+    st.pods.push_back(pod);
+  }
+  st.pods[0].registered = true;
+  auto w = worker_counts_of(st, 2, 1);
+  EXPECT_EQ(w.total, 6u);
+  EXPECT_EQ(w.declared_record_processors, 3u);
+  EXPECT_EQ(w.router_connected, 3u);
+  EXPECT_EQ(w.ready, 3u);
+  EXPECT_EQ(w.dispatchable, 0u) << "no credit goes out before the start gate";
+  EXPECT_EQ(w.ready_record_processors, 1u);
+  EXPECT_EQ(w.ready_pods, 1u);
+  EXPECT_EQ(w.total_pods, 2u);
+  EXPECT_EQ(w.degraded_pods, 0u);
+  // Everything registered, then pod1 is lost.
+  st.missing.clear();
+  st.registration = "complete";
+  st.pods[1].lost = true;
+  w = worker_counts_of(st, 2, 1);
+  EXPECT_EQ(w.ready, 4u);
+  EXPECT_EQ(w.dispatchable, 4u);
+  EXPECT_EQ(w.ready_pods, 2u);
+  EXPECT_EQ(w.total_pods, 3u);
+  EXPECT_EQ(w.degraded_pods, 1u);
+  EXPECT_EQ(w.ready_record_processors, 2u);
+}
+
+TEST(status_push, workers_are_withheld_until_a_pod_registered_then_all_nine_keys) {
+  progress p;
+  p.state = "configuring";
+  worker_counts none;
+  none.total = 6;
+  EXPECT_FALSE(status_fields(p, nullptr, &none).contains("workers"));
+  worker_counts some = none;
+  some.total_pods = 1;
+  some.ready = 2;
+  auto s = status_fields(p, nullptr, &some);
+  ASSERT_TRUE(s.contains("workers"));
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : s["workers"].items())
+    keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"ready", "total", "dispatchable", "routerConnected",
+                                            "readyRecordProcessors", "declaredRecordProcessors",
+                                            "readyPods", "totalPods", "degradedPods"}));
+  EXPECT_EQ(s["workers"]["ready"], 2);
+  EXPECT_EQ(s["workers"]["totalPods"], 1);
+  // The CRD declares exactly these nine.
+  auto crd = k8s::crds::aiperfjob_crd();
+  const auto& declared = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                            ["status"]["properties"]["workers"];
+  std::vector<std::string> crd_keys;
+  for (const auto& [k, v] : declared["properties"].items())
+    crd_keys.push_back(k);
+  EXPECT_EQ(crd_keys, keys);
+  EXPECT_FALSE(declared.contains("x-kubernetes-preserve-unknown-fields"));
+}
+
 TEST(status_push, requests_are_fenced_and_skipped_as_the_cr_requires) {
   json fields = {{"subPhase", "profiling"}};
   // Not seen yet, or no phase: the merge patch.
@@ -224,6 +291,32 @@ TEST_F(pusher_test, a_quiet_run_is_pushed_once_per_heartbeat_interval) {
   EXPECT_EQ(status()["subPhase"], "profiling");
   auto annotations = call(verb::get, jobs_ref("j1"))["metadata"]["annotations"];
   EXPECT_TRUE(annotations.contains("aiperf.nvidia.com/controller-heartbeat"));
+  EXPECT_TRUE(counts->refused.empty());
+}
+
+TEST_F(pusher_test, the_workers_aggregate_replaces_the_key_whole) {
+  auto p = spawn(uid);
+  call(verb::patch, jobs_ref("j1", "status"),
+       {{"status", {{"phase", "Initializing"}, {"workers", {{"ready", 0}, {"total", 4}}}}}},
+       patch_type::merge);
+  worker_counts w;
+  w.total = 4;
+  w.ready = w.router_connected = 2;
+  w.total_pods = 2;
+  w.ready_pods = 1;
+  self->send(p, workers_atom::value, w);
+  progress running;
+  running.state = "running";
+  self->send(p, progress_atom::value, running);
+  drain();
+  auto unordered = [](const json& j) { return nlohmann::json::parse(j.dump()); };
+  EXPECT_EQ(unordered(status()["workers"]), unordered(workers_json(w)));
+  // The next snapshot replaces the block: nothing of the earlier one stays.
+  w.ready = w.router_connected = w.dispatchable = 4;
+  w.ready_pods = 2;
+  self->send(p, workers_atom::value, w);
+  advance_time(10s);
+  EXPECT_EQ(unordered(status()["workers"]), unordered(workers_json(w)));
   EXPECT_TRUE(counts->refused.empty());
 }
 

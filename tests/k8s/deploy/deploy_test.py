@@ -174,9 +174,15 @@ class Render(unittest.TestCase):
 
     def test_no_benchmark_role_is_shipped(self):
         # The per-job Role is built by the operator; a shipped one would drift from it.
-        kinds = {d["kind"] for d in golden_docs()}
-        self.assertNotIn("Role", kinds)
-        self.assertNotIn("RoleBinding", kinds)
+        # The one Role shipped is the operator's own, for its leader-election Lease.
+        roles = [(d["kind"], d["metadata"]["name"]) for d in golden_docs()
+                 if d["kind"] in ("Role", "RoleBinding")]
+        self.assertEqual(roles, [("Role", "aiperf-operator-leader-election"),
+                                 ("RoleBinding", "aiperf-operator-leader-election")])
+        role = find(golden_docs(), "Role", "aiperf-operator-leader-election")
+        self.assertEqual(role["metadata"]["namespace"], NS)
+        self.assertEqual([(r["apiGroups"], r["resources"], r["verbs"]) for r in role["rules"]],
+                         [(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])])
 
     def test_deployment(self):
         docs = golden_docs()
@@ -203,6 +209,11 @@ class Render(unittest.TestCase):
         self.assertEqual(ports["results"], 8081)
         self.assertEqual(c["livenessProbe"]["httpGet"]["port"], "health")
         self.assertEqual(c["readinessProbe"]["httpGet"]["port"], "results")
+        self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
+        downward = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in c["env"]
+                    if "valueFrom" in e}
+        self.assertEqual(downward, {"POD_NAME": "metadata.name",
+                                    "POD_NAMESPACE": "metadata.namespace"})
         env = {e["name"]: e.get("value") for e in c["env"]}
         self.assertEqual(env["AIPERF_RESULTS_DIR"], "/data")
         self.assertEqual(env["AIPERF_RESULTS_SERVER_PORT"], "8081")

@@ -25,7 +25,10 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
   exit code 137;
 - with lowered watchdog thresholds (the operator restarts with them), a job
   whose image cannot be pulled records status.startupIssue, warns, claims
-  the startup failure and ends Failed, its JobSet deleted.
+  the startup failure and ends Failed, its JobSet deleted;
+- with 2 replicas exactly one leads (the Lease holder, the one Ready pod);
+  deleting it mid-run hands the Lease to the standby, which completes the
+  job (the completion claim comes from the new leader's pod address).
 
 Needs root (the simulator's pod sandbox) and kubectl. Exits 77 (ctest:
 skipped) when one is missing; with CI=true that is a failure instead.
@@ -233,6 +236,70 @@ class Operator(unittest.TestCase):
         self.assertIn("StartupFailed", described)
         self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-nopull", "-n", NS).returncode,
                             0)
+
+    def operator_pods(self):
+        pods = self.sim.kubectl_json("get", "pods", "-n", "aiperf-system", "-l",
+                                     "app.kubernetes.io/component=operator")["items"]
+        out = {}
+        for p in pods:
+            if "deletionTimestamp" in p["metadata"] or p["status"].get("phase") != "Running":
+                continue
+            ready = any(c["type"] == "Ready" and c["status"] == "True"
+                        for c in p["status"].get("conditions", []))
+            out[p["metadata"]["name"]] = (ready, p["status"].get("podIP"))
+        return out
+
+    def lease(self):
+        return self.sim.kubectl_json("get", "lease", "aiperf-operator-leader",
+                                     "-n", "aiperf-system")["spec"]
+
+    def wait_one_leader(self, other_than=None, seconds=90):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            pods = self.operator_pods()
+            ready = [n for n, (r, _) in pods.items() if r]
+            if len(pods) == 2 and len(ready) == 1 and ready[0] != other_than:
+                if self.lease().get("holderIdentity") == ready[0]:
+                    return ready[0], pods
+            time.sleep(0.5)
+        self.fail("no single leader: pods %s, lease %s" % (self.operator_pods(), self.lease()))
+
+    def test_9_the_standby_takes_over_when_the_leader_goes(self):
+        self.sim.kubectl_ok("scale", "deployment/aiperf-operator", "-n", "aiperf-system",
+                            "--replicas=2")
+        leader, pods = self.wait_one_leader()
+        transitions = self.lease().get("leaseTransitions", 0)
+        args = generate_args("handover", 10)
+        i = args.index("--request-count")
+        args[i:i + 2] = ["--benchmark-duration", "25"]
+        gen = self.sim.kube(*args)
+        self.assertEqual(gen.returncode, 0, gen.stderr)
+        path = os.path.join(self.tmp.name, "handover.yaml")
+        with open(path, "w") as f:
+            f.write(gen.stdout)
+        self.sim.kubectl_ok("apply", "-f", path)
+        self.assertEqual(self.wait_phase("handover", {"Running"}, 90)["phase"], "Running")
+        # kubectl delete: SIGTERM, the leader stops writing and releases the Lease.
+        self.sim.kubectl_ok("delete", "pod", leader, "-n", "aiperf-system", "--wait=false")
+        successor, pods = self.wait_one_leader(other_than=leader, seconds=60)
+        self.assertNotEqual(successor, leader)
+        self.assertEqual(self.lease()["leaseTransitions"], transitions + 1)
+        status = self.wait_phase("handover", {"Completed", "Failed"}, 120)
+        self.assertEqual(status["phase"], "Completed", json.dumps(status)[:2000])
+        self.assertEqual(status["exitCode"], 0)
+        self.assertTrue(status["resultsPath"].startswith("/data/bench/handover/"))
+        # The new leader claimed and completed it: the claim came from its pod.
+        claims = [e for e in self.sim.audit()
+                  if e.get("userAgent") == "aiperf-node/operator" and e["verb"] == "patch"
+                  and e["objectRef"].get("name") == "handover"
+                  and e["objectRef"].get("resource") == "aiperfjobs"
+                  and "subresource" not in e["objectRef"]
+                  and e["responseStatus"]["code"] == 200]
+        self.assertTrue(claims)
+        self.assertEqual(claims[-1]["sourceIPs"], [pods[successor][1]])
+        # The old leader wrote nothing after its pod was deleted.
+        self.sim.kubectl_ok("scale", "deployment/aiperf-operator", "-n", "aiperf-system",
+                            "--replicas=1")
 
 
 if __name__ == "__main__":
