@@ -108,6 +108,8 @@ struct job_memory {
   std::string stale_heartbeat;
   /// "<pod uid>/<container>" warned about for its restarts.
   std::set<std::string> restarts_warned;
+  /// When an unreachable endpoint is probed again.
+  caf::actor_clock::time_point probe_again;
 };
 
 struct reconciler_state {
@@ -261,6 +263,11 @@ private:
       secrets_.emplace_back(s, "podTemplate.imagePullSecrets");
     if (plan_->skip_endpoint_check || !self_->state.cfg.prober)
       return preflight(0);
+    // An unreachable endpoint is probed again 10 s later, not at every pass
+    // (our own status write brings one at once).
+    auto& mem = self_->state.jobs[key_];
+    if (auto wait = mem.probe_again - self_->clock().now(); wait > caf::timespan{0})
+      return finish(wait);
     for (const auto& u : plan_->run.urls)
       if (std::find(urls_.begin(), urls_.end(), u) == urls_.end())
         urls_.push_back(u);
@@ -306,6 +313,7 @@ private:
         [this, msg, was_unreachable] {
           if (!was_unreachable)
             event("Warning", "EndpointUnreachable", msg + "; retried every 10 s");
+          self_->state.jobs[key_].probe_again = self_->clock().now() + std::chrono::seconds{10};
           finish(std::chrono::seconds{10});
         });
   }
@@ -530,11 +538,15 @@ private:
     }
     int per_pod = layout ? layout->workers_per_pod : 0;
     auto warn = std::make_shared<std::optional<std::string>>();
+    // The deadline above is armed from this generation's spec (after
+    // admission only spec.timeoutSeconds and spec.cancel may change).
+    auto generation = meta(job_).value("generation", std::int64_t{1});
     write_status(
-        [view, per_pod, issue, warn, this](json& s) {
+        [view, per_pod, issue, warn, generation, this](json& s) {
           auto p = status_phase(s);
           if (is_terminal(p))
             return;
+          s["observedGeneration"] = generation;
           if (p == phase::pending && view.queued)
             s["phase"] = phase::queued;
           else if ((p == phase::pending || p == phase::queued) && !view.suspended)

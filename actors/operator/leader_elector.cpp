@@ -281,10 +281,43 @@ elector_impl::behavior_type elector(self_ptr self, election_config cfg) {
   };
 }
 
+struct gate_state {
+  caf::actor running;
+};
+
+leadership_listener::behavior_type gate(leadership_listener::stateful_pointer<gate_state> self,
+                                        std::function<caf::actor()> start,
+                                        std::function<void()> lost) {
+  return {
+      [self, start, lost](leading_atom, bool leading) {
+        auto& st = self->state;
+        if (leading && !st.running) {
+          st.running = start();
+          if (st.running)
+            self->link_to(st.running);
+        } else if (!leading) {
+          if (st.running) {
+            self->unlink_from(st.running);
+            caf::anon_send_exit(st.running, caf::exit_reason::kill);
+            st.running = nullptr;
+          }
+          if (lost)
+            lost();
+        }
+      },
+  };
+}
+
 } // namespace
 
 elector_actor spawn_leader_elector(caf::actor_system& sys, election_config cfg) {
   return caf::actor_cast<elector_actor>(sys.spawn(elector, std::move(cfg)));
+}
+
+leadership_listener spawn_leadership_gate(caf::actor_system& sys,
+                                          std::function<caf::actor()> start,
+                                          std::function<void()> lost) {
+  return sys.spawn(gate, std::move(start), std::move(lost));
 }
 
 } // namespace aiperf::op

@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace aiperf::op {
@@ -72,5 +73,15 @@ struct election_config {
 
 /// Spawns the elector; it starts campaigning at once.
 [[nodiscard]] elector_actor spawn_leader_elector(caf::actor_system& sys, election_config cfg);
+
+/// The listener that makes leadership matter: on `(leading_atom, true)` it
+/// calls `start` (which spawns the reconciler) and links to what it
+/// returned; on `(leading_atom, false)` it kills that actor at once — the
+/// reconciler issues no further writes — and then calls `lost`. When the
+/// gate itself is stopped, the link ends the reconciler too. `start` and
+/// `lost` run on the gate's thread.
+[[nodiscard]] leadership_listener spawn_leadership_gate(caf::actor_system& sys,
+                                                        std::function<caf::actor()> start,
+                                                        std::function<void()> lost);
 
 } // namespace aiperf::op

@@ -62,6 +62,10 @@ struct jobset_row {
 /// the controller's progress-phase annotation when present.
 [[nodiscard]] jobset_row row_of(const k8s::json& jobset, std::int64_t now_unix);
 
+/// The row of an AIPerfJob (operator mode): its status.phase ("Pending"
+/// before the operator wrote one), with the subPhase while it runs.
+[[nodiscard]] jobset_row row_of_aiperfjob(const k8s::json& job, std::int64_t now_unix);
+
 /// "45s", "3m12s", "42m", "5h3m", "3d" (kubectl's style).
 [[nodiscard]] std::string format_age(std::int64_t seconds);
 

@@ -1,8 +1,11 @@
 // `kube profile`, `results`, `logs`, `list`, `cancel`, `delete`: a benchmark
-// run on a cluster, from creation to cleanup. Direct mode only: the run is
-// a JobSet `aiperf-<name>` with its Role, RoleBinding and ConfigMap, all
-// labelled `aiperf.nvidia.com/job-id=<name>`; the CLI reaches its pods only
-// through the API server (kube_cluster.hpp).
+// run on a cluster, from creation to cleanup. In direct mode the run is a
+// JobSet `aiperf-<name>` with its Role, RoleBinding and ConfigMap, all
+// labelled `aiperf.nvidia.com/job-id=<name>`; in operator mode an AIPerfJob
+// `<name>` owns those four. `list`, `cancel` and `delete` tell the two apart
+// by whether an AIPerfJob of the name exists; `logs` reads the JobSet's pods
+// either way. The CLI reaches pods only through the API server
+// (kube_cluster.hpp).
 //
 // The controller API routes used (port 9090; the results sidecar serves the
 // first two on 9091 and is asked when the controller does not answer):
@@ -42,6 +45,8 @@ namespace {
 
 const k8s::resource_ref jobsets_ref{"jobset.x-k8s.io", "v1alpha2", "jobsets",
                                     "", "", ""};
+const k8s::resource_ref aiperfjobs_ref{"aiperf.nvidia.com", "v1alpha1", "aiperfjobs",
+                                       "", "", ""};
 
 k8s::json parse_body(const k8s::response& r) {
   auto j = k8s::json::parse(r.body, nullptr, false);
@@ -84,6 +89,22 @@ list_items(cluster& c, k8s::resource_ref ref, const std::string& selector) {
     return str_at(a, {"metadata", "name"}) < str_at(b, {"metadata", "name"});
   });
   return out;
+}
+
+/// The AIPerfJob `name` in the cluster's namespace; null when there is none
+/// (or the CRD is not installed: direct mode).
+caf::expected<k8s::json> aiperfjob_of(cluster& c, const std::string& name) {
+  k8s::request r;
+  r.ref = aiperfjobs_ref;
+  r.ref.namespace_name = c.namespace_name();
+  r.ref.name = name;
+  auto got = c.call(std::move(r));
+  if (!got) {
+    if (const auto* st = k8s::status_of(got.error()); st != nullptr && st->code == 404)
+      return k8s::json();
+    return got.error();
+  }
+  return parse_body(*got);
 }
 
 /// Pods of the run's JobSet (controller and workers).
@@ -335,6 +356,22 @@ int run_list(const list_options& o) {
       return report(ok.error());
     ref.namespace_name = (*c)->namespace_name();
   }
+  std::vector<jobset_row> rows;
+  auto now = static_cast<std::int64_t>(std::time(nullptr));
+  // Operator mode: the AIPerfJobs (none when the CRD is not installed).
+  auto jobs_ref = aiperfjobs_ref;
+  jobs_ref.namespace_name = ref.namespace_name;
+  auto jobs = list_items(**c, jobs_ref, "");
+  std::vector<std::string> owned; // "namespace/jobset" of those jobs
+  if (jobs) {
+    for (const auto& j : *jobs) {
+      rows.push_back(row_of_aiperfjob(j, now));
+      owned.push_back(rows.back().namespace_name + "/" + jobset_name(rows.back().name));
+    }
+  } else if (const auto* st = k8s::status_of(jobs.error()); st == nullptr || st->code != 404) {
+    return report(jobs.error());
+  }
+  // Direct mode: JobSets no AIPerfJob owns.
   auto items = list_items(**c, ref, "app=aiperf");
   if (!items) {
     if (const auto* st = k8s::status_of(items.error());
@@ -345,10 +382,11 @@ int run_list(const list_options& o) {
           "the JobSet controller (see docs/kubernetes.md)"));
     return report(items.error());
   }
-  std::vector<jobset_row> rows;
-  auto now = static_cast<std::int64_t>(std::time(nullptr));
-  for (const auto& js : *items)
-    rows.push_back(row_of(js, now));
+  for (const auto& js : *items) {
+    auto key = str_at(js, {"metadata", "namespace"}) + "/" + str_at(js, {"metadata", "name"});
+    if (std::find(owned.begin(), owned.end(), key) == owned.end())
+      rows.push_back(row_of(js, now));
+  }
   std::fputs(format_rows(rows).c_str(), stdout);
   std::fflush(stdout);
   return 0;
@@ -368,6 +406,26 @@ int run_cancel(const cancel_options& o) {
   auto c = connect_to(o.cluster, t->namespace_name);
   if (!c)
     return report(c.error());
+  auto job = aiperfjob_of(**c, t->name);
+  if (!job)
+    return report(job.error());
+  if (job->is_object()) {
+    // Operator mode: the operator deletes the JobSet and ends it Cancelled.
+    k8s::request r;
+    r.verb = k8s::verb::patch;
+    r.patch = k8s::patch_type::merge;
+    r.ref = aiperfjobs_ref;
+    r.ref.namespace_name = t->namespace_name;
+    r.ref.name = t->name;
+    r.body = R"({"spec":{"cancel":true}})";
+    if (auto got = (*c)->call(std::move(r)); !got)
+      return report(got.error());
+    std::printf("aiperfjob.aiperf.nvidia.com/%s cancel requested in %s: the operator deletes "
+                "its JobSet and ends it Cancelled (no results are collected)\n",
+                t->name.c_str(), t->namespace_name.c_str());
+    std::fflush(stdout);
+    return 0;
+  }
   auto code = post_controller(**c, t->name, "/api/cancel");
   if (!code) {
     if (const auto* st = k8s::status_of(code.error());
@@ -417,7 +475,29 @@ int run_delete(const delete_options& o) {
     return report(c.error());
   auto sel = job_selector(t->name);
   std::size_t deleted = 0;
+  auto job = aiperfjob_of(**c, t->name);
+  if (!job)
+    return report(job.error());
+  bool operator_mode = job->is_object();
+  if (operator_mode) {
+    // The garbage collector removes what the AIPerfJob owns.
+    k8s::request r;
+    r.verb = k8s::verb::remove;
+    r.ref = aiperfjobs_ref;
+    r.ref.namespace_name = t->namespace_name;
+    r.ref.name = t->name;
+    r.body = R"({"propagationPolicy":"Background"})";
+    if (auto got = (*c)->call(std::move(r)); !got) {
+      if (const auto* st = k8s::status_of(got.error()); st == nullptr || st->code != 404)
+        return report(got.error());
+    } else {
+      ++deleted;
+      std::printf("aiperfjobs/%s deleted\n", t->name.c_str());
+    }
+  }
   for (auto ref : labelled_kinds()) {
+    if (operator_mode)
+      break; // owned: the garbage collector's
     ref.namespace_name = t->namespace_name;
     auto items = list_items(**c, ref, sel);
     if (!items) {
@@ -462,6 +542,11 @@ int run_delete(const delete_options& o) {
     auto pods = pods_of(**c, t->name);
     if (pods && !pods->empty())
       left += (left.empty() ? "" : ", ") + std::string{"pods"};
+    if (operator_mode) {
+      auto still = aiperfjob_of(**c, t->name);
+      if (still && still->is_object())
+        left += (left.empty() ? "" : ", ") + std::string{"aiperfjobs"};
+    }
     if (left.empty())
       break;
     if (std::chrono::steady_clock::now() > deadline)
@@ -505,6 +590,21 @@ jobset_row row_of(const k8s::json& js, std::int64_t now_unix) {
     row.phase = "Running (" + progress + ")";
   auto created = k8s::parse_time(str_at(js, {"metadata", "creationTimestamp"}));
   // parse_time answers nanoseconds.
+  row.age = created ? format_age(now_unix - *created / 1'000'000'000) : "<unknown>";
+  return row;
+}
+
+jobset_row row_of_aiperfjob(const k8s::json& job, std::int64_t now_unix) {
+  jobset_row row;
+  row.name = str_at(job, {"metadata", "name"});
+  row.namespace_name = str_at(job, {"metadata", "namespace"});
+  row.phase = str_at(job, {"status", "phase"});
+  if (row.phase.empty())
+    row.phase = "Pending";
+  auto sub = str_at(job, {"status", "subPhase"});
+  if ((row.phase == "Running" || row.phase == "Initializing") && !sub.empty())
+    row.phase += " (" + sub + ")";
+  auto created = k8s::parse_time(str_at(job, {"metadata", "creationTimestamp"}));
   row.age = created ? format_age(now_unix - *created / 1'000'000'000) : "<unknown>";
   return row;
 }
@@ -577,7 +677,8 @@ void add_workflow(CLI::App& kube, int& exit_code) {
   {
     auto o = std::make_shared<list_options>();
     auto* sub = kube.add_subcommand(
-        "list", "List benchmark runs (JobSets labelled app: aiperf)");
+        "list", "List benchmark runs: AIPerfJobs, and JobSets labelled app: aiperf that no "
+                "AIPerfJob owns");
     add_cluster_flags(*sub, o->cluster);
     sub->add_flag("-A,--all-namespaces", o->all_namespaces,
                   "every namespace instead of one");
@@ -586,7 +687,8 @@ void add_workflow(CLI::App& kube, int& exit_code) {
   {
     auto o = std::make_shared<cancel_options>();
     auto* sub = kube.add_subcommand(
-        "cancel", "Ask a run's controller to stop and export what it has");
+        "cancel", "Cancel a run: an AIPerfJob gets spec.cancel, a direct-mode run's controller "
+                  "stops and exports what it has");
     sub->add_option("name", o->name,
                     "the benchmark (default: the last kube profile)");
     add_cluster_flags(*sub, o->cluster);
@@ -595,7 +697,8 @@ void add_workflow(CLI::App& kube, int& exit_code) {
   {
     auto o = std::make_shared<delete_options>();
     auto* sub = kube.add_subcommand(
-        "delete", "Delete every object of a run and wait until none is left");
+        "delete", "Delete every object of a run (the AIPerfJob, or the direct-mode objects) and "
+                  "wait until none is left");
     sub->add_option("name", o->name,
                     "the benchmark (default: the last kube profile)");
     add_cluster_flags(*sub, o->cluster);

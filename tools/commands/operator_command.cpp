@@ -85,47 +85,6 @@ http_server::handler router(served s) {
   };
 }
 
-// Runs the reconciler while this replica leads. Losing the lead is
-// fail-closed: the reconciler is killed at once (no further writes) and the
-// process ends with exit 1, to come back as a standby (as controller-runtime
-// exits on lost leadership).
-struct leadership_state {
-  caf::actor_system* sys = nullptr;
-  op::reconciler_config rcfg;
-  std::shared_ptr<std::atomic<bool>> leading;
-  std::shared_ptr<op::operator_metrics> metrics;
-  system::stop_signal* stop = nullptr;
-  std::shared_ptr<std::atomic<bool>> lost;
-  k8s::informer::owner_actor reconciler;
-};
-
-op::leadership_listener::behavior_type
-leadership(op::leadership_listener::stateful_pointer<leadership_state> self,
-           leadership_state init) {
-  self->state = std::move(init);
-  return {
-      [self](op::leading_atom, bool leading) {
-        auto& st = self->state;
-        if (leading && !st.reconciler) {
-          st.reconciler = op::spawn_job_reconciler(*st.sys, st.rcfg);
-          self->link_to(st.reconciler); // ends with the listener at shutdown
-          st.leading->store(true);
-          st.metrics->leader.store(1);
-          std::printf("operator: leading; reconciling AIPerfJobs\n");
-          std::fflush(stdout);
-        } else if (!leading) {
-          st.leading->store(false);
-          st.metrics->leader.store(0);
-          if (st.reconciler)
-            caf::anon_send_exit(st.reconciler, caf::exit_reason::kill);
-          st.reconciler = nullptr;
-          st.lost->store(true);
-          st.stop->stop();
-        }
-      },
-  };
-}
-
 std::string election_identity(const system::env_lookup& env) {
   if (auto pod = env("POD_NAME"); pod && !pod->empty())
     return *pod;
@@ -256,9 +215,27 @@ int run(const operator_options& o) {
     for (const auto& ns : o.watch_namespaces)
       scope += " " + ns;
   }
+  // The reconciler runs while this replica leads. Losing the lead is
+  // fail-closed: the gate kills the reconciler at once (no further writes)
+  // and the process ends with exit 1, to come back as a standby (as
+  // controller-runtime exits on lost leadership).
   auto lost = std::make_shared<std::atomic<bool>>(false);
-  leadership_state ls{&sys, rcfg, leading, routes.metrics, &stop, lost, {}};
-  auto listener = sys.spawn(leadership, std::move(ls));
+  auto metrics = routes.metrics;
+  auto listener = op::spawn_leadership_gate(
+      sys,
+      [&sys, rcfg, leading, metrics] {
+        leading->store(true);
+        metrics->leader.store(1);
+        std::printf("operator: leading; reconciling AIPerfJobs\n");
+        std::fflush(stdout);
+        return caf::actor_cast<caf::actor>(op::spawn_job_reconciler(sys, rcfg));
+      },
+      [leading, metrics, lost, &stop] {
+        leading->store(false);
+        metrics->leader.store(0);
+        lost->store(true);
+        stop.stop();
+      });
   op::elector_actor elector;
   std::string election = "no leader election";
   if (o.leader_elect) {

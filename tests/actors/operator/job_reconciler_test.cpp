@@ -3,6 +3,7 @@
 // so each test asserts what the operator wrote (verb, path, fences) and the
 // state the API holds afterwards; a proxy hook runs a competing write just
 // before one of the operator's, to stage a race.
+#include "actors/operator/endpoint_probe.hpp"
 #include "actors/operator/job_reconciler.hpp"
 #include "actors/operator/job_status.hpp"
 #include "actors/operator/pod_diagnosis.hpp"
@@ -17,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -26,6 +28,9 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace aiperf::op {
@@ -64,8 +69,34 @@ struct recorded {
   json body;
 };
 
+// "patch /apis/.../j1/status test=/metadata/uid,/metadata/resourceVersion":
+// what the budget counts of a request. Event names carry a time and a
+// counter, so events are one line per create, without their name.
+std::string budget_line(const request& r) {
+  std::string line = std::string{k8s::to_string(r.verb)} + " " + k8s::path_of(r.ref);
+  if (!r.label_selector.empty())
+    line += " labelSelector=" + r.label_selector;
+  if (!r.field_selector.empty())
+    line += " fieldSelector=" + r.field_selector;
+  if (r.patch == patch_type::json) {
+    std::string tests;
+    for (const auto& op : json::parse(r.body, nullptr, false))
+      if (op.is_object() && op.value("op", "") == "test")
+        tests += (tests.empty() ? "" : ",") + op.value("path", std::string{});
+    if (!tests.empty())
+      line += " test=" + tests;
+  } else if (r.patch == patch_type::merge) {
+    line += " merge";
+  }
+  return line;
+}
+
 struct proxy_state {
   std::vector<recorded> log;
+  /// Every request and watch the operator process sent (informers too), as
+  /// budget lines: verb, path, label selector, the `test` paths of a JSON
+  /// patch.
+  std::vector<std::string> traffic;
   /// Called with each operator write before it is forwarded; a request it
   /// returns is sent to the store first (the competing write of a race).
   std::function<std::optional<request>(const request&)> before;
@@ -75,6 +106,7 @@ k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor
                                     std::shared_ptr<proxy_state> st) {
   return {
       [=](request& r) -> caf::result<response> {
+        st->traffic.push_back(budget_line(r));
         auto rp = self->make_response_promise<response>();
         auto forward = [=](request req) mutable {
           self->request(store, caf::infinite, std::move(req))
@@ -100,6 +132,8 @@ k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor
         return rp;
       },
       [=](k8s::watch_atom, request& r, k8s::watch_sink_actor& sink) {
+        r.verb = verb::watch;
+        st->traffic.push_back(budget_line(r));
         return self->delegate(store, k8s::watch_atom::value, std::move(r), std::move(sink));
       },
       [=](k8s::unwatch_atom, std::uint64_t id) {
@@ -146,6 +180,23 @@ fake_harvester_actor::behavior_type fake_harvester(fake_harvester_actor::pointer
   };
 }
 
+// The endpoint check, played by the test: each URL probed is recorded and
+// answered with `result`.
+struct probe_script {
+  std::vector<std::string> urls;
+  probe_result result;
+};
+
+prober_actor::behavior_type fake_prober(prober_actor::pointer,
+                                        std::shared_ptr<probe_script> st) {
+  return {
+      [=](probe_atom, std::string& url) {
+        st->urls.push_back(url);
+        return st->result;
+      },
+  };
+}
+
 json getting_started_job(const std::string& name) {
   std::ifstream in{AIPERF_SOURCE_DIR
                    "/tests/config/benchmark/fixtures/aiperfjob_getting_started.yaml"};
@@ -165,6 +216,8 @@ struct reconciler_test : caf_gtest::fixture<> {
   k8s::informer::owner_actor op;
   std::shared_ptr<harvest_script> harvests = std::make_shared<harvest_script>();
   fake_harvester_actor harvester;
+  /// Set before start_operator() to check endpoints.
+  std::shared_ptr<probe_script> probes;
 
   reconciler_test() {
     k8s::sim::store_config cfg;
@@ -180,7 +233,7 @@ struct reconciler_test : caf_gtest::fixture<> {
     api = sys.spawn(proxy, caf::actor_cast<k8s::api_actor>(store), recorder);
   }
 
-  void start_operator() {
+  void start_operator(const std::function<void(reconciler_config&)>& adjust = {}) {
     reconciler_config cfg;
     cfg.api = api;
     cfg.cores = 4;
@@ -188,6 +241,10 @@ struct reconciler_test : caf_gtest::fixture<> {
     cfg.seed = 11;
     harvester = sys.spawn(fake_harvester, harvests);
     cfg.harvester = caf::actor_cast<harvester_actor>(harvester);
+    if (probes)
+      cfg.prober = sys.spawn(fake_prober, probes);
+    if (adjust)
+      adjust(cfg);
     op = spawn_job_reconciler(sys, cfg);
     drain();
   }
@@ -342,6 +399,83 @@ TEST_F(reconciler_test, the_crds_dashboard_default_runs_headless) {
   auto cm = get(core_ref("configmaps", "aiperf-ui-config"));
   auto run = json::parse(cm["data"]["run_config.json"].get<std::string>());
   EXPECT_EQ(run["runtime"]["workers_per_pod"], 5);
+}
+
+TEST_F(reconciler_test, an_endpoint_that_does_not_resolve_fails_the_job_and_creates_nothing) {
+  probes = std::make_shared<probe_script>();
+  probes->result = {probe_outcome::dns_failed, "dynamo-agg-frontend.dynamo-server.svc does not "
+                                               "resolve (Name or service not known)"};
+  start_operator();
+  submit(getting_started_job("j1"));
+  EXPECT_EQ(probes->urls,
+            (std::vector<std::string>{"http://dynamo-agg-frontend.dynamo-server.svc:8000/v1"}));
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(condition("j1", "EndpointReachable"), "False");
+  EXPECT_EQ(condition("j1", "EndpointReachable", "reason"), "EndpointDNSResolutionFailed");
+  EXPECT_EQ(s["error"], "endpoint http://dynamo-agg-frontend.dynamo-server.svc:8000/v1: "
+                        "dynamo-agg-frontend.dynamo-server.svc does not resolve (Name or "
+                        "service not known)");
+  EXPECT_EQ(writes(), (std::vector<std::string>{"patch " + jobs_path + "/j1/status"}));
+}
+
+TEST_F(reconciler_test, an_unreachable_endpoint_waits_then_the_job_is_admitted) {
+  probes = std::make_shared<probe_script>();
+  probes->result = {probe_outcome::unreachable, "dynamo-agg-frontend.dynamo-server.svc:8000: "
+                                                "Connection refused"};
+  start_operator();
+  submit(getting_started_job("j1"));
+  EXPECT_EQ(status_of("j1").value("phase", ""), "");
+  EXPECT_EQ(condition("j1", "EndpointReachable", "reason"), "EndpointUnreachable");
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+  int warned = 0;
+  for (const auto& e : events_of("j1"))
+    warned += e["reason"] == "EndpointUnreachable";
+  EXPECT_EQ(warned, 1);
+  advance_time(10s); // retried, still refused: no second Warning
+  EXPECT_EQ(probes->urls.size(), 2u);
+  warned = 0;
+  for (const auto& e : events_of("j1"))
+    warned += e["reason"] == "EndpointUnreachable";
+  EXPECT_EQ(warned, 1);
+  probes->result = {probe_outcome::reachable, "accepts connections"};
+  advance_time(10s);
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  EXPECT_EQ(condition("j1", "EndpointReachable"), "True");
+  EXPECT_TRUE(exists(jobsets_ref("aiperf-j1")));
+}
+
+TEST_F(reconciler_test, skip_endpoint_check_probes_nothing) {
+  probes = std::make_shared<probe_script>();
+  probes->result = {probe_outcome::dns_failed, "never asked"};
+  start_operator();
+  auto job = getting_started_job("j1");
+  job["spec"]["skipEndpointCheck"] = true;
+  submit(job);
+  EXPECT_TRUE(probes->urls.empty());
+  EXPECT_EQ(status_of("j1")["phase"], "Initializing");
+  EXPECT_EQ(condition("j1", "EndpointReachable"), "<none>");
+}
+
+TEST(endpoint_probe, a_listening_port_is_reachable_and_a_closed_one_is_not) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  auto port = std::to_string(ntohs(addr.sin_port));
+  auto open = probe_endpoint("http://127.0.0.1:" + port + "/v1", 2s);
+  EXPECT_EQ(open.outcome, probe_outcome::reachable) << open.message;
+  ::close(fd); // nothing listens there now
+  auto closed = probe_endpoint("http://127.0.0.1:" + port, 2s);
+  EXPECT_EQ(closed.outcome, probe_outcome::unreachable);
+  EXPECT_EQ(closed.message, "127.0.0.1:" + port + ": Connection refused");
+  // A URL that cannot be used is as permanent as a name that does not resolve.
+  EXPECT_EQ(probe_endpoint("http://h:1/v1?x=1", 2s).outcome, probe_outcome::dns_failed);
 }
 
 TEST_F(reconciler_test, a_missing_secret_fails_preflight_naming_it) {
@@ -619,6 +753,22 @@ TEST_F(reconciler_test, a_job_past_its_timeout_is_failed_and_its_jobset_deleted)
   EXPECT_FALSE(exists(jobsets_ref("aiperf-slow")));
 }
 
+TEST_F(reconciler_test, a_timeout_edit_is_acknowledged_once_its_deadline_is_armed) {
+  start_operator();
+  auto job = getting_started_job("slow");
+  job["spec"]["timeoutSeconds"] = 600;
+  submit(job);
+  EXPECT_EQ(status_of("slow")["observedGeneration"], 1);
+  advance_time(30s);
+  ok(verb::patch, jobs_ref("slow"), {{"spec", {{"timeoutSeconds", 60}}}}, patch_type::merge);
+  drain();
+  EXPECT_EQ(status_of("slow")["observedGeneration"], 2);
+  EXPECT_EQ(status_of("slow")["phase"], "Initializing");
+  advance_time(31s); // 61 s after the start: the new deadline
+  EXPECT_EQ(status_of("slow")["phase"], "Failed");
+  EXPECT_EQ(status_of("slow")["error"], "the job did not finish within its timeout of 60 s");
+}
+
 // -- completion -------------------------------------------------------------------
 
 struct completion_test : reconciler_test {
@@ -687,6 +837,80 @@ TEST_F(completion_test, a_finished_run_is_claimed_harvested_and_completed) {
   EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
   EXPECT_EQ(recorder->log.back().v, verb::remove);
   EXPECT_EQ(recorder->log.back().body["preconditions"]["uid"], jobset_uid);
+}
+
+// The operator's API traffic on its common paths, against a committed golden
+// file: a change in what it sends (a new request, a lost fence) fails here
+// until the file is regenerated (AIPERF_UPDATE_GOLDEN=1) and the commit body
+// says why.
+TEST_F(completion_test, api_requests_of_the_common_paths_match_the_golden_file) {
+  std::string text;
+  auto section = [&](const std::string& title) {
+    text += "## " + title + "\n";
+    for (const auto& line : recorder->traffic)
+      text += line + "\n";
+    text += "= " + std::to_string(recorder->traffic.size()) + " requests\n\n";
+    recorder->traffic.clear();
+  };
+  start_operator();
+  section("start: the informers list and watch");
+  run_to_initializing("j1");
+  section("create: admit j1");
+  // One steady tick: the controller's status push and heartbeat.
+  ok(verb::patch, jobs_ref("j1", "status"),
+     {{"status", {{"subPhase", "profiling"}, {"requestsCompleted", 10}}}}, patch_type::merge);
+  ok(verb::patch, jobs_ref("j1"),
+     {{"metadata",
+       {{"annotations", {{"aiperf.nvidia.com/controller-heartbeat", k8s::format_time(start_unix)}}}}}},
+     patch_type::merge);
+  drain();
+  section("steady: one controller push");
+  controller_finishes(0);
+  section("completion: claim, harvest, terminal status, JobSet deleted");
+  submit(getting_started_job("j2"));
+  recorder->traffic.clear();
+  ok(verb::patch, jobs_ref("j2"), {{"spec", {{"cancel", true}}}}, patch_type::merge);
+  drain();
+  section("cancellation: j2");
+  for (const char* name : {"r1", "r2", "r3"})
+    submit(getting_started_job(name));
+  caf::anon_send_exit(op, caf::exit_reason::kill);
+  drain();
+  recorder->traffic.clear();
+  start_operator();
+  section("restart with 3 running jobs (and 2 finished)");
+  auto golden = std::string{AIPERF_SOURCE_DIR} + "/tests/actors/operator/api_requests.golden";
+  if (std::getenv("AIPERF_UPDATE_GOLDEN"))
+    std::ofstream{golden, std::ios::binary} << text;
+  std::ifstream in{golden, std::ios::binary};
+  std::stringstream committed;
+  committed << in.rdbuf();
+  EXPECT_EQ(text, committed.str())
+      << "the operator's API requests changed: regenerate " << golden
+      << " with AIPERF_UPDATE_GOLDEN=1 and say why in the commit body";
+}
+
+TEST_F(completion_test, a_new_leader_finishes_a_job_from_status_and_annotations_alone) {
+  run_to_initializing();
+  ok(verb::patch, jobs_ref("j1", "status"), {{"status", {{"subPhase", "profiling"}}}},
+     patch_type::merge);
+  drain();
+  ASSERT_EQ(status_of("j1")["phase"], "Running");
+  // The leader loses its Lease mid-run: its reconciler is killed; the
+  // standby's starts with nothing but what the API holds.
+  caf::anon_send_exit(op, caf::exit_reason::kill);
+  drain();
+  recorder->log.clear();
+  start_operator();
+  EXPECT_EQ(writes(), std::vector<std::string>{}) << "nothing to redo for a running job";
+  controller_finishes(0);
+  EXPECT_EQ(harvests->requests.size(), 1u);
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Completed");
+  EXPECT_EQ(s["summary"]["total_requests"], 100);
+  EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
+  for (const auto& w : writes())
+    EXPECT_EQ(w.rfind("create ", 0), std::string::npos) << w;
 }
 
 TEST_F(completion_test, the_exit_code_decides_the_outcome) {
@@ -903,6 +1127,20 @@ TEST_F(pods_test, a_restarting_container_is_warned_about_once) {
                             "pod aiperf-j1-workers-0-0-abcde container workers restarted 3 times"}));
   restarting(4);
   EXPECT_EQ(warnings().size(), 1u);
+}
+
+TEST_F(pods_test, a_terminal_pod_event_reaches_the_status_with_every_timer_at_ten_minutes) {
+  start_operator([](reconciler_config& cfg) {
+    cfg.pending_threshold_seconds = 600;
+    cfg.critical_threshold_seconds = 600;
+    cfg.heartbeat_expiry_seconds = 600;
+  });
+  submit(getting_started_job("j1"));
+  make_pod("aiperf-j1-controller-0-0-x7k2p", "controller");
+  set_container("aiperf-j1-controller-0-0-x7k2p", "control-plane",
+                {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}});
+  // No simulated time passed: the pod's event alone got it there.
+  EXPECT_EQ(status_of("j1")["phase"], "Failed");
 }
 
 TEST_F(pods_test, a_startup_blocker_is_recorded_warned_about_and_cleared) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -294,6 +295,43 @@ TEST_F(elector_test, a_leader_seeing_another_holder_steps_down_at_once) {
   EXPECT_FALSE(news->at(1).leading);
   EXPECT_LE(news->at(1).at, written + 2s);
   EXPECT_EQ(lease()["spec"]["holderIdentity"], "op-z");
+}
+
+TEST_F(elector_test, the_gate_runs_the_reconciler_only_while_leading) {
+  int started = 0;
+  int lost = 0;
+  std::optional<caf::actor_clock::time_point> killed_at;
+  auto gate = spawn_leadership_gate(
+      sys,
+      [&] {
+        ++started;
+        auto reconciler = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+          return {[](int) {}};
+        });
+        reconciler->attach_functor([&](const caf::error&) { killed_at = now(); });
+        return reconciler;
+      },
+      [&] { ++lost; });
+  election_config cfg;
+  cfg.api = api;
+  cfg.identity = "op-a";
+  cfg.start_unix_ns = start_unix * 1'000'000'000LL;
+  cfg.seed = 1;
+  cfg.user.username = "op-a";
+  cfg.listener = gate;
+  auto a = spawn_leader_elector(sys, cfg);
+  drain();
+  EXPECT_EQ(started, 1);
+  run_for(4s);
+  auto last_renewal = of("op-a", verb::update).back()->at;
+  recorder->refused.insert("op-a");
+  run_for(12s);
+  // Killed when the elector stepped down, before the lease (15 s) expired.
+  ASSERT_TRUE(killed_at);
+  EXPECT_EQ(*killed_at, last_renewal + 10s);
+  EXPECT_EQ(lost, 1);
+  EXPECT_EQ(started, 1);
+  (void)a;
 }
 
 TEST_F(elector_test, of_three_replicas_starting_together_exactly_one_leads) {

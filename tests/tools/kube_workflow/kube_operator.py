@@ -26,6 +26,10 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
 - with lowered watchdog thresholds (the operator restarts with them), a job
   whose image cannot be pulled records status.startupIssue, warns, claims
   the startup failure and ends Failed, its JobSet deleted;
+- `kube list` shows the AIPerfJobs with their phase; `kube cancel` sets
+  spec.cancel (the job ends Cancelled) and `kube delete` removes the
+  AIPerfJob and, through garbage collection, all it owned;
+- the operator's /metrics counts its reconciles and API requests;
 - with 2 replicas exactly one leads (the Lease holder, the one Ready pod);
   deleting it mid-run hands the Lease to the standby, which completes the
   job (the completion claim comes from the new leader's pod address).
@@ -101,14 +105,14 @@ class Operator(unittest.TestCase):
             name, phases, json.dumps(self.job(name).get("status", {}))[:2000],
             self.sim.kubectl("logs", "-n", "aiperf-system", "deploy/aiperf-operator").stdout))
 
-    def test_1_the_operator_pod_becomes_ready(self):
+    def test_01_the_operator_pod_becomes_ready(self):
         r = self.sim.kubectl("wait", "--for=condition=Available", "deployment/aiperf-operator",
                              "-n", "aiperf-system", "--timeout=60s")
         self.assertEqual(r.returncode, 0, r.stderr + self.sim.log())
         logs = self.sim.kubectl("logs", "-n", "aiperf-system", "deploy/aiperf-operator").stdout
         self.assertIn("operator watching AIPerfJobs in every namespace", logs)
 
-    def test_2_a_job_runs_to_complete_with_its_summary(self):
+    def test_02_a_job_runs_to_complete_with_its_summary(self):
         self.submit("op1", 20)
         r = self.sim.kubectl("wait", "--for=condition=Complete", "aiperfjob/op1", "-n", NS,
                              "--timeout=180s")
@@ -138,7 +142,7 @@ class Operator(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "the JobSet was not deleted")
             time.sleep(0.5)
 
-    def test_3_each_side_used_its_own_identity(self):
+    def test_03_each_side_used_its_own_identity(self):
         events = self.sim.audit()
         operator = [e for e in events if e.get("userAgent") == "aiperf-node/operator"]
         self.assertTrue(operator)
@@ -153,7 +157,7 @@ class Operator(unittest.TestCase):
                          {"system:serviceaccount:%s:default" % NS})
         self.assertEqual({e["verb"] for e in pushes} - {"get", "list", "watch"}, {"patch"})
 
-    def test_4_a_spec_aiperf_node_cannot_run_fails_at_once(self):
+    def test_04_a_spec_aiperf_node_cannot_run_fails_at_once(self):
         self.submit("bad", 5, edit=lambda t: t.replace(
             "      urls:", "      type: nim_rankings\n      urls:", 1))
         status = self.wait_phase("bad", {"Failed"}, 30)
@@ -166,7 +170,7 @@ class Operator(unittest.TestCase):
         self.assertIn("Warning", described)
         self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-bad", "-n", NS).returncode, 0)
 
-    def test_5_cancel_ends_the_job_and_deletes_its_jobset(self):
+    def test_05_cancel_ends_the_job_and_deletes_its_jobset(self):
         self.submit("long", 100000)
         self.wait_phase("long", {"Initializing", "Running"}, 60)
         self.sim.kubectl_ok("patch", "aiperfjob", "long", "-n", NS, "--type=merge",
@@ -176,7 +180,7 @@ class Operator(unittest.TestCase):
         self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-long", "-n", NS).returncode,
                             0)
 
-    def test_6_kube_profile_submits_and_follows_an_aiperfjob(self):
+    def test_06_kube_profile_submits_and_follows_an_aiperfjob(self):
         args = generate_args("cli", 10)
         args[0:2] = ["profile", "--operator", "--no-detach"]
         r = self.sim.kube(*args)
@@ -189,7 +193,7 @@ class Operator(unittest.TestCase):
         with open(os.path.join(self.sim.home, ".aiperf", "last_kube_benchmark.json")) as f:
             self.assertEqual(json.load(f), {"name": "cli", "namespace": NS, "mode": "operator"})
 
-    def test_7_a_killed_controller_fails_the_job_naming_it(self):
+    def test_07_a_killed_controller_fails_the_job_naming_it(self):
         self.submit("killed", 100000)
         self.wait_phase("killed", {"Running"}, 90)
         pods = self.sim.kubectl_json(
@@ -221,7 +225,7 @@ class Operator(unittest.TestCase):
             time.sleep(0.5)
         self.fail("the operator did not restart with %s" % env)
 
-    def test_8_a_pod_that_cannot_pull_fails_after_the_critical_threshold(self):
+    def test_08_a_pod_that_cannot_pull_fails_after_the_critical_threshold(self):
         # Lowered thresholds; the operator restarts with them (Recreate).
         self.operator_with(AIPERF_K8S_WATCHDOG_PENDING_THRESHOLD_SECONDS="1",
                            AIPERF_K8S_WATCHDOG_PENDING_CRITICAL_THRESHOLD_SECONDS="4")
@@ -236,6 +240,46 @@ class Operator(unittest.TestCase):
         self.assertIn("StartupFailed", described)
         self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-nopull", "-n", NS).returncode,
                             0)
+
+    def test_10_kube_list_cancel_and_delete_act_on_aiperfjobs(self):
+        self.submit("viacli", 100000)
+        self.wait_phase("viacli", {"Initializing", "Running"}, 60)
+        r = self.sim.kube("list", "-n", NS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = {l.split()[0]: l.split()[2] for l in r.stdout.splitlines()[1:]}
+        self.assertEqual(rows["op1"], "Completed")
+        self.assertEqual(rows["bad"], "Failed")
+        self.assertIn(rows["viacli"], {"Initializing", "Running"})
+        self.assertNotIn("aiperf-viacli", rows)  # its JobSet is the AIPerfJob's
+        r = self.sim.kube("cancel", "viacli", "-n", NS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("aiperfjob.aiperf.nvidia.com/viacli cancel requested", r.stdout)
+        self.assertEqual(self.wait_phase("viacli", {"Cancelled"}, 60)["phase"], "Cancelled")
+        r = self.sim.kube("delete", "viacli", "-n", NS, "--timeout", "60")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("aiperfjobs/viacli deleted", r.stdout)
+        self.assertNotEqual(self.sim.kubectl("get", "aiperfjob", "viacli", "-n", NS).returncode, 0)
+        left = self.sim.kubectl_ok("get", "configmaps,roles,rolebindings", "-n", NS, "-o", "name",
+                                   "-l", "aiperf.nvidia.com/job-id=viacli").stdout.split()
+        self.assertEqual(left, [])
+
+    def test_11_metrics_count_reconciles_and_requests(self):
+        pod = [n for n, (ready, _) in self.operator_pods().items() if ready][0]
+        text = self.sim.kubectl_ok(
+            "get", "--raw",
+            "/api/v1/namespaces/aiperf-system/pods/%s:9090/proxy/metrics" % pod).stdout
+        samples = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                samples[name] = float(value)
+        self.assertGreater(samples['aiperf_operator_reconciles_total{result="success"}'], 0)
+        self.assertEqual(samples["aiperf_operator_leader"], 1)
+        self.assertIn('aiperf_operator_workqueue_depth{name="aiperfjobs"}', samples)
+        patches = [v for k, v in samples.items()
+                   if k.startswith('aiperf_k8s_client_requests_total{verb="patch",'
+                                   'resource="aiperfjobs/status",code="200"')]
+        self.assertTrue(patches and patches[0] > 0, text)
 
     def operator_pods(self):
         pods = self.sim.kubectl_json("get", "pods", "-n", "aiperf-system", "-l",
@@ -264,7 +308,7 @@ class Operator(unittest.TestCase):
             time.sleep(0.5)
         self.fail("no single leader: pods %s, lease %s" % (self.operator_pods(), self.lease()))
 
-    def test_9_the_standby_takes_over_when_the_leader_goes(self):
+    def test_12_the_standby_takes_over_when_the_leader_goes(self):
         self.sim.kubectl_ok("scale", "deployment/aiperf-operator", "-n", "aiperf-system",
                             "--replicas=2")
         leader, pods = self.wait_one_leader()

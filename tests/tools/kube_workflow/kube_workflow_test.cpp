@@ -216,6 +216,18 @@ TEST(kube_workflow, list_rows_read_name_phase_and_age_from_the_jobset) {
   EXPECT_EQ(row_of(suspended, 0).age, "<unknown>");
 }
 
+TEST(kube_workflow, list_rows_of_aiperfjobs_read_the_operators_phase) {
+  auto job = k8s::json::parse(R"({
+    "metadata": {"name": "nightly", "namespace": "bench",
+                 "creationTimestamp": "2026-12-02T10:00:00Z"}})");
+  auto created = *k8s::parse_time("2026-12-02T10:00:00Z") / 1'000'000'000;
+  EXPECT_EQ(row_of_aiperfjob(job, created + 5), (jobset_row{"nightly", "bench", "Pending", "5s"}));
+  job["status"] = {{"phase", "Running"}, {"subPhase", "profiling"}};
+  EXPECT_EQ(row_of_aiperfjob(job, created).phase, "Running (profiling)");
+  job["status"] = {{"phase", "Completed"}};
+  EXPECT_EQ(row_of_aiperfjob(job, created).phase, "Completed");
+}
+
 TEST(kube_workflow, ages_read_like_kubectls) {
   EXPECT_EQ(format_age(5), "5s");
   EXPECT_EQ(format_age(119), "119s");
