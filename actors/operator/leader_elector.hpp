@@ -77,7 +77,7 @@ struct election_config {
 /// The listener that makes leadership matter: on `(leading_atom, true)` it
 /// calls `start` (which spawns the reconciler) and links to what it
 /// returned; on `(leading_atom, false)` it kills that actor at once — the
-/// reconciler issues no further writes — and then calls `lost`. When the
+/// reconciler sends no further writes — and then calls `lost`. When the
 /// gate itself is stopped, the link ends the reconciler too. `start` and
 /// `lost` run on the gate's thread.
 [[nodiscard]] leadership_listener spawn_leadership_gate(caf::actor_system& sys,
