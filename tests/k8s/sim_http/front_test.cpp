@@ -532,6 +532,15 @@ TEST_F(front_test, malformed_requests_get_a_status) {
   ASSERT_EQ(out.substr(0, 12), "HTTP/1.1 400") << out;
   auto body = out.substr(out.find("\r\n\r\n") + 4);
   EXPECT_EQ(parse_status(body)->reason, "BadRequest");
+  // A head that cannot be parsed is answered as Go's net/http answers it,
+  // before any handler: plain text, and the connection closes.
+  auto head = testing::raw_exchange(
+      port, "GET /api HTTP/1.1\r\nHost: x\r\nBad Header Without Colon\r\n"
+            "\r\n");
+  EXPECT_EQ(head, "HTTP/1.1 400 Bad Request\r\n"
+                  "Content-Type: text/plain; charset=utf-8\r\n"
+                  "Connection: close\r\nContent-Length: 15\r\n\r\n"
+                  "400 Bad Request");
   // Refused from the Content-Length alone, before the body is read.
   auto too_big = testing::raw_exchange(
       port,
