@@ -6,6 +6,7 @@
 
 #include "k8s/object/status_json.hpp"
 #include "k8s/object/wire.hpp"
+#include "k8s/sim/auth/rbac.hpp"
 #include "k8s/sim/http/audit.hpp"
 #include "k8s/sim/http/protobuf.hpp"
 #include "runtime/http_server/http_server.hpp"
@@ -1170,7 +1171,9 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
     ae.verb = to_string(r.verb);
     ae.object_ref = r.ref;
     ae.impersonated_user = r.impersonate_user;
-    ae.impersonated_groups = r.impersonate_groups;
+    if (!r.impersonate_user.empty())
+      ae.impersonated_groups = auth::impersonated_groups(r.impersonate_user,
+                                                         r.impersonate_groups);
 
     if (auto f = faults.take(
             to_string(r.verb), r.ref.resource, r.ref.subresource,
@@ -1438,7 +1441,9 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
         r.impersonate_groups.emplace_back(h.value().data(), h.value().size());
     }
     ae.impersonated_user = r.impersonate_user;
-    ae.impersonated_groups = r.impersonate_groups;
+    if (!r.impersonate_user.empty())
+      ae.impersonated_groups = auth::impersonated_groups(r.impersonate_user,
+                                                         r.impersonate_groups);
     auto v = verb_of_method(req.method());
     ae.verb = v ? to_string(*v) : lower(sv(req.method_string()));
     if (!v || (is_log && *v != verb::get)) {
