@@ -846,10 +846,14 @@ void compile_rules(node& n, const std::string& path,
                    const std::string& uncorrelatable,
                    std::vector<field_error>& errors) {
   if (!n.rules.empty() && !n.decl) {
-    // Rules on a node CEL cannot type (preserve-unknown without `type`).
-    errors.push_back({"InternalError", path + ".x-kubernetes-validations",
-                      "Internal error: failed to convert to declType for CEL "
-                      "validation rules"});
+    // Rules on a node CEL cannot type (preserve-unknown without `type`):
+    // SchemaDeclType has no declaration for it, which the CRD validation of
+    // 1.30+ reports as an internal error of the node's rules.
+    errors.push_back(
+        {"InternalError", path + ".x-kubernetes-validations",
+         "Internal error: internal error: failed to construct type "
+         "information for x-kubernetes-validations rules: unable to convert "
+         "structural schema to CEL declarations"});
   }
   for (std::size_t i = 0; n.decl && i < n.rules.size(); ++i) {
     rule& r = n.rules[i];
