@@ -549,6 +549,79 @@ TEST_F(store_test, a_crd_whose_rule_does_not_compile_is_refused) {
       answers_plain_not_found(call(make(verb::list, widgets())).error()));
 }
 
+TEST_F(store_test, mutating_admission_runs_before_schema_cel_and_validation) {
+  // What the mutation does is chosen by the object's "mutate" label; the
+  // schema, the CRD's rules and the built-in validation then judge what it
+  // made of the object, not what the client sent.
+  store_config cfg;
+  cfg.mutating_admission = [](const k8s::request&, json& obj,
+                              const json* old) -> caf::expected<void> {
+    std::string how = obj.value("metadata", json::object())
+                          .value("labels", json::object())
+                          .value("mutate", "");
+    if (how == "bad-label") {
+      obj["metadata"]["labels"]["model"] = "Qwen/Qwen3-0.6B";
+      return caf::unit;
+    }
+    if (how.empty() || obj.value("kind", "") != "Widget")
+      return caf::unit;
+    auto& spec = obj["spec"];
+    if (how == "fix-replicas")
+      spec["replicas"] = 2;
+    else if (how == "zero-replicas")
+      spec["replicas"] = 0;
+    else if (how == "drop-replicas")
+      spec.erase("replicas");
+    else if (how == "add-unknown")
+      spec["bogus"] = true;
+    else if (how == "keep-image" && old != nullptr)
+      spec["image"] = (*old)["spec"]["image"];
+    return caf::unit;
+  };
+  store = spawn(std::move(cfg));
+  ok_json(make(
+      verb::create,
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+      widget_crd()));
+  auto labelled = [](const std::string& name, const std::string& how) {
+    auto w = widget(name, "a:1");
+    w["metadata"]["labels"] = {{"mutate", how}};
+    return w;
+  };
+  // A client's invalid object made valid by the mutation is accepted ...
+  auto fixed = labelled("fixed", "fix-replicas");
+  fixed["spec"]["replicas"] = 0;
+  EXPECT_EQ(ok_json(make(verb::create, widgets(), fixed))["spec"]["replicas"],
+            2);
+  // ... and a valid one the mutation breaks is refused by the schema.
+  auto st = failure(
+      make(verb::create, widgets(), labelled("zeroed", "zero-replicas")));
+  EXPECT_EQ(st.code, 422);
+  ASSERT_EQ(st.details.causes.size(), 1u);
+  EXPECT_EQ(st.details.causes[0].field, "spec.replicas");
+  // Defaults and pruning apply to the mutated object too.
+  auto dropped = labelled("dropped", "drop-replicas");
+  dropped["spec"]["replicas"] = 5;
+  auto d = ok_json(make(verb::create, widgets(), dropped));
+  EXPECT_EQ(d["spec"]["replicas"], 1);
+  auto u = ok_json(
+      make(verb::create, widgets(), labelled("unknown", "add-unknown")));
+  EXPECT_FALSE(u["spec"].contains("bogus"));
+  // The CRD's rule (the image is immutable) sees the mutated update.
+  auto kept = ok_json(
+      make(verb::create, widgets(), labelled("kept", "keep-image")));
+  kept["spec"]["image"] = "b:2";
+  auto updated = ok_json(make(verb::update, widgets("kept"), kept));
+  EXPECT_EQ(updated["spec"]["image"], "a:1");
+  // Built-in kinds alike: validation sees the label the mutation added.
+  auto cm = config_map("default", "bad");
+  cm["metadata"]["labels"] = {{"mutate", "bad-label"}};
+  st = failure(make(verb::create, core("configmaps", "default"), cm));
+  EXPECT_EQ(st.code, 422);
+  ASSERT_EQ(st.details.causes.size(), 1u);
+  EXPECT_EQ(st.details.causes[0].field, "metadata.labels");
+}
+
 k8s::request apply_req(const std::string& manager, const json& body,
                        bool force = false) {
   auto r = patch_req(core("configmaps", "default", "cfg"), patch_type::apply,
