@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace aiperf::k8s::sim {
@@ -774,13 +775,18 @@ TEST_F(store_test, list_selectors_and_errors) {
 }
 
 TEST_F(store_test, event_field_selectors_on_involved_object_and_reason) {
-  for (auto [name, reason] :
-       {std::pair{"e1", "Started"}, std::pair{"e2", "Failed"}}) {
+  // e3 is about an earlier pod of the same name: only its uid tells.
+  for (auto [name, reason, uid] : {std::tuple{"e1", "Started", "uid-1"},
+                                   std::tuple{"e2", "Failed", "uid-1"},
+                                   std::tuple{"e3", "Failed", "uid-0"}}) {
     json ev = {{"apiVersion", "v1"},
                {"kind", "Event"},
                {"metadata", {{"name", name}}},
                {"involvedObject",
-                {{"kind", "Pod"}, {"name", "p1"}, {"namespace", "default"}}},
+                {{"kind", "Pod"},
+                 {"name", "p1"},
+                 {"namespace", "default"},
+                 {"uid", uid}}},
                {"reason", reason},
                {"type", "Normal"}};
     ok_json(make(verb::create, core("events", "default"), ev));
@@ -788,8 +794,15 @@ TEST_F(store_test, event_field_selectors_on_involved_object_and_reason) {
   auto r = make(verb::list, core("events", "default"));
   r.field_selector = "involvedObject.name=p1,reason=Failed";
   auto l = ok_json(r);
+  ASSERT_EQ(l["items"].size(), 2u);
+  r.field_selector = "involvedObject.uid=uid-1,reason=Failed";
+  l = ok_json(r);
   ASSERT_EQ(l["items"].size(), 1u);
   EXPECT_EQ(l["items"][0]["metadata"]["name"], "e2");
+  r.field_selector = "involvedObject.uid!=uid-1";
+  l = ok_json(r);
+  ASSERT_EQ(l["items"].size(), 1u);
+  EXPECT_EQ(l["items"][0]["metadata"]["name"], "e3");
 }
 
 TEST_F(store_test, an_exact_list_of_a_compacted_resource_version_is_410) {
