@@ -1559,6 +1559,9 @@ caf::expected<response> store_core::review(const type_view& t,
     answer = rbac_.self_subject_rules_review(req.user, body);
   } else if (t.resource == "subjectaccessreviews") {
     answer = rbac_.subject_access_review(body);
+  } else if (t.resource == "selfsubjectreviews") {
+    // kubectl auth whoami: the identity after impersonation.
+    answer = auth::self_subject_review(req.user, now());
   } else {
     return fail(req, method_not_allowed(t, req));
   }
