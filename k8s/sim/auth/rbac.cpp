@@ -977,6 +977,27 @@ caf::expected<void> rbac_index::check_binding_write(
   return {};
 }
 
+std::vector<std::string>
+impersonated_groups(std::string_view as_user,
+                    const std::vector<std::string>& as_groups) {
+  std::vector<std::string> groups = as_groups;
+  if (groups.empty() && starts_with(as_user, sa_prefix)) {
+    auto rest = as_user.substr(sa_prefix.size());
+    auto colon = rest.find(':');
+    if (colon != std::string_view::npos && colon > 0 && colon + 1 < rest.size()
+        && rest.find(':', colon + 1) == std::string_view::npos)
+      groups = {"system:serviceaccounts",
+                "system:serviceaccounts:" + std::string{rest.substr(0, colon)}};
+  }
+  if (as_user != anonymous) {
+    if (!has(groups, all_authenticated) && !has(groups, all_unauthenticated))
+      groups.emplace_back(all_authenticated);
+  } else if (!has(groups, all_unauthenticated)) {
+    groups.emplace_back(all_unauthenticated);
+  }
+  return groups;
+}
+
 caf::expected<user_info>
 rbac_index::impersonate(const user_info& requester, std::string_view as_user,
                         const std::vector<std::string>& as_groups) const {
@@ -1026,16 +1047,7 @@ rbac_index::impersonate(const user_info& requester, std::string_view as_user,
       return forbidden_error(ga, d.reason);
     out.groups.push_back(g);
   }
-  if (service_account && as_groups.empty())
-    out.groups = {"system:serviceaccounts",
-                  "system:serviceaccounts:" + a.namespace_name};
-  if (as_user != anonymous) {
-    if (!has(out.groups, all_authenticated)
-        && !has(out.groups, all_unauthenticated))
-      out.groups.emplace_back(all_authenticated);
-  } else if (!has(out.groups, all_unauthenticated)) {
-    out.groups.emplace_back(all_unauthenticated);
-  }
+  out.groups = impersonated_groups(as_user, as_groups);
   return out;
 }
 

@@ -36,6 +36,16 @@ namespace aiperf::k8s::sim::auth {
 /// The group whose members may do anything (user.SystemPrivilegedGroup).
 inline constexpr std::string_view system_masters = "system:masters";
 
+/// The groups of a user impersonated with `as_groups` (k8s.io/apiserver
+/// pkg/endpoints/filters/impersonation.go): those asked for — a service
+/// account asked for without any gets its own two — plus
+/// system:authenticated unless it or system:unauthenticated is among them
+/// (system:unauthenticated for system:anonymous). What the audit log
+/// records as impersonatedUser.groups.
+[[nodiscard]] std::vector<std::string>
+impersonated_groups(std::string_view as_user,
+                    const std::vector<std::string>& as_groups);
+
 /// One `rules[]` entry of a Role or ClusterRole.
 struct policy_rule {
   std::vector<std::string> verbs;

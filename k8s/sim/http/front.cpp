@@ -6,6 +6,7 @@
 
 #include "k8s/object/status_json.hpp"
 #include "k8s/object/wire.hpp"
+#include "k8s/sim/auth/rbac.hpp"
 #include "k8s/sim/http/audit.hpp"
 #include "k8s/sim/http/protobuf.hpp"
 #include "runtime/http_server/http_server.hpp"
@@ -39,6 +40,7 @@
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -778,22 +780,34 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
             || ec == asio::error::operation_aborted
             || ec == asio::error::bad_descriptor || !parser.got_some())
           break;
-        // A malformed request: Go answers 400 and closes; ours carries a
-        // Status so every answer a client sees is one it can decode.
-        status st = ec == bhttp::error::body_limit
-                        ? make_status("RequestEntityTooLarge", 413,
-                                      "Request entity too large: limit is "
-                                          + std::to_string(opts.body_limit))
-                        : (ec == bhttp::error::header_limit
-                               ? make_status("BadRequest", 431,
-                                             "Request Header Fields Too Large")
-                               : make_status("BadRequest", 400,
-                                             "bad request: " + ec.message()));
         out.clear();
-        append_response(out, static_cast<unsigned>(st.code), "application/json",
-                        safe_status_body(st), new_audit_id(), {}, false);
+        if (ec == bhttp::error::body_limit) {
+          // kube-apiserver's own limit on the body: a Status.
+          append_response(
+              out, 413, "application/json",
+              safe_status_body(make_status(
+                  "RequestEntityTooLarge", 413,
+                  "Request entity too large: limit is "
+                      + std::to_string(opts.body_limit))),
+              new_audit_id(), {}, false);
+        } else if (parser.is_header_done()) {
+          // The head was read and the body is broken: the handler's read of
+          // it fails, and kube-apiserver answers that with a Status.
+          append_response(out, 400, "application/json",
+                          safe_status_body(make_status(
+                              "BadRequest", 400,
+                              "bad request: " + ec.message())),
+                          new_audit_id(), {}, false);
+        } else {
+          // A head that cannot be parsed never reaches a handler: Go's
+          // net/http answers it in plain text (server.go, conn.serve).
+          append_go_error(out, ec == bhttp::error::header_limit
+                                   ? "431 Request Header Fields Too Large"
+                                   : "400 Bad Request");
+        }
         co_await write_all(*stream, out);
-        break;
+        co_await lingering_close(*stream);
+        co_return;
       }
       auto& req = parser.get();
       const bool keep_alive = req.keep_alive();
@@ -830,6 +844,39 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
     boost::system::error_code ec;
     socket_of(*stream).shutdown(tcp::socket::shutdown_send, ec);
     socket_of(*stream).close(ec);
+  }
+
+  /// Go's answer to a request it could not read: status line and body are
+  /// the same text, and the connection closes after it.
+  static void append_go_error(std::string& out, std::string_view text) {
+    out.append("HTTP/1.1 ");
+    out.append(text);
+    out.append("\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: "
+               "close\r\nContent-Length: ");
+    append_decimal(out, text.size());
+    out.append("\r\n\r\n");
+    out.append(text);
+  }
+
+  /// Closes after an answer to a request whose rest is still unread.
+  /// Closing a socket with unread input sends an RST, and a client that
+  /// gets it before reading loses the answer; so the sending side ends
+  /// first, and what the client still sends is read and dropped until it
+  /// closes too or a bound is reached (Go's closeWriteAndWait waits a fixed
+  /// 500 ms instead).
+  template <class Stream>
+  static asio::awaitable<void> lingering_close(Stream& stream) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    boost::system::error_code ec;
+    lowest.socket().shutdown(tcp::socket::shutdown_send, ec);
+    lowest.expires_after(std::chrono::milliseconds(500));
+    std::array<char, 16 * 1024> sink{};
+    std::size_t drained = 0;
+    while (!ec && drained < 1024 * 1024) {
+      drained += co_await lowest.async_read_some(
+          asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+    }
+    lowest.socket().close(ec);
   }
 
   template <class Stream>
@@ -1124,7 +1171,9 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
     ae.verb = to_string(r.verb);
     ae.object_ref = r.ref;
     ae.impersonated_user = r.impersonate_user;
-    ae.impersonated_groups = r.impersonate_groups;
+    if (!r.impersonate_user.empty())
+      ae.impersonated_groups = auth::impersonated_groups(r.impersonate_user,
+                                                         r.impersonate_groups);
 
     if (auto f = faults.take(
             to_string(r.verb), r.ref.resource, r.ref.subresource,
@@ -1392,7 +1441,9 @@ struct front::impl : std::enable_shared_from_this<front::impl> {
         r.impersonate_groups.emplace_back(h.value().data(), h.value().size());
     }
     ae.impersonated_user = r.impersonate_user;
-    ae.impersonated_groups = r.impersonate_groups;
+    if (!r.impersonate_user.empty())
+      ae.impersonated_groups = auth::impersonated_groups(r.impersonate_user,
+                                                         r.impersonate_groups);
     auto v = verb_of_method(req.method());
     ae.verb = v ? to_string(*v) : lower(sv(req.method_string()));
     if (!v || (is_log && *v != verb::get)) {

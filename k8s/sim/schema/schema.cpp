@@ -846,10 +846,14 @@ void compile_rules(node& n, const std::string& path,
                    const std::string& uncorrelatable,
                    std::vector<field_error>& errors) {
   if (!n.rules.empty() && !n.decl) {
-    // Rules on a node CEL cannot type (preserve-unknown without `type`).
-    errors.push_back({"InternalError", path + ".x-kubernetes-validations",
-                      "Internal error: failed to convert to declType for CEL "
-                      "validation rules"});
+    // Rules on a node CEL cannot type (preserve-unknown without `type`):
+    // SchemaDeclType has no declaration for it, which the CRD validation of
+    // 1.30+ reports as an internal error of the node's rules.
+    errors.push_back(
+        {"InternalError", path + ".x-kubernetes-validations",
+         "Internal error: internal error: failed to construct type "
+         "information for x-kubernetes-validations rules: unable to convert "
+         "structural schema to CEL declarations"});
   }
   for (std::size_t i = 0; n.decl && i < n.rules.size(); ++i) {
     rule& r = n.rules[i];
@@ -1681,15 +1685,20 @@ compile_schema_unguarded(const json& openapi_v3,
   return std::shared_ptr<const compiled_schema>{std::move(out)};
 }
 
-admission admit_unguarded(const compiled_schema& schema, json& object,
-                          const json* old_object) {
+admission decode_unguarded(const compiled_schema& schema, json& object) {
   admission out;
   const node& root = *schema.root;
   prune(object, &root, "", true, out.unknown_fields);
   std::sort(out.unknown_fields.begin(), out.unknown_fields.end());
   prune_nulls(object, &root);
   apply_defaults(object, &root);
+  return out;
+}
 
+admission validate_unguarded(const compiled_schema& schema, const json& object,
+                             const json* old_object) {
+  admission out;
+  const node& root = *schema.root;
   std::vector<field_error> errors;
   validator v{errors};
   v.validate_node(object, root, "",
@@ -1724,6 +1733,13 @@ admission admit_unguarded(const compiled_schema& schema, json& object,
   return out;
 }
 
+admission internal_error(const std::exception& e) {
+  admission out;
+  out.causes.push_back(
+      {"InternalError", std::string{"Internal error: "} + e.what(), "<nil>"});
+  return out;
+}
+
 } // namespace
 
 caf::expected<std::shared_ptr<const compiled_schema>>
@@ -1737,16 +1753,32 @@ compile_schema(const json& openapi_v3, std::vector<status_cause>* refusals,
   }
 }
 
+admission decode(const compiled_schema& schema, json& object) {
+  try {
+    return decode_unguarded(schema, object);
+  } catch (const std::exception& e) {
+    return internal_error(e);
+  }
+}
+
+admission validate(const compiled_schema& schema, const json& object,
+                   const json* old_object) {
+  try {
+    return validate_unguarded(schema, object, old_object);
+  } catch (const std::exception& e) {
+    return internal_error(e);
+  }
+}
+
 admission admit(const compiled_schema& schema, json& object,
                 const json* old_object) {
-  try {
-    return admit_unguarded(schema, object, old_object);
-  } catch (const std::exception& e) {
-    admission out;
-    out.causes.push_back(
-        {"InternalError", std::string{"Internal error: "} + e.what(), "<nil>"});
+  auto out = decode(schema, object);
+  if (!out.causes.empty())
     return out;
-  }
+  auto checked = validate(schema, object, old_object);
+  out.causes = std::move(checked.causes);
+  out.warnings = std::move(checked.warnings);
+  return out;
 }
 
 void apply_defaults(const compiled_schema& schema, json& object) {

@@ -70,6 +70,17 @@ struct admission {
   std::vector<std::string> warnings;
 };
 
+/// The decoding half of admit: drops nulls of non-nullable fields, applies
+/// defaults and prunes undeclared fields, as the API server does when it
+/// decodes a request body. Sets `unknown_fields` (and `causes` only for an
+/// internal error).
+[[nodiscard]] admission decode(const compiled_schema& schema, json& object);
+
+/// The validating half of admit, on an object decode has seen: structural
+/// validation, then the CEL rules. Sets `causes` and `warnings`.
+[[nodiscard]] admission validate(const compiled_schema& schema,
+                                 const json& object, const json* old_object);
+
 /// Admits `object` (a whole custom resource: apiVersion, kind, metadata,
 /// spec, status) for a create (`old_object` null) or an update (the stored
 /// object): drops nulls of non-nullable fields, applies defaults, prunes
@@ -78,7 +89,8 @@ struct admission {
 /// kept), validates the schema, then runs the CEL rules — transition rules
 /// (those using `oldSelf`) only on an update and only where the old object
 /// has the node too (a field added or removed does not run them), unless
-/// the rule sets optionalOldSelf. `object` is modified in place.
+/// the rule sets optionalOldSelf. `object` is modified in place. The same
+/// as decode then validate.
 [[nodiscard]] admission admit(const compiled_schema& schema, json& object,
                               const json* old_object);
 

@@ -86,6 +86,7 @@
 #pragma once
 
 #include "k8s/api/api.hpp"
+#include "k8s/api/json.hpp"
 
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
@@ -94,6 +95,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace aiperf::k8s::sim {
@@ -164,6 +166,14 @@ struct store_config {
   /// `kube-root-ca.crt` ConfigMap of every namespace (kube-controller-manager's
   /// root-ca-cert-publisher); "" = a server without TLS, the key stays empty.
   std::string root_ca_pem;
+  /// Mutating admission beyond the built-in plugins, called on every create
+  /// and update of any resource after them and before schema validation,
+  /// CEL rules and validating admission (where admission webhooks plug
+  /// in): it may change `object`; an error (a status error, e.g. from
+  /// make_status_error) is the request's answer. Empty = none.
+  std::function<caf::expected<void>(const request& req, json& object,
+                                    const json* old)>
+      mutating_admission;
 };
 
 /// True for the error of a path the store does not serve (an unknown

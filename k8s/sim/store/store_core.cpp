@@ -910,9 +910,10 @@ caf::expected<response> store_core::list(const type_view& t,
 // --------------------------------------------------------------------
 
 /// The one admission chain every write passes, in kube-apiserver's order:
-/// mutating admission -> defaulting and schema (pruning) -> CEL rules ->
-/// validating admission (built-in validation). A later stage sees what the
-/// earlier ones made of the object.
+/// decoding (which applies the defaults) -> mutating admission -> defaulting
+/// and schema validation (pruning) -> CEL rules -> validating admission
+/// (built-in validation). A later stage sees what the earlier ones made of
+/// the object, so a mutation is validated like what the client sent.
 caf::expected<json> store_core::admit(const type_view& t, const request& req,
                                       json& object, const json* old,
                                       std::vector<std::string>& warnings) {
@@ -931,19 +932,15 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
       warnings.push_back(std::move(w));
     return caf::unit;
   };
+  const bool schema_checked = t.custom && t.schema;
   // 1. decoding applies the defaults: built-ins by their defaulting
   //    functions, custom resources by their CRD's structural schema
-  //    (defaults, pruning) — whose validation and x-kubernetes-validations
-  //    CEL rules run in the same pass.
-  // 2. mutating admission sees the defaulted object: the built-in plugins
-  //    ServiceAccount and DefaultStorageClass (webhooks would go here).
-  if (t.custom && t.schema) {
-    auto result = sim::admit(*t.schema, object, old);
-    if (auto ok = decoding(result.unknown_fields); !ok)
+  //    (defaults, pruning), as the API server's decoder does.
+  if (schema_checked) {
+    auto decoded = sim::decode(*t.schema, object);
+    if (auto ok = decoding(decoded.unknown_fields); !ok)
       return ok.error();
-    for (auto& w : result.warnings)
-      warnings.push_back(std::move(w));
-    causes = std::move(result.causes);
+    causes = std::move(decoded.causes);
   } else if (!t.custom && t.rt != nullptr) {
     if (auto ok = decoding(unknown_fields(*t.rt, object)); !ok)
       return ok.error();
@@ -951,10 +948,21 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
   }
   // The field manager records the decoded object, before admission.
   track_managed_fields(t, req, object, old);
-  if (!t.custom && t.rt != nullptr && old == nullptr
-      && req.ref.subresource.empty())
-    if (auto ok = mutating_admission(t, req, object); !ok)
-      return ok.error();
+  // 2. mutating admission, for every kind: the built-in plugins
+  //    (ServiceAccount, Priority, DefaultStorageClass, ...) on a create, and
+  //    the configured one on every write (where webhooks plug in).
+  if (auto ok = mutating_admission(t, req, object, old); !ok)
+    return ok.error();
+  // 3. the schema, defaults again and pruning (as after a webhook's patch),
+  //    then the CRD's CEL rules, on the mutated object.
+  if (schema_checked && causes.empty()) {
+    auto redecoded = sim::decode(*t.schema, object);
+    auto checked = sim::validate(*t.schema, object, old);
+    for (auto& w : checked.warnings)
+      warnings.push_back(std::move(w));
+    causes = std::move(redecoded.causes);
+    causes.insert(causes.end(), checked.causes.begin(), checked.causes.end());
+  }
   // 4. validating admission: RBAC's escalation prevention, then object
   //    metadata and the built-ins' checks.
   if (auto ok = check_rbac_write(t, req, object, old); !ok)
@@ -1071,8 +1079,22 @@ caf::expected<void> store_core::admit_pod_security(
 
 caf::expected<void> store_core::mutating_admission(const type_view& t,
                                                    const request& req,
-                                                   json& object) {
-  if (!t.group.empty())
+                                                   json& object,
+                                                   const json* old) {
+  if (auto ok = builtin_mutating_admission(t, req, object, old); !ok)
+    return ok;
+  if (!cfg_.mutating_admission)
+    return caf::unit;
+  return cfg_.mutating_admission(req, object, old);
+}
+
+// The built-in plugins act on the creation of core-group objects only.
+caf::expected<void> store_core::builtin_mutating_admission(const type_view& t,
+                                                           const request& req,
+                                                           json& object,
+                                                           const json* old) {
+  if (!t.group.empty() || t.custom || t.rt == nullptr || old != nullptr
+      || !req.ref.subresource.empty())
     return caf::unit;
   if (t.resource == "pods") {
     if (auto ok = admit_service_account(t, req, object); !ok)
@@ -1537,6 +1559,9 @@ caf::expected<response> store_core::review(const type_view& t,
     answer = rbac_.self_subject_rules_review(req.user, body);
   } else if (t.resource == "subjectaccessreviews") {
     answer = rbac_.subject_access_review(body);
+  } else if (t.resource == "selfsubjectreviews") {
+    // kubectl auth whoami: the identity after impersonation.
+    answer = auth::self_subject_review(req.user, now());
   } else {
     return fail(req, method_not_allowed(t, req));
   }

@@ -206,9 +206,13 @@ private:
   /// The field manager's Update entry for a non-apply write.
   void track_managed_fields(const type_view& t, const request& req,
                             json& object, const json* old);
-  /// The built-in mutating admission plugins, on create.
+  /// Mutating admission: the built-in plugins, then store_config's.
   caf::expected<void> mutating_admission(const type_view& t, const request& req,
-                                         json& object);
+                                         json& object, const json* old);
+  /// The built-in mutating admission plugins, on create.
+  caf::expected<void> builtin_mutating_admission(const type_view& t,
+                                                 const request& req,
+                                                 json& object, const json* old);
   caf::expected<void> admit_service_account(const type_view& t,
                                             const request& req, json& pod);
   /// Pod Security admission (pod_security.hpp): a pod create that breaks

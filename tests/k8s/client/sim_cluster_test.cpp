@@ -1,6 +1,10 @@
 // The product client against `aiperf-node sim-cluster --tls`: its
-// kubeconfig, typed errors, 429 back-off from /sim/v1/faults, and the
-// informer resuming after /sim/v1/watches:drop and an API server restart.
+// kubeconfig, an exec credential plugin, in-cluster config and a rotated
+// service-account token, typed errors, 429 back-off from /sim/v1/faults,
+// and the informer resuming after /sim/v1/watches:drop and an API server
+// restart. Service-account tokens are the simulator's own (TokenRequest),
+// so each login is checked by the simulator, and SelfSubjectReview says
+// which token a request carried (its credential-id is the token's jti).
 #include "k8s/api/json.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/client/config.hpp"
@@ -12,13 +16,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -162,6 +169,103 @@ protected:
     return r;
   }
 
+  /// Writes `text` to `rel` under the test's folder; its path.
+  std::string write(const std::string& rel, const std::string& text) {
+    auto path = dir_ / rel;
+    fs::create_directories(path.parent_path());
+    std::ofstream{path, std::ios::trunc} << text;
+    return path.string();
+  }
+
+  /// The service account `robot` in `default`, created (again) by the
+  /// admin: a re-created account has a new uid, which invalidates every
+  /// token the old one was given.
+  void create_robot(const api_actor& admin) {
+    request r;
+    r.verb = verb::create;
+    r.ref = resource_ref{"", "v1", "serviceaccounts", "default", "", ""};
+    r.body = json{{"apiVersion", "v1"},
+                  {"kind", "ServiceAccount"},
+                  {"metadata", {{"name", "robot"}}}}
+                 .dump();
+    auto created = call(admin, r);
+    ASSERT_TRUE(created) << error_message(created.error());
+  }
+
+  void delete_robot(const api_actor& admin) {
+    request r;
+    r.verb = verb::remove;
+    r.ref = resource_ref{"", "v1", "serviceaccounts", "default", "robot", ""};
+    auto deleted = call(admin, r);
+    ASSERT_TRUE(deleted) << error_message(deleted.error());
+  }
+
+  /// A new token of `robot` (POST .../serviceaccounts/robot/token).
+  std::string robot_token(const api_actor& admin) {
+    request r;
+    r.verb = verb::create;
+    r.ref
+        = resource_ref{"", "v1", "serviceaccounts", "default", "robot", "token"};
+    r.body = json{{"apiVersion", "authentication.k8s.io/v1"},
+                  {"kind", "TokenRequest"},
+                  {"spec", json::object()}}
+                 .dump();
+    auto issued = call(admin, r);
+    EXPECT_TRUE(issued) << error_message(issued.error());
+    if (!issued)
+      return {};
+    return json::parse(issued->body)["status"]["token"].get<std::string>();
+  }
+
+  /// The jti claim of a token: base64url JSON between the two dots.
+  static std::string jti_of(const std::string& token) {
+    auto first = token.find('.');
+    auto second = token.find('.', first + 1);
+    auto payload = token.substr(first + 1, second - first - 1);
+    for (auto& ch : payload)
+      ch = ch == '-' ? '+' : (ch == '_' ? '/' : ch);
+    auto decoded = base64_decode(payload);
+    EXPECT_TRUE(decoded.has_value()) << token;
+    return decoded ? json::parse(*decoded).value("jti", "") : "";
+  }
+
+  /// Who the server says `c` is: SelfSubjectReview's status.userInfo.
+  json whoami(const api_actor& c) {
+    request r;
+    r.verb = verb::create;
+    r.ref = resource_ref{"authentication.k8s.io", "v1", "selfsubjectreviews",
+                         "",  "",   ""};
+    r.body = json{{"apiVersion", "authentication.k8s.io/v1"},
+                  {"kind", "SelfSubjectReview"}}
+                 .dump();
+    auto got = call(c, r);
+    EXPECT_TRUE(got) << error_message(got.error());
+    return got ? json::parse(got->body)["status"]["userInfo"] : json();
+  }
+
+  /// The token a request of `c` carried, as the server saw it.
+  std::string credential_of(const api_actor& c) {
+    auto user = whoami(c);
+    EXPECT_EQ(user.value("username", ""), "system:serviceaccount:default:robot")
+        << user.dump();
+    auto ids = user.value("extra", json::object())
+                   .value("authentication.kubernetes.io/credential-id",
+                          json::array());
+    return ids.size() == 1 ? ids[0].get<std::string>() : "";
+  }
+
+  /// The service-account folder of a pod of `robot`: token, ca.crt and
+  /// namespace, and the environment that says the client runs in a pod.
+  environment in_cluster_environment(const std::string& token) {
+    write("sa/token", token);
+    write("sa/ca.crt", cfg_.ca_pem);
+    write("sa/namespace", "default");
+    auto port = cfg_.server.substr(cfg_.server.rfind(':') + 1);
+    return fixed_environment({{"KUBERNETES_SERVICE_HOST", "127.0.0.1"},
+                              {"KUBERNETES_SERVICE_PORT", port}},
+                             (dir_ / "sa").string());
+  }
+
   fs::path dir_;
   std::string kubeconfig_;
   pid_t pid_ = -1;
@@ -191,6 +295,102 @@ TEST_F(sim_cluster, its_kubeconfig_logs_in_and_errors_are_typed) {
   ASSERT_FALSE(missing);
   EXPECT_TRUE(is_error(missing.error(), k8s::errc::not_found));
   EXPECT_EQ(status_of(missing.error())->reason, "NotFound");
+}
+
+TEST_F(sim_cluster, an_exec_plugin_script_logs_in_with_the_token_it_prints) {
+  auto admin = spawn();
+  create_robot(admin);
+  auto token = robot_token(admin);
+  write("bin/token", token);
+  auto script = write("bin/get-token", R"sh(#!/bin/sh
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(cat "$(dirname "$0")/token")"
+)sh");
+  ::chmod(script.c_str(), 0755);
+  auto kubeconfig = write("kube/config", R"(apiVersion: v1
+kind: Config
+clusters:
+- name: sim
+  cluster:
+    server: )" + cfg_.server + R"(
+    certificate-authority-data: )" + base64_encode(cfg_.ca_pem) + R"(
+users:
+- name: robot
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ../bin/get-token
+      interactiveMode: Never
+contexts:
+- name: sim
+  context: {cluster: sim, user: robot}
+current-context: sim
+)");
+  auto cfg = load_config({kubeconfig, ""}, process_environment());
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  ASSERT_TRUE(cfg->exec.has_value());
+  EXPECT_TRUE(cfg->token.empty());
+  auto c = spawn_client(sys, *cfg);
+  ASSERT_TRUE(c) << error_message(c.error());
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(token));
+  // Logged in, and held to the account's (empty) RBAC.
+  auto denied = call(*c, configmap(verb::get, "kube-root-ca.crt"));
+  ASSERT_FALSE(denied);
+  EXPECT_TRUE(is_error(denied.error(), k8s::errc::forbidden));
+  EXPECT_EQ(status_of(denied.error())->code, 403);
+}
+
+TEST_F(sim_cluster, in_cluster_config_logs_in_with_the_service_account) {
+  auto admin = spawn();
+  create_robot(admin);
+  auto token = robot_token(admin);
+  auto cfg = load_in_cluster(in_cluster_environment(token));
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  EXPECT_EQ(cfg->server, cfg_.server);
+  EXPECT_EQ(cfg->namespace_name, "default");
+  auto c = spawn_client(sys, *cfg);
+  ASSERT_TRUE(c) << error_message(c.error());
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(token));
+}
+
+TEST_F(sim_cluster, a_rotated_token_is_read_after_a_minute_or_once_revoked) {
+  auto admin = spawn();
+  create_robot(admin);
+  auto first = robot_token(admin);
+  auto cfg = load_in_cluster(in_cluster_environment(first));
+  ASSERT_TRUE(cfg) << error_message(cfg.error());
+  ASSERT_FALSE(cfg->token_file.empty());
+  auto now = std::make_shared<std::atomic<std::int64_t>>(1'000'000'000'000);
+  auto metrics = std::make_shared<request_metrics>();
+  client_options opts;
+  opts.wall_clock_ns = [now] { return now->load(); };
+  opts.metrics = metrics;
+  auto c = spawn_client(sys, *cfg, opts);
+  ASSERT_TRUE(c) << error_message(c.error());
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(first));
+  // Rotated, the old token still valid (as the kubelet rotates projected
+  // tokens): the file is read again once a minute has passed, not before.
+  auto second = robot_token(admin);
+  write("sa/token", second);
+  *now += 30'000'000'000;
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(first));
+  *now += 31'000'000'000;
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(second));
+  // Rotated and the cached token revoked, within the minute: the 401 makes
+  // the client read the file again and retry.
+  delete_robot(admin);
+  create_robot(admin);
+  auto third = robot_token(admin);
+  write("sa/token", third);
+  client_config revoked = *cfg;
+  revoked.token_file.clear();
+  revoked.token = second;
+  auto old = call(*spawn_client(sys, revoked),
+                  configmap(verb::get, "kube-root-ca.crt"));
+  ASSERT_FALSE(old);
+  EXPECT_EQ(status_of(old.error())->code, 401);
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(third));
+  EXPECT_EQ(metrics->value("create", "selfsubjectreviews", "401"), 1u);
+  EXPECT_EQ(metrics->value("create", "selfsubjectreviews", "201"), 4u);
 }
 
 TEST_F(sim_cluster, too_many_requests_from_a_fault_are_waited_out) {

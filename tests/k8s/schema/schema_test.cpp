@@ -335,6 +335,15 @@ TEST(schema_crd_checks, rules_that_do_not_compile_are_refused_naming_the_rule) {
       blob[0].find(at + ".rule: Invalid value: apiextensions.ValidationRule{"),
       std::string::npos);
   EXPECT_NE(blob[0].find("undefined field 'blob'"), std::string::npos);
+  // A rule on the typeless node itself: CEL has no type to give `self`.
+  EXPECT_EQ(refusals_of(root_with_spec(R"j({"type": "object", "properties": {
+    "blob": {"x-kubernetes-preserve-unknown-fields": true,
+             "x-kubernetes-validations": [{"rule": "has(self.x)"}]}}})j")),
+            strings{"spec.validation.openAPIV3Schema.properties[spec]."
+                    "properties[blob].x-kubernetes-validations: Internal "
+                    "error: internal error: failed to construct type "
+                    "information for x-kubernetes-validations rules: unable "
+                    "to convert structural schema to CEL declarations"});
   EXPECT_EQ(refusals_of(root_with_spec(
                 R"j({"type": "object", "properties": {"a": {"type": "string"}},
     "x-kubernetes-validations": [{"rule": "self.a"}]})j")),

@@ -1,7 +1,9 @@
 // The `aiperf-node sim-cluster` command line as outside tests rely on it:
 // the one stdout line after the kubeconfig is in place, `ctl` over the
-// kubeconfig's credentials, SIGTERM exiting 0, usage errors exiting 2.
+// kubeconfig's credentials, SIGTERM exiting 0, usage errors exiting 2, and
+// `--state-dir` keeping every acknowledged write across a SIGKILL.
 #include "k8s/api/json.hpp"
+#include "tests/k8s/sim_http/sim_http_client.hpp"
 #include "tests/support/skip.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -157,6 +160,112 @@ TEST(sim_cluster_cli, kubeconfig_ctl_and_sigterm) {
   close(sim.out);
   // The fault routes are not audited; nothing else was asked.
   EXPECT_EQ(slurp(audit), "");
+  std::filesystem::remove_all(dir);
+}
+
+/// The port of a started `sim-cluster` without --tls, 0 if it did not start.
+std::uint16_t listening_port(const process& sim) {
+  auto line = read_until_eof_or_line(sim.out, true, 20s);
+  const std::string prefix = "listening on http://127.0.0.1:";
+  if (line.substr(0, prefix.size()) != prefix)
+    return 0;
+  return static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
+}
+
+TEST(sim_cluster_cli, acknowledged_writes_survive_a_sigkill) {
+  using sim::http::testing::fetch;
+  const char* bin = std::getenv("AIPERF_NODE_BIN");
+  if (bin == nullptr)
+    AIPERF_SKIP_OR_FAIL("AIPERF_NODE_BIN is not set",
+                        "run the test through ctest, which sets it");
+  auto dir = std::filesystem::temp_directory_path()
+             / ("sim_cluster_state_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto state = (dir / "state").string();
+  struct killer {
+    pid_t pid = -1;
+    ~killer() {
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  } guard;
+  auto first = start({bin, "sim-cluster", "--state-dir", state});
+  guard.pid = first.pid;
+  auto port = listening_port(first);
+  close(first.out);
+  ASSERT_NE(port, 0);
+  const sim::http::testing::header_list json_body{
+      {"Content-Type", "application/json"}};
+  const sim::http::testing::header_list merge_body{
+      {"Content-Type", "application/merge-patch+json"}};
+  auto ns = fetch(port, "POST", "/api/v1/namespaces",
+                  R"({"apiVersion":"v1","kind":"Namespace",)"
+                  R"("metadata":{"name":"bench"}})",
+                  json_body);
+  ASSERT_EQ(ns.status, 201u) << ns.body;
+  const std::string cms = "/api/v1/namespaces/bench/configmaps";
+  for (const char* name : {"kept", "patched", "deleted"}) {
+    auto r = fetch(port, "POST", cms,
+                   std::string{R"({"metadata":{"name":")"} + name
+                       + R"("},"data":{"k":"v1"}})",
+                   json_body);
+    ASSERT_EQ(r.status, 201u) << r.body;
+  }
+  auto patched = fetch(port, "PATCH", cms + "/patched",
+                       R"({"data":{"k":"v2"}})", merge_body);
+  ASSERT_EQ(patched.status, 200u) << patched.body;
+  auto deleted = fetch(port, "DELETE", cms + "/deleted");
+  ASSERT_EQ(deleted.status, 200u) << deleted.body;
+  std::map<std::string, json> before;
+  for (const char* name : {"kept", "patched"}) {
+    auto r = fetch(port, "GET", cms + "/" + name);
+    ASSERT_EQ(r.status, 200u) << r.body;
+    before[name] = json::parse(r.body);
+  }
+  auto ns_before = json::parse(fetch(port, "GET", "/api/v1/namespaces/bench").body);
+  auto list_before = json::parse(fetch(port, "GET", cms).body);
+
+  // Killed with no chance to flush anything.
+  kill(first.pid, SIGKILL);
+  EXPECT_EQ(wait_exit(first.pid), 128 + SIGKILL);
+  guard.pid = -1;
+
+  auto second = start({bin, "sim-cluster", "--state-dir", state});
+  guard.pid = second.pid;
+  port = listening_port(second);
+  close(second.out);
+  ASSERT_NE(port, 0);
+  for (const auto& [name, obj] : before) {
+    auto r = fetch(port, "GET", cms + "/" + name);
+    ASSERT_EQ(r.status, 200u) << name << ": " << r.body;
+    auto after = json::parse(r.body);
+    EXPECT_EQ(after["metadata"]["uid"], obj["metadata"]["uid"]) << name;
+    EXPECT_EQ(after["metadata"]["resourceVersion"],
+              obj["metadata"]["resourceVersion"])
+        << name;
+    EXPECT_EQ(after, obj) << name;
+  }
+  EXPECT_EQ(json::parse(fetch(port, "GET", cms + "/patched").body)["data"]["k"],
+            "v2");
+  EXPECT_EQ(fetch(port, "GET", cms + "/deleted").status, 404u);
+  EXPECT_EQ(json::parse(fetch(port, "GET", "/api/v1/namespaces/bench").body),
+            ns_before);
+  // The global resourceVersion goes on from where it was.
+  auto list_after = json::parse(fetch(port, "GET", cms).body);
+  EXPECT_EQ(list_after["items"], list_before["items"]);
+  auto next = fetch(port, "POST", cms,
+                    R"({"metadata":{"name":"later"},"data":{"k":"v"}})",
+                    json_body);
+  ASSERT_EQ(next.status, 201u) << next.body;
+  EXPECT_GT(std::stoll(json::parse(next.body)["metadata"]["resourceVersion"]
+                           .get<std::string>()),
+            std::stoll(list_before["metadata"]["resourceVersion"]
+                           .get<std::string>()));
+  kill(second.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(second.pid), 0);
+  guard.pid = -1;
   std::filesystem::remove_all(dir);
 }
 

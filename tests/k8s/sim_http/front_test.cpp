@@ -524,6 +524,71 @@ TEST_F(front_test, audit_log_has_one_event_per_request) {
   EXPECT_EQ(lines[4]["verb"], "create");
 }
 
+TEST_F(front_test, audit_records_user_extra_and_the_impersonated_user) {
+  start(true);
+  get("/api/v1/namespaces/default/configmaps/x",
+      {{"Authorization", "Bearer sa-token"}});
+  get("/api/v1/namespaces/default/configmaps/x",
+      {{"Authorization", "Bearer admin-token"},
+       {"Impersonate-User", "jane"},
+       {"Impersonate-Group", "devs"}});
+  get("/api/v1/namespaces/default/configmaps/x",
+      {{"Authorization", "Bearer admin-token"},
+       {"Impersonate-User", "system:serviceaccount:bench:robot"}});
+  auto lines = audit_lines();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["user"]["username"],
+            "system:serviceaccount:bench:default");
+  EXPECT_EQ(lines[0]["user"]["extra"],
+            json({{"authentication.kubernetes.io/pod-name", {"p1"}}}));
+  EXPECT_FALSE(lines[0].contains("impersonatedUser"));
+  // `user` stays the requester; the identity it acts as, with the groups
+  // the API server gives it, is impersonatedUser.
+  EXPECT_EQ(lines[1]["user"]["username"], admin_user().username);
+  EXPECT_FALSE(lines[1]["user"].contains("extra"));
+  EXPECT_EQ(lines[1]["impersonatedUser"],
+            json({{"username", "jane"},
+                  {"groups", {"devs", "system:authenticated"}}}));
+  EXPECT_EQ(lines[2]["impersonatedUser"],
+            json({{"username", "system:serviceaccount:bench:robot"},
+                  {"groups",
+                   {"system:serviceaccounts", "system:serviceaccounts:bench",
+                    "system:authenticated"}}}));
+}
+
+TEST_F(front_test, faults_match_the_user_and_the_subresource) {
+  start(true);
+  const testing::header_list admin{{"Authorization", "Bearer admin-token"}};
+  auto by_user = fetch(
+      port, "POST", "/sim/v1/faults",
+      R"({"match":{"user":"system:serviceaccount:bench:default"},)"
+      R"("count":-1,"code":503})",
+      admin, ca);
+  ASSERT_EQ(by_user.status, 201u) << by_user.body;
+  const std::string cm = "/api/v1/namespaces/default/configmaps/x";
+  EXPECT_EQ(get(cm, admin).status, 404u);
+  EXPECT_EQ(get(cm, {{"Authorization", "Bearer sa-token"}}).status, 503u);
+  // An impersonated request is the impersonated user's.
+  auto as = admin;
+  as.emplace_back("Impersonate-User", "system:serviceaccount:bench:default");
+  EXPECT_EQ(get(cm, as).status, 503u);
+  auto uid = json::parse(by_user.body)["id"].get<std::string>();
+  ASSERT_EQ(
+      fetch(port, "DELETE", "/sim/v1/faults/" + uid, {}, admin, ca).status,
+      200u);
+
+  auto by_sub = fetch(
+      port, "POST", "/sim/v1/faults",
+      R"({"match":{"resource":"configmaps","subresource":"status"},)"
+      R"("count":-1,"code":409})",
+      admin, ca);
+  ASSERT_EQ(by_sub.status, 201u) << by_sub.body;
+  auto status = get(cm + "/status", admin);
+  EXPECT_EQ(status.status, 409u);
+  EXPECT_EQ(parse_status(status.body)->reason, "Conflict");
+  EXPECT_EQ(get(cm, admin).status, 404u);
+}
+
 TEST_F(front_test, malformed_requests_get_a_status) {
   start(false);
   auto out = testing::raw_exchange(
@@ -532,6 +597,15 @@ TEST_F(front_test, malformed_requests_get_a_status) {
   ASSERT_EQ(out.substr(0, 12), "HTTP/1.1 400") << out;
   auto body = out.substr(out.find("\r\n\r\n") + 4);
   EXPECT_EQ(parse_status(body)->reason, "BadRequest");
+  // A head that cannot be parsed is answered as Go's net/http answers it,
+  // before any handler: plain text, and the connection closes.
+  auto head = testing::raw_exchange(
+      port, "GET /api HTTP/1.1\r\nHost: x\r\nBad Header Without Colon\r\n"
+            "\r\n");
+  EXPECT_EQ(head, "HTTP/1.1 400 Bad Request\r\n"
+                  "Content-Type: text/plain; charset=utf-8\r\n"
+                  "Connection: close\r\nContent-Length: 15\r\n\r\n"
+                  "400 Bad Request");
   // Refused from the Content-Length alone, before the body is read.
   auto too_big = testing::raw_exchange(
       port,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace aiperf::k8s::sim {
@@ -549,6 +550,79 @@ TEST_F(store_test, a_crd_whose_rule_does_not_compile_is_refused) {
       answers_plain_not_found(call(make(verb::list, widgets())).error()));
 }
 
+TEST_F(store_test, mutating_admission_runs_before_schema_cel_and_validation) {
+  // What the mutation does is chosen by the object's "mutate" label; the
+  // schema, the CRD's rules and the built-in validation then judge what it
+  // made of the object, not what the client sent.
+  store_config cfg;
+  cfg.mutating_admission = [](const k8s::request&, json& obj,
+                              const json* old) -> caf::expected<void> {
+    std::string how = obj.value("metadata", json::object())
+                          .value("labels", json::object())
+                          .value("mutate", "");
+    if (how == "bad-label") {
+      obj["metadata"]["labels"]["model"] = "Qwen/Qwen3-0.6B";
+      return caf::unit;
+    }
+    if (how.empty() || obj.value("kind", "") != "Widget")
+      return caf::unit;
+    auto& spec = obj["spec"];
+    if (how == "fix-replicas")
+      spec["replicas"] = 2;
+    else if (how == "zero-replicas")
+      spec["replicas"] = 0;
+    else if (how == "drop-replicas")
+      spec.erase("replicas");
+    else if (how == "add-unknown")
+      spec["bogus"] = true;
+    else if (how == "keep-image" && old != nullptr)
+      spec["image"] = (*old)["spec"]["image"];
+    return caf::unit;
+  };
+  store = spawn(std::move(cfg));
+  ok_json(make(
+      verb::create,
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+      widget_crd()));
+  auto labelled = [](const std::string& name, const std::string& how) {
+    auto w = widget(name, "a:1");
+    w["metadata"]["labels"] = {{"mutate", how}};
+    return w;
+  };
+  // A client's invalid object made valid by the mutation is accepted ...
+  auto fixed = labelled("fixed", "fix-replicas");
+  fixed["spec"]["replicas"] = 0;
+  EXPECT_EQ(ok_json(make(verb::create, widgets(), fixed))["spec"]["replicas"],
+            2);
+  // ... and a valid one the mutation breaks is refused by the schema.
+  auto st = failure(
+      make(verb::create, widgets(), labelled("zeroed", "zero-replicas")));
+  EXPECT_EQ(st.code, 422);
+  ASSERT_EQ(st.details.causes.size(), 1u);
+  EXPECT_EQ(st.details.causes[0].field, "spec.replicas");
+  // Defaults and pruning apply to the mutated object too.
+  auto dropped = labelled("dropped", "drop-replicas");
+  dropped["spec"]["replicas"] = 5;
+  auto d = ok_json(make(verb::create, widgets(), dropped));
+  EXPECT_EQ(d["spec"]["replicas"], 1);
+  auto u = ok_json(
+      make(verb::create, widgets(), labelled("unknown", "add-unknown")));
+  EXPECT_FALSE(u["spec"].contains("bogus"));
+  // The CRD's rule (the image is immutable) sees the mutated update.
+  auto kept = ok_json(
+      make(verb::create, widgets(), labelled("kept", "keep-image")));
+  kept["spec"]["image"] = "b:2";
+  auto updated = ok_json(make(verb::update, widgets("kept"), kept));
+  EXPECT_EQ(updated["spec"]["image"], "a:1");
+  // Built-in kinds alike: validation sees the label the mutation added.
+  auto cm = config_map("default", "bad");
+  cm["metadata"]["labels"] = {{"mutate", "bad-label"}};
+  st = failure(make(verb::create, core("configmaps", "default"), cm));
+  EXPECT_EQ(st.code, 422);
+  ASSERT_EQ(st.details.causes.size(), 1u);
+  EXPECT_EQ(st.details.causes[0].field, "metadata.labels");
+}
+
 k8s::request apply_req(const std::string& manager, const json& body,
                        bool force = false) {
   auto r = patch_req(core("configmaps", "default", "cfg"), patch_type::apply,
@@ -701,13 +775,18 @@ TEST_F(store_test, list_selectors_and_errors) {
 }
 
 TEST_F(store_test, event_field_selectors_on_involved_object_and_reason) {
-  for (auto [name, reason] :
-       {std::pair{"e1", "Started"}, std::pair{"e2", "Failed"}}) {
+  // e3 is about an earlier pod of the same name: only its uid tells.
+  for (auto [name, reason, uid] : {std::tuple{"e1", "Started", "uid-1"},
+                                   std::tuple{"e2", "Failed", "uid-1"},
+                                   std::tuple{"e3", "Failed", "uid-0"}}) {
     json ev = {{"apiVersion", "v1"},
                {"kind", "Event"},
                {"metadata", {{"name", name}}},
                {"involvedObject",
-                {{"kind", "Pod"}, {"name", "p1"}, {"namespace", "default"}}},
+                {{"kind", "Pod"},
+                 {"name", "p1"},
+                 {"namespace", "default"},
+                 {"uid", uid}}},
                {"reason", reason},
                {"type", "Normal"}};
     ok_json(make(verb::create, core("events", "default"), ev));
@@ -715,8 +794,15 @@ TEST_F(store_test, event_field_selectors_on_involved_object_and_reason) {
   auto r = make(verb::list, core("events", "default"));
   r.field_selector = "involvedObject.name=p1,reason=Failed";
   auto l = ok_json(r);
+  ASSERT_EQ(l["items"].size(), 2u);
+  r.field_selector = "involvedObject.uid=uid-1,reason=Failed";
+  l = ok_json(r);
   ASSERT_EQ(l["items"].size(), 1u);
   EXPECT_EQ(l["items"][0]["metadata"]["name"], "e2");
+  r.field_selector = "involvedObject.uid!=uid-1";
+  l = ok_json(r);
+  ASSERT_EQ(l["items"].size(), 1u);
+  EXPECT_EQ(l["items"][0]["metadata"]["name"], "e3");
 }
 
 TEST_F(store_test, an_exact_list_of_a_compacted_resource_version_is_410) {
