@@ -238,6 +238,12 @@ elector_impl::behavior_type elector(self_ptr self, election_config cfg) {
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
   st.rng.seed(st.cfg.seed ? st.cfg.seed : std::random_device{}());
+  // An elector that dies (not its own quit after stepping down or
+  // releasing) can renew no more: its listener hears it as a lost lead.
+  self->attach_functor([listener = st.cfg.listener](const caf::error& reason) {
+    if (reason && reason != caf::exit_reason::normal && listener)
+      caf::anon_send(listener, leading_atom::value, false);
+  });
   self->send(self, tick_atom::value, st.ticks);
   return {
       [self](tick_atom, std::uint64_t tick) {
@@ -288,16 +294,33 @@ struct gate_state {
 leadership_listener::behavior_type gate(leadership_listener::stateful_pointer<gate_state> self,
                                         std::function<caf::actor()> start,
                                         std::function<void()> lost) {
+  // Fail-closed: a reconciler that ends on its own is a lost lead too.
+  self->set_down_handler([self, lost](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (!st.running || msg.source != st.running.address())
+      return;
+    st.running = nullptr;
+    log::get("operator")->error("the reconciler ended ({}): stopping", caf::to_string(msg.reason));
+    if (lost)
+      lost();
+  });
+  // Stopped (a shutdown): the reconciler goes with the gate.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (self->state.running)
+      caf::anon_send_exit(self->state.running, caf::exit_reason::kill);
+    self->state.running = nullptr;
+    self->quit(msg.reason);
+  });
   return {
       [self, start, lost](leading_atom, bool leading) {
         auto& st = self->state;
         if (leading && !st.running) {
           st.running = start();
           if (st.running)
-            self->link_to(st.running);
+            self->monitor(st.running);
         } else if (!leading) {
           if (st.running) {
-            self->unlink_from(st.running);
+            self->demonitor(st.running);
             caf::anon_send_exit(st.running, caf::exit_reason::kill);
             st.running = nullptr;
           }

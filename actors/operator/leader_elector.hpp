@@ -24,6 +24,8 @@
 //     `(leading_atom, false)` once it is lost; the elector then quits
 //     (client-go's Run returns; the operator exits and restarts as a
 //     standby). No reply expected.
+//   - an elector that dies (killed, or a failure) also sends
+//     `(leading_atom, false)`: it renews no more.
 //   - `(release_atom)` → bool: a leader writes an empty holderIdentity with a
 //     1 s lease (client-go's ReleaseOnCancel) so a standby takes over without
 //     waiting the lease out; true if the write succeeded, false if it was not
@@ -76,10 +78,12 @@ struct election_config {
 
 /// The listener that makes leadership matter: on `(leading_atom, true)` it
 /// calls `start` (which spawns the reconciler) and links to what it
-/// returned; on `(leading_atom, false)` it kills that actor at once — the
-/// reconciler sends no further writes — and then calls `lost`. When the
-/// gate itself is stopped, the link ends the reconciler too. `start` and
-/// `lost` run on the gate's thread.
+/// returned (monitored); on `(leading_atom, false)` — the elector stepped
+/// down or died — it kills that actor at once, so the reconciler sends no
+/// further writes, and then calls `lost`. A reconciler that ends on its own
+/// counts as lost too (fail-closed). A gate that is stopped kills the
+/// reconciler and does not call `lost`; the elector is independent of it (and
+/// can still release the Lease). `start` and `lost` run on the gate's thread.
 [[nodiscard]] leadership_listener spawn_leadership_gate(caf::actor_system& sys,
                                                         std::function<caf::actor()> start,
                                                         std::function<void()> lost);

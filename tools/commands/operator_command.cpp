@@ -260,18 +260,19 @@ int run(const operator_options& o) {
   leading->store(false);
   // Stop writing first, then hand the Lease over (a standby takes it at its
   // next poll instead of waiting the lease out).
+  caf::scoped_actor self{sys};
   caf::anon_send_exit(listener, caf::exit_reason::user_shutdown);
-  if (elector && !lost->load()) {
-    caf::scoped_actor self{sys};
+  self->wait_for(listener);
+  if (elector && !lost->load())
     self->request(elector, std::chrono::seconds{5}, op::release_atom::value)
         .receive([](bool) {}, [](caf::error&) {});
-  }
   for (auto& s : servers)
     s->stop();
   caf::anon_send_exit(*api, caf::exit_reason::user_shutdown);
   if (lost->load()) {
-    std::fprintf(stderr, "error: operator: lost the leader election; exiting so that this "
-                         "replica restarts as a standby\n");
+    std::fprintf(stderr, "error: operator: lost the lead (the Lease, or the reconciler or "
+                         "elector ended); exiting so that this replica restarts as a "
+                         "standby\n");
     return proto::exit_internal;
   }
   return proto::exit_ok;

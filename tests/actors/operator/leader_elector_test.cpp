@@ -208,12 +208,16 @@ TEST_F(elector_test, a_standby_takes_over_a_lease_unrenewed_for_its_duration) {
   drain();
   auto died = now();
   run_for(30s);
-  ASSERT_EQ(news->size(), 2u);
-  EXPECT_EQ(news->at(1).who, "op-b");
-  EXPECT_TRUE(news->at(1).leading);
+  ASSERT_EQ(news->size(), 3u);
+  // The dead elector's listener was told it no longer leads.
+  EXPECT_EQ(news->at(1).who, "op-a");
+  EXPECT_FALSE(news->at(1).leading);
+  EXPECT_EQ(news->at(1).at, died);
+  EXPECT_EQ(news->at(2).who, "op-b");
+  EXPECT_TRUE(news->at(2).leading);
   // Not before the record had stood still for 15 s of op-b's clock.
-  EXPECT_GE(news->at(1).at, died + 15s);
-  EXPECT_LT(news->at(1).at, died + 15s + 4500ms);
+  EXPECT_GE(news->at(2).at, died + 15s);
+  EXPECT_LT(news->at(2).at, died + 15s + 4500ms);
   auto after = lease();
   EXPECT_EQ(after["spec"]["holderIdentity"], "op-b");
   EXPECT_EQ(after["spec"]["leaseTransitions"], 1);
@@ -297,31 +301,45 @@ TEST_F(elector_test, a_leader_seeing_another_holder_steps_down_at_once) {
   EXPECT_EQ(lease()["spec"]["holderIdentity"], "op-z");
 }
 
-TEST_F(elector_test, the_gate_runs_the_reconciler_only_while_leading) {
+// A gate over a do-nothing reconciler whose end is recorded.
+struct gated {
   int started = 0;
   int lost = 0;
-  std::optional<caf::actor_clock::time_point> killed_at;
-  auto gate = spawn_leadership_gate(
-      sys,
-      [&] {
-        ++started;
-        auto reconciler = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
-          return {[](int) {}};
-        });
-        reconciler->attach_functor([&](const caf::error&) { killed_at = now(); });
-        return reconciler;
+  caf::actor reconciler;
+  std::optional<caf::error> reconciler_end;
+  leadership_listener gate;
+  elector_actor elector;
+};
+
+std::shared_ptr<gated> gated_replica(elector_test& t, const std::string& name) {
+  auto g = std::make_shared<gated>();
+  g->gate = spawn_leadership_gate(
+      t.sys,
+      [&t, g] {
+        ++g->started;
+        g->reconciler
+            = t.sys.spawn([](caf::event_based_actor*) -> caf::behavior { return {[](int) {}}; });
+        g->reconciler->attach_functor([g](const caf::error& e) { g->reconciler_end = e; });
+        return g->reconciler;
       },
-      [&] { ++lost; });
+      [g] { ++g->lost; });
   election_config cfg;
-  cfg.api = api;
-  cfg.identity = "op-a";
+  cfg.api = t.api;
+  cfg.identity = name;
   cfg.start_unix_ns = start_unix * 1'000'000'000LL;
   cfg.seed = 1;
-  cfg.user.username = "op-a";
-  cfg.listener = gate;
-  auto a = spawn_leader_elector(sys, cfg);
-  drain();
-  EXPECT_EQ(started, 1);
+  cfg.user.username = name;
+  cfg.listener = g->gate;
+  g->elector = spawn_leader_elector(t.sys, cfg);
+  t.drain();
+  return g;
+}
+
+TEST_F(elector_test, the_gate_runs_the_reconciler_only_while_leading) {
+  std::optional<caf::actor_clock::time_point> killed_at;
+  auto g = gated_replica(*this, "op-a");
+  ASSERT_EQ(g->started, 1);
+  g->reconciler->attach_functor([&](const caf::error&) { killed_at = now(); });
   run_for(4s);
   auto last_renewal = of("op-a", verb::update).back()->at;
   recorder->refused.insert("op-a");
@@ -329,9 +347,37 @@ TEST_F(elector_test, the_gate_runs_the_reconciler_only_while_leading) {
   // Killed when the elector stepped down, before the lease (15 s) expired.
   ASSERT_TRUE(killed_at);
   EXPECT_EQ(*killed_at, last_renewal + 10s);
-  EXPECT_EQ(lost, 1);
-  EXPECT_EQ(started, 1);
-  (void)a;
+  EXPECT_EQ(g->lost, 1);
+  EXPECT_EQ(g->started, 1);
+}
+
+TEST_F(elector_test, the_gate_fails_closed_when_its_reconciler_dies) {
+  auto g = gated_replica(*this, "op-a");
+  ASSERT_EQ(g->started, 1);
+  caf::anon_send_exit(g->reconciler, caf::exit_reason::unhandled_exception);
+  drain();
+  EXPECT_EQ(g->lost, 1);
+}
+
+TEST_F(elector_test, the_gate_fails_closed_when_its_elector_dies) {
+  auto g = gated_replica(*this, "op-a");
+  ASSERT_EQ(g->started, 1);
+  caf::anon_send_exit(g->elector, caf::exit_reason::kill);
+  drain();
+  EXPECT_EQ(g->lost, 1);
+  EXPECT_TRUE(g->reconciler_end) << "no reconciler runs without a renewing elector";
+}
+
+TEST_F(elector_test, a_gate_shut_down_ends_the_reconciler_but_the_elector_still_releases) {
+  auto g = gated_replica(*this, "op-a");
+  caf::anon_send_exit(g->gate, caf::exit_reason::user_shutdown);
+  drain();
+  EXPECT_TRUE(g->reconciler_end);
+  EXPECT_EQ(g->lost, 0);
+  auto released = request<bool>(g->elector, release_atom::value);
+  ASSERT_TRUE(released);
+  EXPECT_TRUE(*released);
+  EXPECT_EQ(lease()["spec"]["holderIdentity"], "");
 }
 
 TEST_F(elector_test, of_three_replicas_starting_together_exactly_one_leads) {

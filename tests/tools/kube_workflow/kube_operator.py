@@ -241,7 +241,7 @@ class Operator(unittest.TestCase):
         self.assertNotEqual(self.sim.kubectl("get", "jobset", "aiperf-nopull", "-n", NS).returncode,
                             0)
 
-    def test_10_kube_list_cancel_and_delete_act_on_aiperfjobs(self):
+    def test_09_kube_list_cancel_and_delete_act_on_aiperfjobs(self):
         self.submit("viacli", 100000)
         self.wait_phase("viacli", {"Initializing", "Running"}, 60)
         r = self.sim.kube("list", "-n", NS)
@@ -263,7 +263,7 @@ class Operator(unittest.TestCase):
                                    "-l", "aiperf.nvidia.com/job-id=viacli").stdout.split()
         self.assertEqual(left, [])
 
-    def test_11_metrics_count_reconciles_and_requests(self):
+    def test_10_metrics_count_reconciles_and_requests(self):
         pod = [n for n, (ready, _) in self.operator_pods().items() if ready][0]
         text = self.sim.kubectl_ok(
             "get", "--raw",
@@ -293,6 +293,10 @@ class Operator(unittest.TestCase):
             out[p["metadata"]["name"]] = (ready, p["status"].get("podIP"))
         return out
 
+    def scale_operator(self, replicas):
+        self.sim.kubectl_ok("patch", "deployment/aiperf-operator", "-n", "aiperf-system",
+                            "--type=merge", "-p", '{"spec":{"replicas":%d}}' % replicas)
+
     def lease(self):
         return self.sim.kubectl_json("get", "lease", "aiperf-operator-leader",
                                      "-n", "aiperf-system")["spec"]
@@ -308,9 +312,8 @@ class Operator(unittest.TestCase):
             time.sleep(0.5)
         self.fail("no single leader: pods %s, lease %s" % (self.operator_pods(), self.lease()))
 
-    def test_12_the_standby_takes_over_when_the_leader_goes(self):
-        self.sim.kubectl_ok("scale", "deployment/aiperf-operator", "-n", "aiperf-system",
-                            "--replicas=2")
+    def test_11_the_standby_takes_over_when_the_leader_goes(self):
+        self.scale_operator(2)
         leader, pods = self.wait_one_leader()
         transitions = self.lease().get("leaseTransitions", 0)
         args = generate_args("handover", 10)
@@ -341,9 +344,7 @@ class Operator(unittest.TestCase):
                   and e["responseStatus"]["code"] == 200]
         self.assertTrue(claims)
         self.assertEqual(claims[-1]["sourceIPs"], [pods[successor][1]])
-        # The old leader wrote nothing after its pod was deleted.
-        self.sim.kubectl_ok("scale", "deployment/aiperf-operator", "-n", "aiperf-system",
-                            "--replicas=1")
+        self.scale_operator(1)
 
 
 if __name__ == "__main__":
