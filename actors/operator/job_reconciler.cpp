@@ -430,7 +430,7 @@ private:
     }
     if (annotation(job_, benchmark_complete) == "true")
       return complete();
-    if (annotation(job_, startup_failure_claimed) == "true")
+    if (has_annotation(job_, startup_failure_claimed))
       return startup_failed(); // a claim persisted before a restart resumes
     auto me = shared_from_this();
     auto informer = self_->state.informer_for(self_->state.child_informers[jobsets], ns_);
@@ -690,6 +690,8 @@ private:
   // deletes the JobSet and fails the job.
   void claim_startup_failure(const json& persisted) {
     const json& m = meta(job_);
+    // AIPerf's value: the fingerprint of the blocker claimed.
+    auto fingerprint = persisted.value("fingerprint", std::string{});
     json ops = json::array(
         {{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid_}},
          {{"op", "test"},
@@ -704,11 +706,11 @@ private:
       ops.push_back({{"op", "test"}, {"path", "/metadata/annotations"}, {"value", m["annotations"]}});
       ops.push_back({{"op", "add"},
                      {"path", "/metadata/annotations/" + k8s::pointer_token(startup_failure_claimed)},
-                     {"value", "true"}});
+                     {"value", fingerprint}});
     } else {
       ops.push_back({{"op", "add"},
                      {"path", "/metadata/annotations"},
-                     {"value", {{std::string{startup_failure_claimed}, "true"}}}});
+                     {"value", {{std::string{startup_failure_claimed}, fingerprint}}}});
     }
     auto me = shared_from_this();
     call(make_request(self_, verb::patch, jobs_ref(ns_, name_), ops, k8s::patch_type::json),

@@ -320,14 +320,17 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
       return fail(sc::exit_config, error_message(found.error()));
     watch = std::move(*found);
   }
-  // Operator mode: the run's state goes into its AIPerfJob's status.
+  // In a pod the run's progress goes into its JobSet's annotations and, in
+  // operator mode (a job UID), into its AIPerfJob's status.
   std::optional<status_push::pusher_actor> pusher;
-  if (const char* uid = std::getenv("AIPERF_JOB_UID"); uid && *uid && watch) {
+  const char* job_uid = std::getenv("AIPERF_JOB_UID");
+  bool operator_mode = job_uid != nullptr && *job_uid != '\0';
+  if (watch) {
     status_push::pusher_config pcfg;
     pcfg.api = watch->api;
     pcfg.namespace_name = watch->namespace_name;
     pcfg.job_name = watch->job_id;
-    pcfg.job_uid = uid;
+    pcfg.job_uid = operator_mode ? job_uid : "";
     pcfg.heartbeat_interval = opts.status_push_interval;
     pusher = status_push::spawn_pusher(sys, std::move(pcfg));
   }
@@ -438,7 +441,7 @@ sc::run_result run_controller(caf::actor_system& sys, const config::profile_conf
   caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
   judge_pod_losses(result, *monitor, layout, opts.abort_threshold_percent);
   mark_results_ready(result, artifact_dir);
-  if (pusher)
+  if (pusher && operator_mode)
     push_final(sys, *pusher, result, artifact_dir);
   api->board->set_finished();
   if (opts.after_results)

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -169,6 +170,38 @@ std::optional<push_request> status_request(const json* cached, std::string_view 
   return push_request{k8s::patch_type::json, std::move(ops)};
 }
 
+json progress_annotations(const progress& p) {
+  bool started = p.state != "initializing" && p.state != "configuring";
+  double percent = p.total > 0 ? finite(100.0 * static_cast<double>(p.completed)
+                                        / static_cast<double>(p.total))
+                               : 0.0;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f", percent);
+  auto sub = sub_phase_of(p);
+  return {{"aiperf.nvidia.com/progress-phase", started ? p.phase : sub},
+          {"aiperf.nvidia.com/progress-percent", std::string{pct}},
+          {"aiperf.nvidia.com/progress-requests",
+           std::to_string(p.completed) + (p.total > 0 ? "/" + std::to_string(p.total) : "")},
+          {"aiperf.nvidia.com/progress-status", p.state},
+          {"aiperf.nvidia.com/system-state", sub}};
+}
+
+json jobset_annotation_patch(std::string_view job_uid, std::string_view job_name,
+                             const json& annotations) {
+  json ops = json::array();
+  if (!job_uid.empty())
+    ops.push_back({{"op", "test"}, {"path", "/metadata/ownerReferences/0/uid"}, {"value", job_uid}});
+  else
+    ops.push_back({{"op", "test"},
+                   {"path", "/metadata/labels/aiperf.nvidia.com~1job-id"},
+                   {"value", job_name}});
+  for (const auto& [key, value] : annotations.items())
+    ops.push_back({{"op", "add"},
+                   {"path", "/metadata/annotations/" + k8s::pointer_token(key)},
+                   {"value", value}});
+  return ops;
+}
+
 json annotation_patch(std::string_view uid, std::string_view key, std::string_view value) {
   // A merge patch that names the UID: the UID is immutable, so a patch of
   // another incarnation is refused (422) instead of applied.
@@ -196,6 +229,8 @@ struct pusher_state {
   inf::informer_actor informer;
   progress last;
   std::optional<worker_counts> workers;
+  /// The progress annotations the JobSet holds (as last written).
+  json jobset_annotations;
   bool pushed_state = false;
   caf::actor_clock::time_point started;
 };
@@ -259,6 +294,7 @@ void push_to(self_ptr self, std::shared_ptr<json> cached, const json& fields,
           [self, then](k8s::response&) {
             auto patch
                 = annotation_patch(self->state.cfg.job_uid, heartbeat_annotation, now_text(self));
+            patch["metadata"]["annotations"].update(progress_annotations(self->state.last));
             self->request(self->state.cfg.api, self->state.cfg.request_timeout,
                           make_request(self, "", k8s::patch_type::merge, patch))
                 .then([](k8s::response&) {},
@@ -271,9 +307,36 @@ void push_to(self_ptr self, std::shared_ptr<json> cached, const json& fields,
           });
 }
 
+// The JobSet's progress annotations, when one of them changed.
+void annotate_jobset(self_ptr self) {
+  auto& st = self->state;
+  auto annotations = progress_annotations(st.last);
+  if (annotations == st.jobset_annotations)
+    return;
+  k8s::request r;
+  r.verb = k8s::verb::patch;
+  r.ref = {"jobset.x-k8s.io", "v1alpha2", "jobsets", st.cfg.namespace_name,
+           "aiperf-" + st.cfg.job_name, ""};
+  r.patch = k8s::patch_type::json;
+  r.body = jobset_annotation_patch(st.cfg.job_uid, st.cfg.job_name, annotations).dump();
+  r.user_agent = "aiperf-node/controller";
+  r.field_manager = "aiperf-controller";
+  self->request(st.cfg.api, st.cfg.request_timeout, std::move(r))
+      .then([self, annotations](k8s::response&) { self->state.jobset_annotations = annotations; },
+            [self](caf::error& err) {
+              // A JobSet already gone has nothing to show: as a fence.
+              if (error_code(err, k8s::errc::transport) == k8s::errc::not_found)
+                return log::get("status_push")->debug("JobSet progress annotations: no JobSet");
+              refused(self, "JobSet progress annotations", err);
+            });
+}
+
 // One push: the CR from the informer's cache, or (not cached yet) one GET.
 void push(self_ptr self, const final_report* f, std::function<void(bool)> then) {
   auto& st = self->state;
+  annotate_jobset(self);
+  if (st.cfg.job_uid.empty())
+    return then(false); // direct mode: no AIPerfJob
   auto fields = status_fields(st.last, f, st.workers ? &*st.workers : nullptr);
   self->request(st.informer, caf::infinite, inf::cache_get_atom::value,
                 inf::key_of(st.cfg.namespace_name, st.cfg.job_name))
@@ -306,14 +369,16 @@ pusher_actor::behavior_type pusher(self_ptr self, pusher_config cfg) {
   st.started = self->clock().now();
   if (st.cfg.start_unix_seconds == 0)
     st.cfg.start_unix_seconds = static_cast<std::int64_t>(std::time(nullptr));
-  inf::informer_config icfg;
-  icfg.ref = {"aiperf.nvidia.com", "v1alpha1", "aiperfjobs", st.cfg.namespace_name, "", ""};
-  icfg.field_selector = "metadata.name=" + st.cfg.job_name;
-  icfg.seed = st.cfg.seed;
-  auto owner = self->spawn(cache_owner);
-  self->link_to(owner);
-  st.informer = inf::spawn_informer(self->home_system(), st.cfg.api, icfg, owner);
-  self->link_to(st.informer);
+  if (!st.cfg.job_uid.empty()) {
+    inf::informer_config icfg;
+    icfg.ref = {"aiperf.nvidia.com", "v1alpha1", "aiperfjobs", st.cfg.namespace_name, "", ""};
+    icfg.field_selector = "metadata.name=" + st.cfg.job_name;
+    icfg.seed = st.cfg.seed;
+    auto owner = self->spawn(cache_owner);
+    self->link_to(owner);
+    st.informer = inf::spawn_informer(self->home_system(), st.cfg.api, icfg, owner);
+    self->link_to(st.informer);
+  }
   self->delayed_send(self, st.cfg.heartbeat_interval, tick_atom::value);
   return {
       [self](progress_atom, progress& p) {

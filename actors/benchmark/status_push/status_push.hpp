@@ -13,7 +13,12 @@
 //     (other UID), gets nothing. The CR is read from an informer on it
 //     (one watch; a GET only before the first list arrived);
 //   - each push also refreshes the UID-fenced annotation
-//     `aiperf.nvidia.com/controller-heartbeat` (RFC 3339 time);
+//     `aiperf.nvidia.com/controller-heartbeat` (RFC 3339 time) and, in the
+//     same merge patch, the progress annotations (progress_annotations);
+//   - the JobSet `aiperf-<job>` gets the progress annotations too, in a JSON
+//     patch only when one of them changed, fenced on its controller owner's
+//     UID (operator mode) or its job-id label (direct mode, where no
+//     AIPerfJob exists and nothing else is pushed);
 //   - status.workers is the controller's once it has seen a pod: the nine
 //     keys of the CRD, replaced whole by every push (a snapshot of one
 //     moment, never this push's `ready` beside an earlier writer's
@@ -157,6 +162,19 @@ struct push_request {
 [[nodiscard]] std::optional<push_request> status_request(const json* cached, std::string_view uid,
                                                          const json& fields);
 
+/// AIPerf's runtime annotations of a push: `aiperf.nvidia.com/progress-phase`
+/// (the phase, or the subPhase before the load starts), `-percent` (one
+/// decimal), `-requests` ("completed/total", or "completed" without a
+/// total), `-status` (the controller's state) and `system-state` (the
+/// subPhase).
+[[nodiscard]] json progress_annotations(const progress& p);
+
+/// The JSON patch that writes `annotations` into the JobSet: a `test` of the
+/// fence (`/metadata/ownerReferences/0/uid` = `job_uid`, or without a UID the
+/// job-id label = `job_name`), then one `add` per annotation.
+[[nodiscard]] json jobset_annotation_patch(std::string_view job_uid, std::string_view job_name,
+                                           const json& annotations);
+
 /// The merge patch that sets annotation `key` to `value` on the CR, fenced
 /// on `uid` (metadata.uid is immutable: a patch naming another UID is
 /// refused with 422).
@@ -190,7 +208,8 @@ using pusher_actor = caf::typed_actor<caf::reacts_to<progress_atom, progress>,
 
 struct pusher_config {
   k8s::api_actor api;
-  /// AIPERF_NAMESPACE, AIPERF_JOB_ID (the AIPerfJob's name), AIPERF_JOB_UID.
+  /// AIPERF_NAMESPACE, AIPERF_JOB_ID (the AIPerfJob's name), AIPERF_JOB_UID;
+  /// an empty UID is direct mode: only the JobSet's annotations are written.
   std::string namespace_name;
   std::string job_name;
   std::string job_uid;

@@ -97,10 +97,21 @@ struct proxy_state {
   /// budget lines: verb, path, label selector, the `test` paths of a JSON
   /// patch.
   std::vector<std::string> traffic;
-  /// Called with each operator write before it is forwarded; a request it
-  /// returns is sent to the store first (the competing write of a race).
-  std::function<std::optional<request>(const request&)> before;
+  /// Called with each operator write before it is forwarded; the requests
+  /// it returns are sent to the store first, in order (the competing writes
+  /// of a race).
+  std::function<std::vector<request>(const request&)> before;
 };
+
+void send_in_order(k8s::api_actor::pointer self, k8s::api_actor store,
+                   std::shared_ptr<std::vector<request>> requests, std::size_t i,
+                   std::function<void()> then) {
+  if (i == requests->size())
+    return then();
+  auto next = [=] { send_in_order(self, store, requests, i + 1, then); };
+  self->request(store, caf::infinite, (*requests)[i])
+      .then([next](response&) { next(); }, [next](caf::error&) { next(); });
+}
 
 k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor store,
                                     std::shared_ptr<proxy_state> st) {
@@ -119,16 +130,12 @@ k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor
         }
         st->log.push_back({r.verb, k8s::path_of(r.ref),
                            r.body.empty() ? json() : json::parse(r.body)});
-        std::optional<request> first;
+        std::vector<request> first;
         if (st->before && r.verb != verb::get)
           first = st->before(r);
-        if (!first) {
-          forward(std::move(r));
-          return rp;
-        }
-        self->request(store, caf::infinite, std::move(*first))
-            .then([forward, r](response&) mutable { forward(std::move(r)); },
-                  [forward, r](caf::error&) mutable { forward(std::move(r)); });
+        // The competing writes one after the other, then the operator's.
+        send_in_order(self, store, std::make_shared<std::vector<request>>(std::move(first)), 0,
+                      [forward, r]() mutable { forward(std::move(r)); });
         return rp;
       },
       [=](k8s::watch_atom, request& r, k8s::watch_sink_actor& sink) {
@@ -458,22 +465,30 @@ TEST_F(reconciler_test, skip_endpoint_check_probes_nothing) {
 }
 
 TEST(endpoint_probe, a_listening_port_is_reachable_and_a_closed_one_is_not) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  auto port = std::to_string(ntohs(addr.sin_port));
-  auto open = probe_endpoint("http://127.0.0.1:" + port + "/v1", 2s);
+  // Two loopback ports of our own: one listens, the other is bound but not
+  // listening (held, so no test running beside this one can take it).
+  auto bound = [](bool listening) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    if (listening) {
+      EXPECT_EQ(::listen(fd, 4), 0);
+    }
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    return std::make_pair(fd, std::to_string(ntohs(addr.sin_port)));
+  };
+  auto [open_fd, open_port] = bound(true);
+  auto [closed_fd, closed_port] = bound(false);
+  auto open = probe_endpoint("http://127.0.0.1:" + open_port + "/v1", 2s);
   EXPECT_EQ(open.outcome, probe_outcome::reachable) << open.message;
-  ::close(fd); // nothing listens there now
-  auto closed = probe_endpoint("http://127.0.0.1:" + port, 2s);
+  auto closed = probe_endpoint("http://127.0.0.1:" + closed_port, 2s);
   EXPECT_EQ(closed.outcome, probe_outcome::unreachable);
-  EXPECT_EQ(closed.message, "127.0.0.1:" + port + ": Connection refused");
+  EXPECT_EQ(closed.message, "127.0.0.1:" + closed_port + ": Connection refused");
+  ::close(open_fd);
+  ::close(closed_fd);
   // A URL that cannot be used is as permanent as a name that does not resolve.
   EXPECT_EQ(probe_endpoint("http://h:1/v1?x=1", 2s).outcome, probe_outcome::dns_failed);
 }
@@ -548,6 +563,59 @@ TEST_F(reconciler_test, an_older_incarnations_object_is_waited_for_then_replaced
   advance_time(5s);
   EXPECT_EQ(status_of("j1")["phase"], "Initializing");
   EXPECT_TRUE(controlled_by(get(core_ref("configmaps", "aiperf-j1-config")), "j1", uid));
+}
+
+// The AIPerfJob is deleted and created again under the same name just
+// before each of the four creates: the first incarnation's pass must write
+// nothing into the second (its status fence names the old UID), and the
+// second waits until the first's objects are gone, then owns all four.
+TEST_F(reconciler_test, a_same_name_recreation_during_each_creation_step_is_fenced) {
+  start_operator();
+  const std::vector<std::string> steps{"roles", "rolebindings", "configmaps", "jobsets"};
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    auto name = "rc" + std::to_string(step);
+    bool raced = false;
+    recorder->before = [&, name, step](const k8s::request& r) -> std::vector<k8s::request> {
+      if (raced || r.verb != verb::create || r.ref.resource != steps[step]
+          || r.body.find("\"aiperf-" + name) == std::string::npos)
+        return {};
+      raced = true;
+      k8s::request del;
+      del.verb = verb::remove;
+      del.ref = jobs_ref(name);
+      k8s::request create;
+      create.verb = verb::create;
+      create.ref = jobs_ref();
+      create.body = getting_started_job(name).dump();
+      return {del, create};
+    };
+    auto first_uid = submit(getting_started_job(name))["metadata"]["uid"].get<std::string>();
+    ASSERT_TRUE(raced) << steps[step];
+    auto second = get(jobs_ref(name));
+    auto second_uid = second["metadata"]["uid"].get<std::string>();
+    ASSERT_NE(second_uid, first_uid);
+    advance_time(2s);
+    // Nothing of the first incarnation reached the second's status.
+    EXPECT_EQ(status_of(name).value("phase", ""), "") << steps[step];
+    EXPECT_FALSE(status_of(name).contains("jobSetName")) << steps[step];
+    // The garbage collector's part: the first incarnation's objects go.
+    for (auto ref : {rbac_ref("roles", "aiperf-" + name + "-role"),
+                     rbac_ref("rolebindings", "aiperf-" + name + "-binding"),
+                     core_ref("configmaps", "aiperf-" + name + "-config"),
+                     jobsets_ref("aiperf-" + name)}) {
+      auto obj = get(ref);
+      if (obj.is_object() && controlled_by(obj, name, first_uid))
+        ok(verb::remove, ref);
+    }
+    advance_time(10s);
+    EXPECT_EQ(status_of(name)["phase"], "Initializing") << steps[step];
+    for (auto ref : {rbac_ref("roles", "aiperf-" + name + "-role"),
+                     rbac_ref("rolebindings", "aiperf-" + name + "-binding"),
+                     core_ref("configmaps", "aiperf-" + name + "-config"),
+                     jobsets_ref("aiperf-" + name)})
+      EXPECT_TRUE(controlled_by(get(ref), name, second_uid)) << k8s::path_of(ref);
+    recorder->before = nullptr;
+  }
 }
 
 TEST_F(reconciler_test, a_restarted_operator_adopts_what_this_job_already_owns) {
@@ -643,9 +711,9 @@ TEST_F(reconciler_test, a_condition_written_concurrently_survives_the_operators_
   // Just before the operator's first status write, the controller pod
   // writes a condition of its own.
   bool raced = false;
-  recorder->before = [&](const k8s::request& r) -> std::optional<k8s::request> {
+  recorder->before = [&](const k8s::request& r) -> std::vector<k8s::request> {
     if (raced || r.ref.subresource != "status")
-      return std::nullopt;
+      return {};
     raced = true;
     k8s::request w;
     w.verb = verb::patch;
@@ -659,7 +727,7 @@ TEST_F(reconciler_test, a_condition_written_concurrently_survives_the_operators_
                                                  {"lastTransitionTime",
                                                   "2026-11-18T11:06:40Z"}}})}}}}
                  .dump();
-    return w;
+    return {w};
   };
   submit(getting_started_job("j1"));
   EXPECT_TRUE(raced);
@@ -911,6 +979,30 @@ TEST_F(completion_test, a_new_leader_finishes_a_job_from_status_and_annotations_
   EXPECT_FALSE(exists(jobsets_ref("aiperf-j1")));
   for (const auto& w : writes())
     EXPECT_EQ(w.rfind("create ", 0), std::string::npos) << w;
+}
+
+TEST_F(completion_test, a_timeout_during_export_waits_for_the_results) {
+  start_operator();
+  auto job = getting_started_job("j1");
+  job["spec"]["timeoutSeconds"] = 60;
+  uid = submit(job)["metadata"]["uid"].get<std::string>();
+  harvests->result.path = "/data/default/j1/e";
+  harvests->result.files = {"profile_export_aiperf.json"};
+  harvests->result.profile_json = json{{"request_count", {{"unit", "requests"}, {"avg", 7}}}}.dump();
+  advance_time(50s);
+  // Every exporter flushed; the annotation is not written yet.
+  ok(verb::patch, jobs_ref("j1", "status"),
+     {{"status", {{"subPhase", "processing"}, {"resultsExported", true}, {"exitCode", 0}}}},
+     patch_type::merge);
+  drain();
+  advance_time(20s); // past startTime + 60 s
+  EXPECT_EQ(status_of("j1")["phase"], "Running") << "the deadline defers to exported results";
+  EXPECT_TRUE(exists(jobsets_ref("aiperf-j1")));
+  ok(verb::patch, jobs_ref("j1"),
+     {{"metadata", {{"annotations", {{"aiperf.nvidia.com/benchmark-complete", "true"}}}}}},
+     patch_type::merge);
+  drain();
+  EXPECT_EQ(status_of("j1")["phase"], "Completed");
 }
 
 TEST_F(completion_test, the_exit_code_decides_the_outcome) {
@@ -1190,7 +1282,7 @@ TEST_F(pods_test, a_blocker_unchanged_past_the_critical_threshold_claims_and_fai
                         "no such image (unchanged for 90 s)");
   EXPECT_EQ(get(jobs_ref("j1"))["metadata"]["annotations"]
                 ["aiperf.nvidia.com/startup-failure-claimed"],
-            "true");
+            s["startupIssue"]["fingerprint"]);
   // The claim's fence, then the JobSet by UID, then the terminal status.
   const recorded* claim = nullptr;
   const recorded* del = nullptr;

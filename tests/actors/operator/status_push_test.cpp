@@ -6,6 +6,7 @@
 #include "actors/benchmark/status_push/status_push.hpp"
 #include "config/benchmark/document.hpp"
 #include "k8s/crds/crds.hpp"
+#include "k8s/sim/jobs/jobs.hpp"
 #include "k8s/sim/store/store.hpp"
 #include "tests/support/caf_gtest.hpp"
 
@@ -150,6 +151,33 @@ TEST(status_push, workers_are_withheld_until_a_pod_registered_then_all_nine_keys
   EXPECT_FALSE(declared.contains("x-kubernetes-preserve-unknown-fields"));
 }
 
+TEST(status_push, progress_annotations_carry_aiperfs_keys) {
+  progress p;
+  p.state = "configuring";
+  auto early = progress_annotations(p);
+  EXPECT_EQ(early["aiperf.nvidia.com/progress-phase"], "configuring");
+  EXPECT_EQ(early["aiperf.nvidia.com/system-state"], "configuring");
+  p.state = "running";
+  p.completed = 40;
+  p.total = 160;
+  auto a = progress_annotations(p);
+  EXPECT_EQ(a, (json{{"aiperf.nvidia.com/progress-phase", "profiling"},
+                     {"aiperf.nvidia.com/progress-percent", "25.0"},
+                     {"aiperf.nvidia.com/progress-requests", "40/160"},
+                     {"aiperf.nvidia.com/progress-status", "running"},
+                     {"aiperf.nvidia.com/system-state", "profiling"}}));
+  p.total = 0; // duration-bounded
+  EXPECT_EQ(progress_annotations(p)["aiperf.nvidia.com/progress-requests"], "40");
+  // The JobSet patch: its owner's UID, or the job-id label without one.
+  auto fenced = jobset_annotation_patch("u1", "j1", a);
+  EXPECT_EQ(fenced[0], (json{{"op", "test"}, {"path", "/metadata/ownerReferences/0/uid"},
+                             {"value", "u1"}}));
+  EXPECT_EQ(fenced.size(), 6u);
+  EXPECT_EQ(fenced[1]["path"], "/metadata/annotations/aiperf.nvidia.com~1progress-phase");
+  auto direct = jobset_annotation_patch("", "j1", a);
+  EXPECT_EQ(direct[0]["path"], "/metadata/labels/aiperf.nvidia.com~1job-id");
+}
+
 TEST(status_push, requests_are_fenced_and_skipped_as_the_cr_requires) {
   json fields = {{"subPhase", "profiling"}};
   // Not seen yet, or no phase: the merge patch.
@@ -190,6 +218,8 @@ struct push_counts {
   int status = 0;
   int heartbeats = 0;
   int complete = 0;
+  int jobset = 0;
+  int aiperfjob_requests = 0; // any verb
   std::vector<std::string> refused;
 };
 
@@ -197,6 +227,10 @@ k8s::api_actor::behavior_type counting_proxy(k8s::api_actor::pointer self, k8s::
                                              std::shared_ptr<push_counts> n) {
   return {
       [=](k8s::request& r) -> caf::result<response> {
+        if (r.ref.resource == "aiperfjobs")
+          ++n->aiperfjob_requests;
+        if (r.verb == verb::patch && r.ref.resource == "jobsets")
+          ++n->jobset;
         if (r.verb == verb::patch && r.ref.resource == "aiperfjobs") {
           if (r.ref.subresource == "status")
             ++n->status;
@@ -273,6 +307,31 @@ struct pusher_test : caf_gtest::fixture<> {
   json status() {
     return call(verb::get, jobs_ref("j1")).value("status", json::object());
   }
+
+  // The run's JobSet, owned by `owner_uid` (none: direct mode).
+  void create_jobset(const std::string& owner_uid) {
+    call(verb::create, {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+         k8s::sim::jobset_crd());
+    json meta = {{"name", "aiperf-j1"},
+                 {"namespace", "default"},
+                 {"labels", {{"app", "aiperf"}, {"aiperf.nvidia.com/job-id", "j1"}}},
+                 {"annotations", {{"aiperf.nvidia.com/model", "m"}}}};
+    if (!owner_uid.empty())
+      meta["ownerReferences"] = json::array({{{"apiVersion", "aiperf.nvidia.com/v1alpha1"},
+                                              {"kind", "AIPerfJob"},
+                                              {"name", "j1"},
+                                              {"uid", owner_uid},
+                                              {"controller", true}}});
+    json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+               {"kind", "JobSet"},
+               {"metadata", meta},
+               {"spec", {{"replicatedJobs", json::array()}}}};
+    call(verb::create, {"jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "", ""}, js);
+  }
+
+  json jobset() {
+    return call(verb::get, {"jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "aiperf-j1", ""});
+  }
 };
 
 TEST_F(pusher_test, a_quiet_run_is_pushed_once_per_heartbeat_interval) {
@@ -318,6 +377,61 @@ TEST_F(pusher_test, the_workers_aggregate_replaces_the_key_whole) {
   advance_time(10s);
   EXPECT_EQ(unordered(status()["workers"]), unordered(workers_json(w)));
   EXPECT_TRUE(counts->refused.empty());
+}
+
+TEST_F(pusher_test, the_jobset_gets_the_progress_only_when_it_changes) {
+  create_jobset(uid);
+  auto p = spawn(uid);
+  progress running;
+  running.state = "running";
+  running.completed = 5;
+  running.total = 10;
+  self->send(p, progress_atom::value, running);
+  drain();
+  EXPECT_EQ(counts->jobset, 1);
+  auto annotations = jobset()["metadata"]["annotations"];
+  EXPECT_EQ(annotations["aiperf.nvidia.com/progress-requests"], "5/10");
+  EXPECT_EQ(annotations["aiperf.nvidia.com/system-state"], "profiling");
+  EXPECT_EQ(annotations["aiperf.nvidia.com/model"], "m") << "the builder's annotations stay";
+  // The AIPerfJob carries them beside its heartbeat.
+  EXPECT_EQ(call(verb::get, jobs_ref("j1"))["metadata"]["annotations"]
+                ["aiperf.nvidia.com/progress-requests"],
+            "5/10");
+  // A heartbeat with nothing new: no JobSet write.
+  advance_time(10s);
+  EXPECT_EQ(counts->jobset, 1);
+  running.completed = 7;
+  self->send(p, progress_atom::value, running);
+  advance_time(10s);
+  EXPECT_EQ(counts->jobset, 2);
+  EXPECT_EQ(jobset()["metadata"]["annotations"]["aiperf.nvidia.com/progress-requests"], "7/10");
+}
+
+TEST_F(pusher_test, direct_mode_writes_only_the_jobsets_annotations) {
+  create_jobset("");
+  counts->aiperfjob_requests = 0;
+  auto p = spawn("");
+  progress running;
+  running.state = "running";
+  running.completed = 3;
+  self->send(p, progress_atom::value, running);
+  drain();
+  advance_time(30s);
+  EXPECT_EQ(counts->aiperfjob_requests, 0);
+  EXPECT_EQ(counts->jobset, 1);
+  EXPECT_EQ(jobset()["metadata"]["annotations"]["aiperf.nvidia.com/progress-phase"], "profiling");
+  EXPECT_TRUE(counts->refused.empty());
+}
+
+TEST_F(pusher_test, a_jobset_of_another_job_is_not_annotated) {
+  create_jobset("uid-of-an-earlier-j1");
+  auto p = spawn(uid);
+  progress running;
+  running.state = "running";
+  self->send(p, progress_atom::value, running);
+  drain();
+  EXPECT_FALSE(jobset()["metadata"]["annotations"].contains("aiperf.nvidia.com/progress-phase"));
+  EXPECT_TRUE(counts->refused.empty()) << "the fence holding is no warning";
 }
 
 TEST_F(pusher_test, the_final_push_announces_the_results) {
