@@ -575,6 +575,55 @@ caf::expected<label_selector> label_selector_from_json(const json& selector) {
   return out;
 }
 
+std::string to_string(const label_selector& selector) {
+  std::string out;
+  for (const auto& r : selector.requirements) {
+    if (!out.empty())
+      out += ',';
+    if (r.op == label_op::does_not_exist)
+      out += '!';
+    out += r.key;
+    std::string_view op;
+    switch (r.op) {
+    case label_op::exists:
+    case label_op::does_not_exist:
+      continue;
+    case label_op::equals:
+      op = "=";
+      break;
+    case label_op::not_equals:
+      op = "!=";
+      break;
+    case label_op::in:
+      op = " in ";
+      break;
+    case label_op::not_in:
+      op = " notin ";
+      break;
+    case label_op::greater_than:
+      op = ">";
+      break;
+    case label_op::less_than:
+      op = "<";
+      break;
+    }
+    out += op;
+    const bool set = r.op == label_op::in || r.op == label_op::not_in;
+    auto values = r.values;
+    std::sort(values.begin(), values.end());
+    if (set)
+      out += '(';
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (i > 0)
+        out += ',';
+      out += values[i];
+    }
+    if (set)
+      out += ')';
+  }
+  return out;
+}
+
 std::string field_value(const json& object, std::string_view path) {
   const json* node = &object;
   size_t start = 0;

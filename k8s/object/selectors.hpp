@@ -65,6 +65,12 @@ parse_label_selector(std::string_view text);
 [[nodiscard]] caf::expected<label_selector>
 label_selector_from_json(const json& selector);
 
+/// What labels.Selector's String() prints: the requirements in key order,
+/// joined by ",": `app=x,tier in (a,b),!legacy` (In/NotIn values sorted).
+/// "" for both the empty and the `nothing` selector. A parsed `k==v` prints
+/// as `k=v` (equals keeps no spelling), which LabelSelectors never hold.
+[[nodiscard]] std::string to_string(const label_selector& selector);
+
 struct field_requirement {
   std::string field; // "metadata.name"
   bool negated = false;

@@ -571,8 +571,18 @@ caf::expected<void> type_registry::add_crd(const json& crd) {
       if (subs.is_object()) {
         if (subs.contains("status"))
           t->subresources.push_back(status_of(kind));
-        if (subs.contains("scale"))
+        if (subs.contains("scale") && subs["scale"].is_object()) {
+          const json& sc = subs["scale"];
           t->subresources.push_back(scale_subresource());
+          auto path = [&](const char* key, std::string& out) {
+            auto it = sc.find(key);
+            if (it != sc.end() && it->is_string())
+              out = it->get<std::string>();
+          };
+          path("specReplicasPath", t->scale.spec_replicas);
+          path("statusReplicasPath", t->scale.status_replicas);
+          path("labelSelectorPath", t->scale.label_selector);
+        }
       }
       const json columns = v.value("additionalPrinterColumns", json{});
       if (columns.is_array())

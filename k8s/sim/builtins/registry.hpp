@@ -34,6 +34,16 @@ struct subresource_info {
   std::vector<std::string> verbs;
 };
 
+/// Where a type's autoscaling/v1 Scale reads and writes its fields: the
+/// JSON paths of a CRD version's subresources.scale (".spec.replicas"), or
+/// the built-ins' fixed ones, whose selector is the metav1.LabelSelector
+/// at spec.selector rather than a string.
+struct scale_paths {
+  std::string spec_replicas = ".spec.replicas";
+  std::string status_replicas = ".status.replicas";
+  std::string label_selector; // "" = none (CRs); built-ins: unused
+};
+
 /// A CRD's additionalPrinterColumns entry.
 struct printer_column {
   std::string name;
@@ -56,6 +66,8 @@ struct resource_type {
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   std::vector<subresource_info> subresources;
+  /// Meaningful when subresources hold "scale".
+  scale_paths scale;
   /// metadata.generation is kept (bumped on spec changes): Deployments,
   /// ReplicaSets, Jobs, CRDs and every custom resource.
   bool has_generation = false;

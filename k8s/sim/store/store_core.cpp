@@ -12,10 +12,12 @@
 #include "k8s/sim/store/managed_fields.hpp"
 #include "k8s/sim/store/patch.hpp"
 #include "k8s/sim/store/pod_security.hpp"
+#include "k8s/sim/store/scale.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 namespace aiperf::k8s::sim {
@@ -723,6 +725,8 @@ caf::expected<response> store_core::serve(const request& original) {
     return pass_through(*t, req);
   if (t->create_only && req.verb != verb::create)
     return fail(req, method_not_allowed(*t, req));
+  if (req.ref.subresource == "scale")
+    return scale(*t, req);
   switch (req.verb) {
   case verb::get:
     if (req.ref.name.empty())
@@ -962,6 +966,15 @@ caf::expected<json> store_core::admit(const type_view& t, const request& req,
       warnings.push_back(std::move(w));
     causes = std::move(redecoded.causes);
     causes.insert(causes.end(), checked.causes.begin(), checked.causes.end());
+  }
+  // The custom resource validator checks a declared scale's replicas on
+  // every write, whichever endpoint it came through (/status: only the
+  // status replicas).
+  if (t.custom && t.rt != nullptr
+      && t.rt->find_subresource("scale") != nullptr) {
+    auto more = validate_custom_scale(t.rt->scale, object,
+                                      req.ref.subresource == "status");
+    causes.insert(causes.end(), more.begin(), more.end());
   }
   // 4. validating admission: RBAC's escalation prevention, then object
   //    metadata and the built-ins' checks.
@@ -1989,14 +2002,14 @@ caf::expected<response> store_core::update(const type_view& t,
 // --- patch
 // ------------------------------------------------------------------------------
 
-caf::expected<response> store_core::patch(const type_view& t,
-                                          const request& req) {
-  if (req.ref.name.empty())
-    return fail(req, method_not_allowed(t, req));
+namespace {
+
+// What the patch handler refuses before it looks at the object: a body
+// type the resource does not take, and force outside an apply.
+caf::expected<void> check_patch_options(const type_view& t,
+                                        const request& req) {
   if (req.patch == patch_type::none
-      || (t.custom && req.patch == patch_type::strategic)
-      || (req.ref.subresource == "status" && t.custom
-          && req.patch == patch_type::strategic))
+      || (t.custom && req.patch == patch_type::strategic))
     return fail(req,
                 status{"UnsupportedMediaType",
                        415,
@@ -2011,6 +2024,17 @@ caf::expected<response> store_core::patch(const type_view& t,
         req, invalid_status("PatchOptions", "meta.k8s.io", "",
                             {field_forbidden("force", "may not be specified "
                                                       "for non-apply patch")}));
+  return caf::unit;
+}
+
+} // namespace
+
+caf::expected<response> store_core::patch(const type_view& t,
+                                          const request& req) {
+  if (req.ref.name.empty())
+    return fail(req, method_not_allowed(t, req));
+  if (auto ok = check_patch_options(t, req); !ok)
+    return ok.error();
   const json* stored = find(t, req.ref.namespace_name, req.ref.name);
   if (req.patch == patch_type::apply) {
     if (req.field_manager.empty())
@@ -2095,6 +2119,182 @@ caf::expected<response> store_core::patch(const type_view& t,
   if (!r)
     return r.error();
   return response{200, text_of(served(t, r->object)), {}};
+}
+
+// --- scale
+// ---------------------------------------------------------------------------------
+
+// ScaleREST: GET projects the object; PUT and PATCH build the new Scale
+// from the request (a PATCH applies to the projection), and the object is
+// then updated as a spec write: admission, resourceVersion precondition,
+// generation, watch events. Only spec.replicas is taken from the Scale.
+caf::expected<response> store_core::scale(const type_view& t,
+                                          const request& req) {
+  if (t.rt == nullptr
+      || (req.verb != verb::get && req.verb != verb::update
+          && req.verb != verb::patch))
+    return fail(req, method_not_allowed(t, req));
+  const std::string& name = req.ref.name;
+  if (req.verb == verb::patch)
+    if (auto ok = check_patch_options(t, req); !ok)
+      return ok.error();
+  const json* stored = find(t, req.ref.namespace_name, name);
+  if (req.verb == verb::get) {
+    if (stored == nullptr)
+      return fail(req, not_found_status(t, name));
+    auto projected = scale_of(*t.rt, served(t, *stored));
+    if (projected.spec_replicas_missing)
+      return fail(req, internal_error("the spec replicas field "
+                                      + go_quote(t.rt->scale.spec_replicas)
+                                      + " does not exist"));
+    return response{200, text_of(projected.scale), {}};
+  }
+  json scale;
+  if (req.verb == verb::update) {
+    auto body = parse_object(req, req.body);
+    if (!body)
+      return body.error();
+    scale = std::move(*body);
+    if (scale.contains("kind") && scale["kind"] != "Scale")
+      return fail(req, bad_request("the object provided is unrecognized (must "
+                                   "be of type Scale)"));
+  } else {
+    if (stored == nullptr)
+      return fail(req, not_found_status(t, name));
+    json current = scale_of(*t.rt, served(t, *stored)).scale;
+    caf::expected<json> patched = current;
+    switch (req.patch) {
+    case patch_type::json:
+      patched = apply_json_patch(current, req.body);
+      break;
+    case patch_type::merge:
+      patched = apply_merge_patch(current, req.body);
+      break;
+    case patch_type::strategic:
+      patched = apply_strategic_merge_patch(current, req.body);
+      break;
+    case patch_type::apply: {
+      if (req.field_manager.empty())
+        return fail(req, invalid_status(
+                             "PatchOptions", "meta.k8s.io", "",
+                             {field_required("fieldManager", "is required for "
+                                                             "apply patch")}));
+      auto doc = parse_object(req, req.body);
+      if (!doc)
+        return doc.error();
+      // Field ownership stays with the object's managers: the Scale is
+      // applied on its own, without the parent's managedFields.
+      apply_request ar;
+      ar.manager = req.field_manager;
+      ar.api_version = "autoscaling/v1";
+      ar.time = format_time(now());
+      ar.force = req.force;
+      patched = server_side_apply(current, *doc, ar);
+      break;
+    }
+    default:
+      break;
+    }
+    if (!patched)
+      return fail(req, *status_of(patched.error()));
+    if (!patched->is_object())
+      return fail(req, invalid_patch_status());
+    scale = std::move(*patched);
+    if (meta_str(scale, "resourceVersion").empty()) {
+      if (!scale["metadata"].is_object())
+        scale["metadata"] = json::object();
+      scale["metadata"]["resourceVersion"]
+          = meta_str(*stored, "resourceVersion");
+    }
+  }
+  std::string scale_name = meta_str(scale, "name");
+  if (scale_name != name)
+    return fail(req, bad_request("the name of the object (" + scale_name
+                                 + ") does not match the name on the URL ("
+                                 + name + ")"));
+  if (t.namespaced) {
+    auto ns = meta_str(scale, "namespace");
+    if (!ns.empty() && ns != req.ref.namespace_name)
+      return fail(req, bad_request("the namespace of the provided object does "
+                                   "not match the namespace sent on the "
+                                   "request"));
+  }
+  if (stored == nullptr)
+    return fail(req, not_found_status(t, name));
+  return write_scale(t, req, *stored, std::move(scale));
+}
+
+caf::expected<response> store_core::write_scale(const type_view& t,
+                                                const request& req,
+                                                const json& stored,
+                                                json scale) {
+  const std::string& name = req.ref.name;
+  // The Scale is decoded into autoscaling/v1's types: replicas is an int32
+  // (absent = 0).
+  std::int64_t replicas = 0;
+  const json spec = scale.value("spec", json::object());
+  if (auto it = spec.find("replicas"); it != spec.end() && !it->is_null()) {
+    if (!it->is_number_integer()
+        || it->get<std::int64_t>() < std::numeric_limits<std::int32_t>::min()
+        || it->get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+      std::string type = it->is_string()    ? "string"
+                         : it->is_boolean() ? "bool"
+                         : it->is_object()  ? "object"
+                         : it->is_array()   ? "array"
+                                            : "number " + it->dump();
+      return fail(req, bad_request("Scale in version \"v1\" cannot be "
+                                   "handled as a Scale: json: cannot "
+                                   "unmarshal "
+                                   + type
+                                   + " into Go struct field "
+                                     "ScaleSpec.spec.replicas of type int32"));
+    }
+    replicas = it->get<std::int64_t>();
+  }
+  std::string rv = meta_str(scale, "resourceVersion");
+  json next = stored;
+  if (t.custom) {
+    if (replicas == unset_spec_replicas)
+      return fail(req, bad_request("the spec replicas field "
+                                   + go_quote(t.rt->scale.spec_replicas)
+                                   + " cannot be empty"));
+    set_at(next, t.rt->scale.spec_replicas, replicas);
+    // Without a resourceVersion the write goes to the latest object.
+    if (!rv.empty())
+      next["metadata"]["resourceVersion"] = rv;
+  } else {
+    // ValidateScale, then the UID precondition, on the Scale's names.
+    if (replicas < 0)
+      return fail(req,
+                  invalid_status("Scale", "autoscaling", name,
+                                 {field_invalid_rendered(
+                                     "spec.replicas", std::to_string(replicas),
+                                     "must be greater than or equal to "
+                                     "0")}));
+    std::string uid = meta_str(scale, "uid");
+    if (!uid.empty() && uid != meta_str(stored, "uid")) {
+      status st{"Conflict",
+                409,
+                "Operation cannot be fulfilled on " + t.resource + "/scale."
+                    + t.group + " " + go_quote(name)
+                    + ": Precondition failed: UID in precondition: " + uid
+                    + ", UID in object meta: " + meta_str(stored, "uid"),
+                {}};
+      st.details.name = name;
+      st.details.group = t.group;
+      st.details.kind = t.resource + "/scale";
+      return fail(req, std::move(st));
+    }
+    next["spec"]["replicas"] = replicas;
+    // An empty resourceVersion is an unconditional update, which the
+    // built-in strategies allow.
+    next["metadata"]["resourceVersion"] = rv;
+  }
+  auto r = write_update(t, req, stored, std::move(next), false);
+  if (!r)
+    return r.error();
+  return response{
+      200, text_of(scale_of(*t.rt, served(t, r->object)).scale), {}};
 }
 
 // --- delete

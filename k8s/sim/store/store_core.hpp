@@ -180,6 +180,13 @@ private:
   /// POST pods/<name>/binding: the scheduler's assignment of a pod to a node.
   caf::expected<response> bind(const type_view& t, const request& req,
                                json body);
+  /// GET, PUT and PATCH of <resource>/<name>/scale: an autoscaling/v1
+  /// Scale projected from the object; writes set its spec.replicas.
+  caf::expected<response> scale(const type_view& t, const request& req);
+  /// `scale` (the request's Scale after its PUT or PATCH) written into
+  /// `stored`: validation, preconditions, then an update of the object.
+  caf::expected<response> write_scale(const type_view& t, const request& req,
+                                      const json& stored, json scale);
   /// pods/log, pods/proxy, services/proxy: the object itself, for the front.
   caf::expected<response> pass_through(const type_view& t, const request& req);
   /// Impersonation, then RBAC: the request as its effective user, or the

@@ -149,6 +149,24 @@ TEST(label_selector, a_null_selector_selects_nothing_and_an_empty_one_all) {
   EXPECT_TRUE(all->matches(labels({{"a", "b"}})));
 }
 
+TEST(label_selector, prints_as_the_selector_string_of_a_scale) {
+  auto sel = label_selector_from_json(json::parse(R"({
+    "matchLabels": {"app": "x"},
+    "matchExpressions": [
+      {"key": "tier", "operator": "NotIn", "values": ["web", "api"]},
+      {"key": "zone", "operator": "In", "values": ["b"]},
+      {"key": "canary", "operator": "DoesNotExist"},
+      {"key": "gpu", "operator": "Exists"}]})"));
+  ASSERT_TRUE(sel);
+  EXPECT_EQ(to_string(*sel),
+            "app=x,!canary,gpu,tier notin (api,web),zone in (b)");
+  auto parsed = parse_label_selector("b!=2,a>1");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(to_string(*parsed), "a>1,b!=2");
+  EXPECT_EQ(to_string(*label_selector_from_json(json{})), "");
+  EXPECT_EQ(to_string(*label_selector_from_json(json::object())), "");
+}
+
 TEST(label_selector, json_selectors_are_checked_like_new_requirement) {
   auto bad_op = label_selector_from_json(
       json::parse(R"({"matchExpressions":[{"key":"a","operator":"Gt"}]})"));

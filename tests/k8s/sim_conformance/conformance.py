@@ -63,7 +63,8 @@ CRD = {
                   "listKind": "WidgetList", "shortNames": ["wdg"], "categories": ["gadgets"]},
         "versions": [{
             "name": "v1", "served": True, "storage": True,
-            "subresources": {"status": {}},
+            "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size",
+                                                     "statusReplicasPath": ".status.replicas"}},
             "additionalPrinterColumns": [
                 {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
                 {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
@@ -79,7 +80,8 @@ CRD = {
                             "rule": "self.size <= 10",
                             "message": "size must be at most 10"}]},
                     "status": {"type": "object",
-                               "properties": {"conditions": {"type": "array", "items": {
+                               "properties": {"replicas": {"type": "integer"},
+                                              "conditions": {"type": "array", "items": {
                                    "type": "object",
                                    "properties": {"type": {"type": "string"},
                                                   "status": {"type": "string"}}}}}}}}}}]}}
@@ -297,6 +299,55 @@ class Kubectl(unittest.TestCase):
         r = kubectl("auth", "can-i", "delete", "configmaps", "-n", "default",
                     "--as", "system:serviceaccount:default:default")
         self.assertEqual(r.stdout.strip(), "no", r.stderr)
+
+    def test_scale_a_deployment(self):
+        kubectl("create", "namespace", "k-scale", check=True)
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "x", "namespace": "k-scale"},
+               "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
+                        "template": {"metadata": {"labels": {"app": "x"}},
+                                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+        kubectl("apply", "-f", "-", stdin=manifest(dep), check=True)
+        r = kubectl("scale", "deployment/x", "-n", "k-scale", "--replicas=3")
+        self.assertEqual(r.stdout.strip(), "deployment.apps/x scaled", r.stderr)
+        self.assertEqual(kubectl("get", "deployment", "x", "-n", "k-scale", "-o",
+                                 "jsonpath={.spec.replicas}").stdout, "3")
+        scale = json.loads(kubectl("get", "--raw",
+                                   "/apis/apps/v1/namespaces/k-scale/deployments/x/scale",
+                                   check=True).stdout)
+        self.assertEqual(scale["kind"], "Scale")
+        self.assertEqual(scale["apiVersion"], "autoscaling/v1")
+        self.assertEqual(scale["spec"], {"replicas": 3})
+        self.assertEqual(scale["status"]["selector"], "app=x")
+        # A precondition makes kubectl read the Scale and replace it.
+        r = kubectl("scale", "deployment/x", "-n", "k-scale", "--current-replicas=3",
+                    "--replicas=4")
+        self.assertEqual(r.stdout.strip(), "deployment.apps/x scaled", r.stderr)
+        r = kubectl("scale", "deployment/x", "-n", "k-scale", "--current-replicas=3",
+                    "--replicas=5")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("Expected replicas to be 3, was 4", r.stderr)
+        self.assertEqual(kubectl("get", "deployment", "x", "-n", "k-scale", "-o",
+                                 "jsonpath={.spec.replicas}").stdout, "4")
+        r = kubectl("auth", "can-i", "update", "deployments/scale", "-n", "k-scale")
+        self.assertEqual(r.stdout.strip(), "yes", r.stderr)
+        r = kubectl("auth", "can-i", "update", "deployments/scale", "-n", "k-scale",
+                    "--as", "system:serviceaccount:k-scale:default")
+        self.assertEqual(r.stdout.strip(), "no", r.stderr)
+
+    def test_scale_a_custom_resource(self):
+        ensure_crd()
+        kubectl("create", "-f", "-", stdin=manifest(widget("w-scale", 2)), check=True)
+        r = kubectl("scale", "wdg/w-scale", "--replicas=4")
+        self.assertEqual(r.stdout.strip(), "widget.conformance.example.com/w-scale scaled",
+                         r.stderr)
+        self.assertEqual(kubectl("get", "wdg", "w-scale", "-o", "jsonpath={.spec.size}").stdout,
+                         "4")
+        # The schema and CEL rules still hold for a write through /scale.
+        r = kubectl("scale", "wdg/w-scale", "--replicas=11")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('The Widget "w-scale" is invalid: spec: Invalid value: "object": size must '
+                      'be at most 10', r.stderr)
 
     def test_crd_short_names_and_categories(self):
         ensure_crd()
