@@ -108,6 +108,18 @@ caf::expected<double> number_from(const system::env_lookup& env, const char* nam
   return v;
 }
 
+// A port: the flag, else the environment variable, else `fallback`.
+caf::expected<std::uint16_t> port_from(const system::env_lookup& env,
+                                       const std::optional<std::uint16_t>& flag,
+                                       const char* name, std::uint16_t fallback) {
+  if (flag)
+    return *flag;
+  auto text = env(name);
+  if (!text || text->empty())
+    return fallback;
+  return system::parse_port(name, *text);
+}
+
 int run(const operator_options& o) {
   auto env = system::process_env();
   auto timeout = number_from(env, "AIPERF_JOB_TIMEOUT_SECONDS", 0);
@@ -128,28 +140,13 @@ int run(const operator_options& o) {
   harvest.results_dir = env("AIPERF_RESULTS_DIR").value_or("/data");
   harvest.retry_delay = std::chrono::milliseconds{static_cast<std::int64_t>(*retry_delay * 1000)};
   harvest.max_retries = static_cast<int>(*retries);
-  std::uint16_t results_port = 8081;
-  if (o.results_port) {
-    results_port = *o.results_port;
-  } else if (auto text = env("AIPERF_RESULTS_SERVER_PORT"); text && !text->empty()) {
-    auto parsed = system::parse_port("AIPERF_RESULTS_SERVER_PORT", *text);
-    if (!parsed) {
-      std::fprintf(stderr, "error: %s\n", error_message(parsed.error()).c_str());
+  auto results_port = port_from(env, o.results_port, "AIPERF_RESULTS_SERVER_PORT", 8081);
+  auto metrics_port = port_from(env, o.metrics_port, "AIPERF_METRICS_PORT", 9090);
+  for (const auto* read : {&results_port, &metrics_port})
+    if (!*read) {
+      std::fprintf(stderr, "error: %s\n", error_message(read->error()).c_str());
       return proto::exit_config;
     }
-    results_port = *parsed;
-  }
-  std::uint16_t metrics_port = 9090;
-  if (o.metrics_port) {
-    metrics_port = *o.metrics_port;
-  } else if (auto text = env("AIPERF_METRICS_PORT"); text && !text->empty()) {
-    auto parsed = system::parse_port("AIPERF_METRICS_PORT", *text);
-    if (!parsed) {
-      std::fprintf(stderr, "error: %s\n", error_message(parsed.error()).c_str());
-      return proto::exit_config;
-    }
-    metrics_port = *parsed;
-  }
   auto client_cfg = k8s::client::load_config({o.kubeconfig, o.context},
                                              k8s::client::process_environment());
   if (!client_cfg) {
@@ -181,7 +178,7 @@ int run(const operator_options& o) {
   }
   auto leading = routes.leading;
   std::vector<std::unique_ptr<http_server::server>> servers;
-  for (std::uint16_t port : {o.health_port, results_port, metrics_port}) {
+  for (std::uint16_t port : {o.health_port, *results_port, *metrics_port}) {
     http_server::options opts;
     opts.host = o.host;
     opts.port = port;
@@ -254,7 +251,7 @@ int run(const operator_options& o) {
   std::printf("operator watching AIPerfJobs in %s (API server from %s; %s); /healthz on :%u "
               "and :%u, /metrics on :%u\n",
               scope.c_str(), origin.c_str(), election.c_str(), unsigned{o.health_port},
-              unsigned{results_port}, unsigned{metrics_port});
+              unsigned{*results_port}, unsigned{*metrics_port});
   std::fflush(stdout);
   stop.wait();
   leading->store(false);

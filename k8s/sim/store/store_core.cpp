@@ -2004,6 +2004,21 @@ caf::expected<response> store_core::update(const type_view& t,
 
 namespace {
 
+// `current` with the JSON, merge or strategic merge patch of `req`
+// applied; unchanged for the other types (apply is the caller's).
+caf::expected<json> patched_document(const json& current, const request& req) {
+  switch (req.patch) {
+  case patch_type::json:
+    return apply_json_patch(current, req.body);
+  case patch_type::merge:
+    return apply_merge_patch(current, req.body);
+  case patch_type::strategic:
+    return apply_strategic_merge_patch(current, req.body);
+  default:
+    return current;
+  }
+}
+
 // What the patch handler refuses before it looks at the object: a body
 // type the resource does not take, and force outside an apply.
 caf::expected<void> check_patch_options(const type_view& t,
@@ -2083,20 +2098,7 @@ caf::expected<response> store_core::patch(const type_view& t,
   if (stored == nullptr)
     return fail(req, not_found_status(t, req.ref.name));
   json current = served(t, *stored);
-  caf::expected<json> patched = current;
-  switch (req.patch) {
-  case patch_type::json:
-    patched = apply_json_patch(current, req.body);
-    break;
-  case patch_type::merge:
-    patched = apply_merge_patch(current, req.body);
-    break;
-  case patch_type::strategic:
-    patched = apply_strategic_merge_patch(current, req.body);
-    break;
-  default:
-    break;
-  }
+  auto patched = patched_document(current, req);
   if (!patched)
     return fail(req, *status_of(patched.error()));
   if (!patched->is_object())
@@ -2162,17 +2164,8 @@ caf::expected<response> store_core::scale(const type_view& t,
     if (stored == nullptr)
       return fail(req, not_found_status(t, name));
     json current = scale_of(*t.rt, served(t, *stored)).scale;
-    caf::expected<json> patched = current;
+    auto patched = patched_document(current, req);
     switch (req.patch) {
-    case patch_type::json:
-      patched = apply_json_patch(current, req.body);
-      break;
-    case patch_type::merge:
-      patched = apply_merge_patch(current, req.body);
-      break;
-    case patch_type::strategic:
-      patched = apply_strategic_merge_patch(current, req.body);
-      break;
     case patch_type::apply: {
       if (req.field_manager.empty())
         return fail(req, invalid_status(

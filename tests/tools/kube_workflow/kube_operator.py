@@ -294,8 +294,8 @@ class Operator(unittest.TestCase):
         return out
 
     def scale_operator(self, replicas):
-        self.sim.kubectl_ok("patch", "deployment/aiperf-operator", "-n", "aiperf-system",
-                            "--type=merge", "-p", '{"spec":{"replicas":%d}}' % replicas)
+        self.sim.kubectl_ok("scale", "deployment/aiperf-operator", "-n", "aiperf-system",
+                            "--replicas=%d" % replicas)
 
     def lease(self):
         return self.sim.kubectl_json("get", "lease", "aiperf-operator-leader",
