@@ -125,6 +125,13 @@ caf::expected<harvest_result> harvest_once(const harvest_request& r,
       return make_error(errc::results_store_failed, error_message(ok.error()));
     out.files.push_back("job_spec.json");
   }
+  // The run is whole: its ready marker, last (the results API serves a
+  // run's files only once it is there).
+  auto marker = json{{"ready", true}, {"epoch", r.epoch}, {"files", out.files.size()}}.dump();
+  if (auto ok = io::atomic_write_file(fs::path{out.path} / std::string{api_service::ready_marker_name},
+                                      marker);
+      !ok)
+    return make_error(errc::results_store_failed, error_message(ok.error()));
   if (cancelled(r))
     return make_error(errc::cancelled, "the AIPerfJob was deleted during the harvest");
   if (auto ok = publish_latest(job_dir, r.epoch); !ok)

@@ -230,21 +230,129 @@ struct results_options {
   bool from_pods = false;
   std::string output;
   bool shutdown = false;
+  std::string run;                                // --run EPOCH
+  std::string operator_namespace = "aiperf-system"; // where the results server runs
+  std::string format = "text";                    // list-runs -o
 };
 
-int run_results(const results_options& o) {
-  if (!o.from_pods)
-    return report(make_error(
-        config::errc::missing,
-        "kube results reads from the controller pod in direct mode: pass "
-        "--from-pods (the operator's results server is not part of this "
-        "build)"));
+// GET `route` (below /api/v1/results) of the operator's results server,
+// through the API server's service proxy.
+caf::expected<k8s::response> results_server(cluster& c, const std::string& operator_ns,
+                                            const std::string& route) {
+  k8s::request r;
+  r.verb = k8s::verb::get;
+  r.ref = {"", "v1", "services", operator_ns, "aiperf-operator:8081",
+           "proxy/api/v1/results" + route};
+  return c.call(std::move(r));
+}
+
+// The error of a results-server answer, with its {"detail"} when it has one.
+caf::error results_error(const caf::error& err, const std::string& what) {
+  const auto* st = k8s::status_of(err);
+  auto code = st != nullptr && st->code == 404 ? k8s::errc::not_found : k8s::errc::unavailable;
+  return make_error(code, what + ": " + error_message(err));
+}
+
+// The operator's copy of a run: `--run` or the latest epoch, every file
+// listed, each written atomically with its size checked.
+int results_from_operator(const results_options& o, const job_target& t, cluster& c) {
+  auto base = "/" + t.namespace_name + "/" + t.name;
+  std::string epoch = o.run;
+  if (epoch.empty()) {
+    auto runs = results_server(c, o.operator_namespace, base + "/runs");
+    if (!runs)
+      return report(results_error(runs.error(), "no stored runs of " + t.namespace_name + "/"
+                                                    + t.name + " in the operator's results"));
+    auto latest = parse_body(*runs).value("latest_epoch", k8s::json());
+    if (!latest.is_string())
+      return report(make_error(k8s::errc::not_found,
+                               t.namespace_name + "/" + t.name
+                                   + " has no latest run (pass --run EPOCH; "
+                                     "kube results list-runs lists them)"));
+    epoch = latest.get<std::string>();
+  }
+  auto run = results_server(c, o.operator_namespace, base + "/runs/" + epoch);
+  if (!run)
+    return report(results_error(run.error(), "run " + epoch + " of " + t.namespace_name + "/"
+                                                 + t.name));
+  auto doc = parse_body(*run);
+  if (!doc.value("ready", false))
+    return report(make_error(k8s::errc::not_found, "run " + epoch + " of " + t.namespace_name
+                                                       + "/" + t.name + " is not stored whole yet"));
+  fs::path out = !o.output.empty() ? fs::path{o.output}
+                 : o.run.empty()   ? fs::path{"artifacts"} / t.name
+                                   : fs::path{"artifacts"}
+                                       / (t.namespace_name + "__" + t.name + "__" + epoch);
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;
+  for (const auto& f : doc.value("files", k8s::json::array())) {
+    auto name = f.value("name", std::string{});
+    if (!api_service::is_safe_result_name(name))
+      return report(make_error(k8s::errc::invalid, "the results server listed an unsafe path ""
+                                                       + name + ""; refusing to write it"));
+    auto route = api_service::result_file_route(name).substr(
+        api_service::results_files_prefix.size());
+    auto got = results_server(c, o.operator_namespace, base + "/runs/" + epoch + "/" + route);
+    if (!got)
+      return report(results_error(got.error(), name + " of run " + epoch));
+    if (got->body.size() != f.value("size", std::uint64_t{0}))
+      return report(make_error(k8s::errc::invalid,
+                               name + ": listed " + std::to_string(f.value("size", 0)) + " bytes, "
+                                   + std::to_string(got->body.size()) + " arrived"));
+    std::error_code ec;
+    fs::create_directories((out / name).parent_path(), ec);
+    if (auto ok = io::atomic_write_file(out / name, got->body); !ok)
+      return report(ok.error());
+    ++files;
+    bytes += got->body.size();
+  }
+  std::printf("downloaded %zu files (%llu bytes) of run %s of %s/%s from the operator into %s\n",
+              files, static_cast<unsigned long long>(bytes), epoch.c_str(),
+              t.namespace_name.c_str(), t.name.c_str(), out.string().c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+int run_list_runs(const results_options& o) {
+  if (o.format != "text" && o.format != "json")
+    return report(make_error(config::errc::invalid, "-o: '" + o.format + "' is not text or json"));
   auto t = target_of(o.name, o.cluster);
   if (!t)
     return report(t.error());
   auto c = connect_to(o.cluster, t->namespace_name);
   if (!c)
     return report(c.error());
+  auto runs = results_server(**c, o.operator_namespace,
+                             "/" + t->namespace_name + "/" + t->name + "/runs");
+  if (!runs)
+    return report(results_error(runs.error(), "no stored runs of " + t->namespace_name + "/"
+                                                  + t->name + " in the operator's results"));
+  if (o.format == "json") {
+    std::fwrite(runs->body.data(), 1, runs->body.size(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    std::printf("%-18s %-8s %6s %12s\n", "EPOCH", "LATEST", "FILES", "BYTES");
+    for (const auto& r : parse_body(*runs).value("runs", k8s::json::array()))
+      std::printf("%-18s %-8s %6d %12lld\n", r.value("epoch", std::string{}).c_str(),
+                  r.value("is_latest", false) ? "yes" : "", r.value("file_count", 0),
+                  static_cast<long long>(r.value("total_size_bytes", std::int64_t{0})));
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+int run_results(const results_options& o) {
+  if (!o.from_pods && o.shutdown)
+    return report(make_error(config::errc::invalid,
+                             "--shutdown goes with --from-pods (it stops the controller pod)"));
+  auto t = target_of(o.name, o.cluster);
+  if (!t)
+    return report(t.error());
+  auto c = connect_to(o.cluster, t->namespace_name);
+  if (!c)
+    return report(c.error());
+  if (!o.from_pods)
+    return results_from_operator(o, *t, **c);
   fs::path out = o.output.empty() ? fs::path{"artifacts"} / t->name
                                   : fs::path{o.output};
   auto sum = download_results(**c, t->name, out);
@@ -651,18 +759,31 @@ void add_workflow(CLI::App& kube, int& exit_code) {
   {
     auto o = std::make_shared<results_options>();
     auto* sub = kube.add_subcommand(
-        "results", "Copy a run's exports from its controller pod");
+        "results", "Copy a run's exports: from the operator's results server (a run it "
+                   "stored), or with --from-pods from the controller pod");
     sub->add_option("name", o->name,
                     "the benchmark (default: the last kube profile)");
     add_cluster_flags(*sub, o->cluster);
+    sub->add_option("--run", o->run, "the run's epoch (default: the latest)");
+    sub->add_option("--operator-namespace", o->operator_namespace,
+                    "where the operator runs (default aiperf-system)");
     sub->add_flag("--from-pods", o->from_pods,
                   "read the controller pod's results API through the API "
                   "server's pods proxy");
     sub->add_option("--output", o->output,
-                    "where to write (default: ./artifacts/<name>)");
+                    "where to write (default: ./artifacts/<name>, with --run "
+                    "./artifacts/<ns>__<name>__<epoch>)");
     sub->add_flag("--shutdown", o->shutdown,
-                  "then POST /api/shutdown so the controller pod exits");
+                  "then POST /api/shutdown so the controller pod exits (with --from-pods)");
     sub->callback([o, &exit_code] { exit_code = run_results(*o); });
+    auto lr = std::make_shared<results_options>();
+    auto* list_runs = sub->add_subcommand("list-runs", "The operator's stored runs of a job");
+    list_runs->add_option("name", lr->name, "the benchmark (default: the last kube profile)");
+    add_cluster_flags(*list_runs, lr->cluster);
+    list_runs->add_option("--operator-namespace", lr->operator_namespace,
+                          "where the operator runs (default aiperf-system)");
+    list_runs->add_option("-o,--output", lr->format, "text or json (the /runs body)");
+    list_runs->callback([lr, &exit_code] { exit_code = run_list_runs(*lr); });
   }
   {
     auto o = std::make_shared<logs_options>();

@@ -4,6 +4,7 @@
 
 #include "actors/operator/job_reconciler.hpp"
 #include "actors/operator/leader_elector.hpp"
+#include "actors/operator/results_api.hpp"
 #include "config/profile/profile_config.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/client/config.hpp"
@@ -19,6 +20,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <filesystem>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -52,6 +54,8 @@ struct served {
   std::shared_ptr<op::operator_metrics> metrics = std::make_shared<op::operator_metrics>();
   std::shared_ptr<k8s::client::request_metrics> requests
       = std::make_shared<k8s::client::request_metrics>();
+  /// AIPERF_RESULTS_DIR: what /api/v1/results serves.
+  std::filesystem::path results_dir;
 };
 
 // /healthz: the process lives (liveness, on every replica). /readyz: this
@@ -76,11 +80,17 @@ http_server::handler router(served s) {
     } else if (target == "/metrics") {
       co_await w.send(200, "text/plain; version=0.0.4; charset=utf-8",
                       s.metrics->prometheus_text() + s.requests->prometheus_text());
+    } else if (auto r = op::answer_results(
+                   s.results_dir, std::string_view{req.target().data(), req.target().size()});
+               r.status != 0) {
+      std::string headers;
+      if (!r.filename.empty())
+        headers = "Content-Disposition: attachment; filename=\"" + r.filename + "\"\r\n";
+      co_await w.send(static_cast<unsigned>(r.status), r.content_type, r.body, headers);
     } else {
       co_await w.send(404, "application/json",
-                      R"({"error":"no route: the operator answers /healthz, /readyz and )"
-                      R"(/metrics; the )"
-                      R"(results API (/api/v1/results) is not part of this build"})");
+                      R"({"detail":"no route: the operator answers /healthz, /readyz, /metrics )"
+                      R"(and /api/v1/results"})");
     }
   };
 }
@@ -170,6 +180,7 @@ int run(const operator_options& o) {
   k8s::client::client_options copts;
   copts.user_agent = "aiperf-node/operator";
   served routes;
+  routes.results_dir = harvest.results_dir;
   copts.metrics = routes.requests;
   auto api = k8s::client::spawn_client(sys, std::move(*client_cfg), std::move(copts));
   if (!api) {

@@ -1,0 +1,312 @@
+#include "actors/operator/results_api.hpp"
+
+#include "actors/benchmark/api_service/results_files.hpp"
+#include "k8s/api/json.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+namespace aiperf::op {
+
+namespace fs = std::filesystem;
+using k8s::json;
+
+namespace {
+
+constexpr std::string_view prefix = "/api/v1/results";
+
+results_reply detail(int status, const std::string& message) {
+  return {status, "application/json", json{{"detail", message}}.dump(), {}};
+}
+
+results_reply json_reply(const json& body) {
+  return {200, "application/json", body.dump(), {}};
+}
+
+bool is_dns_label(std::string_view s) noexcept {
+  if (s.empty() || s.size() > 63)
+    return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back()))
+    return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+// Percent-decodes one path segment; nullopt for a bad escape.
+std::optional<std::string> decoded(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size())
+      return std::nullopt;
+    auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9')
+        return c - '0';
+      if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+      return -1;
+    };
+    int hi = hex(s[i + 1]);
+    int lo = hex(s[i + 2]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in{p, std::ios::binary};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::int64_t seconds_of(std::string_view epoch) {
+  // The seconds part: all digits but a 6-digit suffix of a 15/16-digit key.
+  auto digits = epoch.size() > 10 ? epoch.substr(0, epoch.size() - 6) : epoch;
+  return std::stoll(std::string{digits});
+}
+
+// The job's runs, newest first (seconds, then the whole key).
+std::vector<std::string> epochs_of(const fs::path& job_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator{job_dir, ec}) {
+    auto name = e.path().filename().string();
+    if (is_epoch_key(name) && e.is_directory(ec) && !e.is_symlink(ec))
+      out.push_back(name);
+  }
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    auto sa = seconds_of(a), sb = seconds_of(b);
+    return sa != sb ? sa > sb : a > b;
+  });
+  return out;
+}
+
+// latest.txt's epoch when that run exists, else null.
+json latest_of(const fs::path& job_dir) {
+  std::ifstream in{job_dir / "latest.txt"};
+  std::string epoch;
+  std::getline(in, epoch);
+  std::error_code ec;
+  if (!is_epoch_key(epoch) || !fs::is_directory(job_dir / epoch, ec))
+    return nullptr;
+  return epoch;
+}
+
+struct listed {
+  std::string name;
+  std::uintmax_t size = 0;
+};
+
+// The run's regular files below it ("/"-separated), the marker left out
+// (it is `ready`), symlinks never followed.
+std::vector<listed> files_of(const fs::path& run_dir) {
+  std::vector<listed> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator{run_dir, ec};
+       !ec && it != fs::recursive_directory_iterator{}; it.increment(ec)) {
+    if (it->is_symlink(ec) || !it->is_regular_file(ec))
+      continue;
+    auto rel = fs::relative(it->path(), run_dir, ec).generic_string();
+    if (rel == api_service::ready_marker_name)
+      continue;
+    out.push_back({rel, it->file_size(ec)});
+  }
+  std::sort(out.begin(), out.end(), [](const listed& a, const listed& b) { return a.name < b.name; });
+  return out;
+}
+
+std::int64_t mtime_seconds(const fs::path& p) {
+  std::error_code ec;
+  auto t = fs::last_write_time(p, ec);
+  if (ec)
+    return 0;
+  auto sys = std::chrono::file_clock::to_sys(t);
+  return std::chrono::duration_cast<std::chrono::seconds>(sys.time_since_epoch()).count();
+}
+
+json run_summary(const fs::path& job_dir, const std::string& epoch, const json& latest) {
+  auto files = files_of(job_dir / epoch);
+  std::uintmax_t bytes = 0;
+  for (const auto& f : files)
+    bytes += f.size;
+  return {{"epoch", epoch},
+          {"mtime_epoch", mtime_seconds(job_dir / epoch)},
+          {"file_count", files.size()},
+          {"total_size_bytes", bytes},
+          {"is_latest", latest.is_string() && latest.get<std::string>() == epoch}};
+}
+
+results_reply list_jobs(const fs::path& base) {
+  json results = json::array();
+  std::error_code ec;
+  std::vector<fs::path> job_dirs;
+  for (const auto& ns : fs::directory_iterator{base, ec}) {
+    if (!ns.is_directory(ec) || !is_dns_label(ns.path().filename().string()))
+      continue;
+    for (const auto& job : fs::directory_iterator{ns.path(), ec})
+      if (job.is_directory(ec) && is_dns_label(job.path().filename().string()))
+        job_dirs.push_back(job.path());
+  }
+  std::sort(job_dirs.begin(), job_dirs.end());
+  for (const auto& dir : job_dirs) {
+    auto runs = epochs_of(dir);
+    if (runs.empty())
+      continue;
+    results.push_back({{"namespace", dir.parent_path().filename().string()},
+                       {"job_id", dir.filename().string()},
+                       {"latest_epoch", latest_of(dir)},
+                       {"run_count", runs.size()}});
+  }
+  return json_reply({{"results", results}});
+}
+
+// Whether `rel` ("a/b.json", decoded) stays inside `run_dir` without a
+// symlink on the way.
+bool inside(const fs::path& run_dir, const std::vector<std::string>& segments) {
+  fs::path p = run_dir;
+  std::error_code ec;
+  for (const auto& s : segments) {
+    p /= s;
+    if (fs::is_symlink(fs::symlink_status(p, ec)))
+      return false;
+  }
+  return true;
+}
+
+results_reply serve_file(const fs::path& run_dir, const std::vector<std::string>& segments,
+                         const std::string& ns, const std::string& job, const std::string& epoch) {
+  if (!inside(run_dir, segments))
+    return detail(400, "the path leaves the run directory (a symlink)");
+  fs::path p = run_dir;
+  std::string name;
+  for (const auto& s : segments) {
+    p /= s;
+    name += (name.empty() ? "" : "/") + s;
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    return detail(404, "no file " + name + " in run " + ns + "/" + job + "/" + epoch);
+  if (!api_service::results_ready(run_dir))
+    return detail(404, "run " + ns + "/" + job + "/" + epoch + " is not ready: "
+                           + std::string{api_service::ready_marker_name} + " is missing");
+  bool is_json = name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+  return {200, is_json ? "application/json" : "application/octet-stream", read_file(p),
+          segments.back()};
+}
+
+} // namespace
+
+bool is_epoch_key(std::string_view s) noexcept {
+  if (s.size() != 9 && s.size() != 10 && s.size() != 15 && s.size() != 16)
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+results_reply answer_results(const fs::path& base, std::string_view target) {
+  std::string_view query;
+  if (auto q = target.find('?'); q != std::string_view::npos) {
+    query = target.substr(q + 1);
+    target = target.substr(0, q);
+  }
+  if (target.substr(0, prefix.size()) != prefix
+      || (target.size() > prefix.size() && target[prefix.size()] != '/'))
+    return {0, {}, {}, {}};
+  auto rest = target.substr(prefix.size());
+  if (rest.empty() || rest == "/")
+    return list_jobs(base);
+  // Segments, decoded: a `..`, `.`, empty or slash-carrying segment would
+  // reach outside the tree.
+  std::vector<std::string> seg;
+  rest.remove_prefix(1);
+  while (true) {
+    auto slash = rest.find('/');
+    auto raw = rest.substr(0, slash);
+    auto d = decoded(raw);
+    if (!d || d->empty() || *d == "." || *d == ".." || d->find('/') != std::string::npos
+        || d->find('\\') != std::string::npos)
+      return detail(400, "the path leaves the run directory or is not a valid path");
+    seg.push_back(std::move(*d));
+    if (slash == std::string_view::npos)
+      break;
+    rest.remove_prefix(slash + 1);
+  }
+  const auto& ns = seg[0];
+  if (!is_dns_label(ns))
+    return detail(400, "namespace \"" + ns + "\" is not an RFC 1123 label");
+  if (seg.size() == 1)
+    return detail(404, "no route: GET /api/v1/results/{namespace}/{job}/runs");
+  std::string job = seg[1];
+  bool zip = job.size() > 4 && job.compare(job.size() - 4, 4, ".zip") == 0;
+  if (zip && seg.size() == 2)
+    job.resize(job.size() - 4);
+  if (!is_dns_label(job))
+    return detail(400, "job \"" + job + "\" is not an RFC 1123 label");
+  auto job_dir = base / ns / job;
+  if (seg.size() == 2 || seg[2] != "runs")
+    return detail(409, "an epoch is required: list the runs with GET /api/v1/results/" + ns + "/"
+                           + job + "/runs, then ask for /runs/{epoch}/...");
+  auto runs = epochs_of(job_dir);
+  auto latest = latest_of(job_dir);
+  if (seg.size() == 3) {
+    if (runs.empty())
+      return detail(404, "no runs of " + ns + "/" + job);
+    json list = json::array();
+    for (const auto& e : runs)
+      list.push_back(run_summary(job_dir, e, latest));
+    return json_reply({{"namespace", ns}, {"job_id", job}, {"latest_epoch", latest}, {"runs", list}});
+  }
+  std::string epoch = seg[3];
+  bool run_zip = epoch.size() > 4 && epoch.compare(epoch.size() - 4, 4, ".zip") == 0;
+  if (run_zip && seg.size() == 4)
+    epoch.resize(epoch.size() - 4);
+  if (!is_epoch_key(epoch))
+    return detail(422, "epoch \"" + epoch + "\" is not an epoch key (9 or 10 digits of seconds, "
+                                            "optionally 6 more)");
+  auto run_dir = job_dir / epoch;
+  if (std::find(runs.begin(), runs.end(), epoch) == runs.end())
+    return detail(404, "no run " + epoch + " of " + ns + "/" + job);
+  if (run_zip)
+    return detail(501, "zip archives are not part of this build: fetch the files of GET "
+                       "/api/v1/results/" + ns + "/" + job + "/runs/" + epoch);
+  if (seg.size() == 4) {
+    auto files = files_of(run_dir);
+    json list = json::array();
+    auto has = [&](std::string_view name) {
+      return std::any_of(files.begin(), files.end(), [&](const listed& f) { return f.name == name; });
+    };
+    for (const auto& f : files)
+      list.push_back({{"name", f.name}, {"size", f.size}});
+    auto optional_name = [&](const char* name) { return has(name) ? json(name) : json(nullptr); };
+    return json_reply({{"namespace", ns},
+                       {"job_id", job},
+                       {"epoch", epoch},
+                       {"ready", api_service::results_ready(run_dir)},
+                       {"summary_available", has("profile_export_aiperf.json")},
+                       {"per_record_filename", optional_name("profile_export.jsonl")},
+                       {"server_metrics_filename", optional_name("server_metrics_export.json")},
+                       {"files", list}});
+  }
+  std::vector<std::string> file(seg.begin() + 4, seg.end());
+  if (file.size() == 1 && file[0] == "profile_export") {
+    if (!query.empty() && query != "format=json")
+      return detail(400, "profile_export is served as format=json only");
+    return serve_file(run_dir, {"profile_export_aiperf.json"}, ns, job, epoch);
+  }
+  return serve_file(run_dir, file, ns, job, epoch);
+}
+
+} // namespace aiperf::op

@@ -1,0 +1,52 @@
+// The read side of the operator's results server (port 8081): the runs the
+// harvest stored under `<AIPERF_RESULTS_DIR>/<namespace>/<job>/<epoch>/`,
+// with AIPerf's routes and bodies. Every error body is {"detail": "..."}.
+//
+//   GET /api/v1/results                        {"results":[{"namespace","job_id",
+//                                              "latest_epoch","run_count"}]}
+//   GET /api/v1/results/{ns}/{job}             409: an epoch is required (so are
+//       /{job}.zip and /{job}/{filename})      there is no epoch-less artifact route
+//   GET .../{job}/runs                         newest first: {"namespace","job_id",
+//                                              "latest_epoch","runs":[{"epoch",
+//                                              "mtime_epoch","file_count",
+//                                              "total_size_bytes","is_latest"}]};
+//                                              404 when there is none
+//   GET .../runs/{epoch}                       {"namespace","job_id","epoch","ready",
+//                                              "summary_available","per_record_filename",
+//                                              "server_metrics_filename","files":[{"name",
+//                                              "size"}]}
+//   GET .../runs/{epoch}/profile_export?format=json   profile_export_aiperf.json
+//   GET .../runs/{epoch}/{filename}            the file ("/"-separated below the run)
+//
+// {epoch} not matching \d{9,10}(\d{6})? is 422; {ns} or {job} not an RFC 1123
+// label is 400; a path that would leave the run directory (`..`, `%2e%2e`,
+// an absolute or empty segment, a symlink in the tree) is 400; a missing run
+// or file is 404, and a file of a run without `.aiperf_results_ready.json`
+// is 404 naming it. `latest_epoch` is null when latest.txt names a run that
+// is not there. Files are read whole (runs are exports of one benchmark;
+// streaming comes with publication).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace aiperf::op {
+
+struct results_reply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  /// The file's name for Content-Disposition ("" for JSON answers).
+  std::string filename;
+};
+
+/// The answer to GET `target` (path and query) under `results_dir`;
+/// status 0 when `target` is not under /api/v1/results.
+[[nodiscard]] results_reply answer_results(const std::filesystem::path& results_dir,
+                                           std::string_view target);
+
+/// AIPerf's EPOCH_RE: 9 or 10 digits of seconds, optionally 6 more.
+[[nodiscard]] bool is_epoch_key(std::string_view text) noexcept;
+
+} // namespace aiperf::op
