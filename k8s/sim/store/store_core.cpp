@@ -2057,6 +2057,7 @@ caf::expected<response> store_core::patch(const type_view& t,
     ar.force = req.force;
     ar.only_status = req.ref.subresource == "status";
     ar.skip_status = t.status_subresource && !ar.only_status;
+    ar.schema = t.schema;
     if (stored == nullptr) {
       if (!req.ref.subresource.empty())
         return fail(req, not_found_status(t, req.ref.name));
