@@ -1786,4 +1786,20 @@ void apply_defaults(const compiled_schema& schema, json& object) {
   apply_defaults(object, schema.root.get());
 }
 
+list_semantics list_semantics_at(const compiled_schema& schema,
+                                 const std::vector<std::string>& fields) {
+  const node* n = schema.root.get();
+  for (const auto& name : fields) {
+    if (n != nullptr && n->type == "array")
+      n = n->items.get();
+    if (n == nullptr)
+      return {};
+    const node* next = n->property(name);
+    n = next != nullptr ? next : n->additional.get();
+  }
+  if (n == nullptr || n->type != "array")
+    return {};
+  return {n->list_type, n->list_map_keys};
+}
+
 } // namespace aiperf::k8s::sim

@@ -98,4 +98,19 @@ struct admission {
 /// default), as the API server does to an object read from storage.
 void apply_defaults(const compiled_schema& schema, json& object);
 
+/// A list's merge semantics as the schema declares them, for server-side
+/// apply: `x-kubernetes-list-type` ("" when the list declares none, which
+/// structured-merge-diff treats as atomic) and `x-kubernetes-list-map-keys`.
+struct list_semantics {
+  std::string type;
+  std::vector<std::string> map_keys;
+};
+
+/// The semantics of the list at `fields`, property names from the root
+/// (list items are stepped through, "spec.workers[].ports" is {"spec",
+/// "workers", "ports"}); {} when the schema does not declare that node.
+[[nodiscard]] list_semantics
+list_semantics_at(const compiled_schema& schema,
+                  const std::vector<std::string>& fields);
+
 } // namespace aiperf::k8s::sim

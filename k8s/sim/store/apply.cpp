@@ -1,5 +1,6 @@
 #include "k8s/sim/store/apply.hpp"
 
+#include "k8s/sim/schema/schema.hpp"
 #include "k8s/sim/store/patch.hpp"
 
 #include <algorithm>
@@ -24,7 +25,69 @@ bool system_meta(const std::string& key) {
          || key == "deletionGracePeriodSeconds";
 }
 
-void collect(const json& v, path& p, std::string_view field, path_set& out) {
+/// How a list merges: structured-merge-diff's list types.
+struct list_rule {
+  enum class kind { atomic, set, map };
+  kind type = kind::atomic;
+  std::vector<std::string> keys; // map: x-kubernetes-list-map-keys
+};
+
+/// The field names of `p`, list elements stepped through.
+std::vector<std::string> field_names(const path& p) {
+  std::vector<std::string> out;
+  for (const auto& step : p)
+    if (step.rfind("f:", 0) == 0)
+      out.push_back(step.substr(2));
+  return out;
+}
+
+/// The key of a map-list element as FieldsV1 spells it (fields sorted by
+/// name, as structured-merge-diff sorts them), or null when the element has
+/// none of the key fields.
+json element_key(const list_rule& r, const json& e) {
+  if (!e.is_object())
+    return nullptr;
+  std::vector<std::string> names = r.keys;
+  std::sort(names.begin(), names.end());
+  json k = json::object();
+  for (const auto& n : names)
+    if (e.contains(n))
+      k[n] = e[n];
+  return k.empty() ? json(nullptr) : k;
+}
+
+/// The rule for the list at `p`. A custom resource's schema decides outside
+/// metadata (an undeclared list type is atomic); ObjectMeta and built-ins
+/// follow their strategic merge keys, metadata.finalizers being a set. A
+/// list whose elements do not fit its type is a leaf.
+list_rule rule_for(const apply_request& req, const path& p, const json& list) {
+  auto names = field_names(p);
+  list_rule r;
+  if (req.schema != nullptr && !(!names.empty() && names[0] == "metadata")) {
+    auto s = list_semantics_at(*req.schema, names);
+    if (s.type == "set")
+      r.type = list_rule::kind::set;
+    else if (s.type == "map" && !s.map_keys.empty())
+      r = {list_rule::kind::map, s.map_keys};
+  } else if (!names.empty() && names.back() == "finalizers") {
+    r.type = list_rule::kind::set;
+  } else if (!names.empty() && !list.empty()) {
+    std::string key{strategic_merge_key(names.back(), list.front())};
+    if (!key.empty())
+      r = {list_rule::kind::map, {key}};
+  }
+  for (const auto& e : list) {
+    bool fits
+        = r.type == list_rule::kind::set
+              ? !e.is_object() && !e.is_array() && !e.is_null()
+              : r.type != list_rule::kind::map || !element_key(r, e).is_null();
+    if (!fits)
+      return {};
+  }
+  return r;
+}
+
+void collect(const apply_request& req, const json& v, path& p, path_set& out) {
   if (v.is_object()) {
     if (v.empty() && !p.empty()) {
       out.insert(p);
@@ -36,13 +99,14 @@ void collect(const json& v, path& p, std::string_view field, path_set& out) {
       if (p.size() == 1 && p[0] == "f:metadata" && system_meta(it.key()))
         continue;
       p.push_back("f:" + it.key());
-      collect(*it, p, it.key(), out);
+      collect(req, *it, p, out);
       p.pop_back();
     }
     return;
   }
   if (v.is_array() && !v.empty()) {
-    if (field == "finalizers") {
+    auto rule = rule_for(req, p, v);
+    if (rule.type == list_rule::kind::set) {
       for (const auto& e : v) {
         p.push_back("v:" + e.dump());
         out.insert(p);
@@ -50,17 +114,13 @@ void collect(const json& v, path& p, std::string_view field, path_set& out) {
       }
       return;
     }
-    std::string key{strategic_merge_key(field, v.front())};
-    bool keyed = !key.empty();
-    for (const auto& e : v)
-      keyed = keyed && e.is_object() && e.contains(key);
-    if (keyed) {
+    if (rule.type == list_rule::kind::map) {
       for (const auto& e : v) {
-        p.push_back("k:" + json{{key, e[key]}}.dump());
+        p.push_back("k:" + element_key(rule, e).dump());
         p.push_back(".");
         out.insert(p);
         p.pop_back();
-        collect(e, p, "", out);
+        collect(req, e, p, out);
         p.pop_back();
       }
       return;
@@ -68,6 +128,50 @@ void collect(const json& v, path& p, std::string_view field, path_set& out) {
   }
   if (!p.empty())
     out.insert(p);
+}
+
+/// `cfg` merged into `live` at `p`: maps field by field (null removes),
+/// set and map lists element by element (live order, new elements
+/// appended), anything else replaced.
+json merge(const apply_request& req, const json& live, const json& cfg,
+           path& p) {
+  if (cfg.is_object()) {
+    json out = live.is_object() ? live : json::object();
+    for (auto it = cfg.begin(); it != cfg.end(); ++it) {
+      if (it->is_null()) {
+        out.erase(it.key());
+        continue;
+      }
+      p.push_back("f:" + it.key());
+      auto found = out.find(it.key());
+      json merged = merge(req, found != out.end() ? *found : json(), *it, p);
+      p.pop_back();
+      out[it.key()] = std::move(merged);
+    }
+    return out;
+  }
+  if (!cfg.is_array() || !live.is_array())
+    return cfg;
+  auto rule = rule_for(req, p, cfg);
+  if (rule.type == list_rule::kind::atomic)
+    return cfg;
+  json out = live;
+  for (const auto& e : cfg) {
+    if (rule.type == list_rule::kind::set) {
+      if (std::find(out.begin(), out.end(), e) == out.end())
+        out.push_back(e);
+      continue;
+    }
+    json key = element_key(rule, e);
+    auto found = std::find_if(out.begin(), out.end(), [&](const json& l) {
+      return element_key(rule, l) == key;
+    });
+    if (found != out.end())
+      *found = merge(req, *found, e, p);
+    else
+      out.push_back(merge(req, json(), e, p));
+  }
+  return out;
 }
 
 /// The node `p` names in `v`, or null.
@@ -200,6 +304,20 @@ std::string path_text(const path& p) {
   return out;
 }
 
+/// A manager as conflicts name it (managedfields printManager): quoted,
+/// its subresource, and for an Update its API version and time.
+std::string manager_label(const json& entry) {
+  std::string out = json(entry.value("manager", "")).dump();
+  if (auto sub = entry.value("subresource", ""); !sub.empty())
+    out += " with subresource " + json(sub).dump();
+  if (entry.value("operation", "") == "Update") {
+    out += " using " + entry.value("apiVersion", "");
+    if (auto t = entry.value("time", ""); !t.empty())
+      out += " at " + t;
+  }
+  return out;
+}
+
 bool in_status(const path& p) {
   return !p.empty() && p.front() == "f:status";
 }
@@ -214,7 +332,7 @@ caf::expected<json> server_side_apply(const json& live, const json& config,
   path_set wanted;
   {
     path p;
-    collect(cfg, p, "", wanted);
+    collect(req, cfg, p, wanted);
   }
   if (req.only_status)
     for (auto it = wanted.begin(); it != wanted.end();)
@@ -261,7 +379,7 @@ caf::expected<json> server_side_apply(const json& live, const json& config,
         o.fields.erase(p);
       continue;
     }
-    auto& list = conflicts["\"" + o.entry.value("manager", "") + "\""];
+    auto& list = conflicts[manager_label(o.entry)];
     list.insert(list.end(), taken.begin(), taken.end());
     conflict_count += taken.size();
   }
@@ -290,7 +408,11 @@ caf::expected<json> server_side_apply(const json& live, const json& config,
     return make_status_error("apply", std::move(st));
   }
   // Merge, then remove what this manager set before and nobody keeps.
-  json result = strategic_merge(live, cfg);
+  json result;
+  {
+    path p;
+    result = merge(req, live, cfg, p);
+  }
   path_set before;
   for (const auto& o : owners)
     if (o.mine)

@@ -2072,6 +2072,7 @@ caf::expected<response> store_core::patch(const type_view& t,
     ar.force = req.force;
     ar.only_status = req.ref.subresource == "status";
     ar.skip_status = t.status_subresource && !ar.only_status;
+    ar.schema = t.schema;
     if (stored == nullptr) {
       if (!req.ref.subresource.empty())
         return fail(req, not_found_status(t, req.ref.name));
@@ -2589,6 +2590,7 @@ caf::expected<watch_plan> store_core::plan_watch(const request& original) {
   plan.filter.namespace_name = t->namespaced ? req.ref.namespace_name : "";
   plan.filter.name = req.ref.name;
   plan.filter.bookmarks = req.allow_watch_bookmarks;
+  plan.filter.as_table = req.as_table;
   auto labels = parse_label_selector(req.label_selector);
   if (!labels)
     return labels.error();
@@ -2640,7 +2642,7 @@ caf::expected<watch_plan> store_core::plan_watch(const request& original) {
 }
 
 std::optional<watch_event>
-store_core::event_for(const watch_filter& f, const history_event& ev) const {
+store_core::event_for(watch_filter& f, const history_event& ev) const {
   if (ev.storage_key != f.type.storage_key())
     return std::nullopt;
   if (!f.namespace_name.empty() && ev.namespace_name != f.namespace_name)
@@ -2670,6 +2672,15 @@ store_core::event_for(const watch_filter& f, const history_event& ev) const {
   }
   json obj = ev.object;
   obj["apiVersion"] = f.type.api_version();
+  if (f.as_table)
+    if (const auto* rt
+        = registry_.find(f.type.group, f.type.version, f.type.resource)) {
+      json table = to_table(*rt, canonical(f.type, obj), now());
+      if (f.table_headers_sent)
+        table["columnDefinitions"] = nullptr;
+      f.table_headers_sent = true;
+      return watch_event{type, table.dump()};
+    }
   return watch_event{type, canonical(f.type, obj).dump()};
 }
 

@@ -88,6 +88,11 @@ struct watch_filter {
   label_selector labels;
   field_selector fields;
   bool bookmarks = false;
+  /// Objects as meta.k8s.io/v1 Tables (Accept: as=Table). Only the first
+  /// carries columnDefinitions: kube-apiserver's watch encoder sets
+  /// NoHeaders once it has sent them.
+  bool as_table = false;
+  bool table_headers_sent = false;
 };
 
 /// A watch ready to run: its filter, the events it starts with (synthetic
@@ -126,9 +131,10 @@ public:
 
   /// The event of `ev` for a watch with `filter`, if it concerns it (label
   /// and field selectors turn MODIFIED into ADDED/DELETED when an object
-  /// enters or leaves them).
+  /// enters or leaves them). A Table when the watch asked for one; the
+  /// filter then records that its column definitions went out.
   [[nodiscard]] std::optional<watch_event>
-  event_for(const watch_filter& filter, const history_event& ev) const;
+  event_for(watch_filter& filter, const history_event& ev) const;
 
   /// A BOOKMARK at the current resourceVersion for `filter`'s type.
   [[nodiscard]] watch_event bookmark(const watch_filter& filter) const;

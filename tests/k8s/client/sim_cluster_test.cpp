@@ -1,6 +1,7 @@
 // The product client against `aiperf-node sim-cluster --tls`: its
-// kubeconfig, an exec credential plugin, in-cluster config and a rotated
-// service-account token, typed errors, 429 back-off from /sim/v1/faults,
+// kubeconfig, an exec credential plugin (run again at its
+// expirationTimestamp), in-cluster config and a rotated service-account
+// token, typed errors, 429 back-off from /sim/v1/faults,
 // and the informer resuming after /sim/v1/watches:drop and an API server
 // restart. Service-account tokens are the simulator's own (TokenRequest),
 // so each login is checked by the simulator, and SelfSubjectReview says
@@ -177,6 +178,39 @@ protected:
     return path.string();
   }
 
+  /// A kubeconfig whose user logs in with the exec plugin `script`
+  /// (bin/get-token, named relative to the kubeconfig), loaded.
+  client_config exec_config_of(const std::string& script) {
+    auto plugin = write("bin/get-token", script);
+    ::chmod(plugin.c_str(), 0755);
+    auto kubeconfig = write("kube/config", R"(apiVersion: v1
+kind: Config
+clusters:
+- name: sim
+  cluster:
+    server: )" + cfg_.server + R"(
+    certificate-authority-data: )" + base64_encode(cfg_.ca_pem) + R"(
+users:
+- name: robot
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ../bin/get-token
+      interactiveMode: Never
+contexts:
+- name: sim
+  context: {cluster: sim, user: robot}
+current-context: sim
+)");
+    auto cfg = load_config({kubeconfig, ""}, process_environment());
+    EXPECT_TRUE(cfg) << error_message(cfg.error());
+    if (!cfg)
+      return {};
+    EXPECT_TRUE(cfg->exec.has_value());
+    EXPECT_TRUE(cfg->token.empty());
+    return *cfg;
+  }
+
   /// The service account `robot` in `default`, created (again) by the
   /// admin: a re-created account has a new uid, which invalidates every
   /// token the old one was given.
@@ -302,34 +336,10 @@ TEST_F(sim_cluster, an_exec_plugin_script_logs_in_with_the_token_it_prints) {
   create_robot(admin);
   auto token = robot_token(admin);
   write("bin/token", token);
-  auto script = write("bin/get-token", R"sh(#!/bin/sh
+  auto cfg = exec_config_of(R"sh(#!/bin/sh
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(cat "$(dirname "$0")/token")"
 )sh");
-  ::chmod(script.c_str(), 0755);
-  auto kubeconfig = write("kube/config", R"(apiVersion: v1
-kind: Config
-clusters:
-- name: sim
-  cluster:
-    server: )" + cfg_.server + R"(
-    certificate-authority-data: )" + base64_encode(cfg_.ca_pem) + R"(
-users:
-- name: robot
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: ../bin/get-token
-      interactiveMode: Never
-contexts:
-- name: sim
-  context: {cluster: sim, user: robot}
-current-context: sim
-)");
-  auto cfg = load_config({kubeconfig, ""}, process_environment());
-  ASSERT_TRUE(cfg) << error_message(cfg.error());
-  ASSERT_TRUE(cfg->exec.has_value());
-  EXPECT_TRUE(cfg->token.empty());
-  auto c = spawn_client(sys, *cfg);
+  auto c = spawn_client(sys, cfg);
   ASSERT_TRUE(c) << error_message(c.error());
   EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(token));
   // Logged in, and held to the account's (empty) RBAC.
@@ -337,6 +347,50 @@ current-context: sim
   ASSERT_FALSE(denied);
   EXPECT_TRUE(is_error(denied.error(), k8s::errc::forbidden));
   EXPECT_EQ(status_of(denied.error())->code, 403);
+}
+
+TEST_F(sim_cluster, an_exec_credential_is_fetched_again_once_it_expires) {
+  auto admin = spawn();
+  create_robot(admin);
+  auto first = robot_token(admin);
+  write("bin/token", first);
+  write("bin/expiry", "2001-09-09T02:00:00Z");
+  // Every run leaves a line in bin/runs.
+  auto cfg = exec_config_of(R"sh(#!/bin/sh
+dir="$(dirname "$0")"
+echo run >> "$dir/runs"
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"%s"}}' "$(cat "$dir/token")" "$(cat "$dir/expiry")"
+)sh");
+  auto runs = [this] {
+    std::ifstream in{dir_ / "bin/runs"};
+    int n = 0;
+    for (std::string line; std::getline(in, line);)
+      ++n;
+    return n;
+  };
+  // 2001-09-09T01:46:40Z: 800 s before the first credential expires.
+  auto now
+      = std::make_shared<std::atomic<std::int64_t>>(1'000'000'000'000'000'000);
+  client_options opts;
+  opts.wall_clock_ns = [now] { return now->load(); };
+  auto c = spawn_client(sys, cfg, opts);
+  ASSERT_TRUE(c) << error_message(c.error());
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(first));
+  EXPECT_EQ(runs(), 1);
+  // What the plugin would print now changes; until the expiry the client
+  // keeps sending what it has.
+  auto second = robot_token(admin);
+  write("bin/token", second);
+  write("bin/expiry", "2001-09-09T03:00:00Z");
+  *now += 799'000'000'000;
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(first));
+  EXPECT_EQ(runs(), 1);
+  // At the expirationTimestamp the next request runs the plugin first.
+  *now += 1'000'000'000;
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(second));
+  EXPECT_EQ(runs(), 2);
+  EXPECT_EQ(credential_of(*c), "JTI=" + jti_of(second));
+  EXPECT_EQ(runs(), 2);
 }
 
 TEST_F(sim_cluster, in_cluster_config_logs_in_with_the_service_account) {

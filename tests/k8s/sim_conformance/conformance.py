@@ -15,6 +15,7 @@ when it starts to, unittest reports an unexpected success and the mark must go.
 import base64
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,55 @@ CRD = {
                                                   "status": {"type": "string"}}}}}}}}}}]}}
 
 
+def namespace(name, **labels):
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def role(name, verbs, ns="default"):
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": name, "namespace": ns},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]}
+
+
+class Watching:
+    """`kubectl get -w ARGS` running, its output read as rows of words.
+
+    Bounded twice: the request by --request-timeout, every read by a timeout.
+    """
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([KUBECTL, "get", "-w", "--request-timeout=30s", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=SIM.env)
+        self.rows = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.rows.put(line.split())
+
+    def row(self, timeout=15):
+        try:
+            return self.rows.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("kubectl get -w printed nothing in %ds" % timeout) from None
+
+    def row_named(self, name, column=0):
+        while True:
+            r = self.row()
+            if len(r) > column and r[column] == name:
+                return r
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
 def widget(name, size, ns="default", **meta):
     m = {"name": name, "namespace": ns}
     m.update(meta)
@@ -137,31 +187,66 @@ class Kubectl(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn('the server doesn\'t have a resource type "frobnicators"', r.stderr)
 
+    def assert_applies(self, flags, shown, configs, outcomes, path, want):
+        """`kubectl apply FLAGS` of each config prints SHOWN OUTCOME; then PATH reads WANT."""
+        for obj, outcome in zip(configs, outcomes):
+            r = kubectl("apply", *flags, "-f", "-", stdin=manifest(obj))
+            self.assertEqual(r.stdout.strip(), shown + " " + outcome, r.stderr)
+        self.assertEqual(kubectl("get", shown, "-o", "jsonpath=" + path).stdout, want)
+
     def test_apply_client_side(self):
-        r = kubectl("apply", "-f", "-", stdin=manifest(cm("k-apply")))
-        self.assertEqual(r.stdout.strip(), "configmap/k-apply created", r.stderr)
-        r = kubectl("apply", "-f", "-", stdin=manifest(cm("k-apply")))
-        self.assertEqual(r.stdout.strip(), "configmap/k-apply unchanged", r.stderr)
-        r = kubectl("apply", "-f", "-", stdin=manifest(cm("k-apply", data={"a": "2"})))
-        self.assertEqual(r.stdout.strip(), "configmap/k-apply configured", r.stderr)
-        self.assertEqual(kubectl("get", "cm", "k-apply", "-o", "jsonpath={.data.a}").stdout, "2")
+        cases = [
+            ("configmap/k-apply", cm("k-apply"), cm("k-apply", data={"a": "2"}),
+             "{.data.a}", "2"),
+            ("namespace/k-ns-apply", namespace("k-ns-apply", tier="a"),
+             namespace("k-ns-apply", tier="b"), "{.metadata.labels.tier}", "b"),
+            ("role.rbac.authorization.k8s.io/k-role-apply", role("k-role-apply", ["get"]),
+             role("k-role-apply", ["get", "list"]), "{.rules[0].verbs}", '["get","list"]'),
+        ]
+        for shown, first, changed, path, want in cases:
+            with self.subTest(shown):
+                self.assert_applies([], shown, [first, first, changed],
+                                    ["created", "unchanged", "configured"], path, want)
 
     def test_apply_server_side(self):
-        r = kubectl("apply", "--server-side", "-f", "-", stdin=manifest(cm("k-ssa")))
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.strip(), "configmap/k-ssa serverside-applied")
-        got = json.loads(kubectl("get", "cm", "k-ssa", "-o", "json", "--show-managed-fields",
-                                 check=True).stdout)
-        managers = [m["manager"] for m in got["metadata"].get("managedFields", [])]
-        self.assertIn("kubectl", managers)
+        ensure_crd()
+        cases = [
+            ("configmap/k-ssa", cm("k-ssa"), cm("k-ssa", data={"a": "2"}), "{.data.a}", "2"),
+            ("role.rbac.authorization.k8s.io/k-role-ssa", role("k-role-ssa", ["get"]),
+             role("k-role-ssa", ["get", "list"]), "{.rules[0].verbs}", '["get","list"]'),
+            ("widget.conformance.example.com/k-w-ssa", widget("k-w-ssa", 1),
+             widget("k-w-ssa", 2), "{.spec.size}", "2"),
+        ]
+        for shown, first, changed, path, want in cases:
+            with self.subTest(shown):
+                self.assert_applies(["--server-side"], shown, [first, changed],
+                                    ["serverside-applied"] * 2, path, want)
+                got = json.loads(kubectl("get", shown, "-o", "json", "--show-managed-fields",
+                                         check=True).stdout)
+                managers = [m["manager"] for m in got["metadata"].get("managedFields", [])]
+                self.assertIn("kubectl", managers)
+        # Another manager changing kubectl's field conflicts, unless it forces.
+        r = kubectl("apply", "--server-side", "--field-manager=other", "-f", "-",
+                    stdin=manifest(widget("k-w-ssa", 3)))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('error: Apply failed with 1 conflict: conflict with "kubectl": .spec.size',
+                      r.stderr)
+        self.assert_applies(["--server-side", "--field-manager=other", "--force-conflicts"],
+                            "widget.conformance.example.com/k-w-ssa", [widget("k-w-ssa", 3)],
+                            ["serverside-applied"], "{.spec.size}", "3")
+
+    def assert_patches(self, shown, merge, json_patch, path, want):
+        """A merge then a JSON patch of SHOWN are applied; then PATH reads WANT."""
+        for kind, body in (("merge", merge), ("json", json_patch)):
+            r = kubectl("patch", shown, "--type", kind, "-p", json.dumps(body))
+            self.assertEqual(r.stdout.strip(), shown + " patched", r.stderr)
+        self.assertEqual(kubectl("get", shown, "-o", "jsonpath=" + path).stdout, want)
 
     def test_patch_merge_and_json(self):
         kubectl("create", "-f", "-", stdin=manifest(cm("k-patch")), check=True)
-        r = kubectl("patch", "cm", "k-patch", "--type", "merge", "-p", '{"data":{"b":"2"}}')
-        self.assertEqual(r.stdout.strip(), "configmap/k-patch patched", r.stderr)
-        r = kubectl("patch", "cm", "k-patch", "--type", "json",
-                    "-p", '[{"op":"replace","path":"/data/a","value":"9"}]')
-        self.assertEqual(r.stdout.strip(), "configmap/k-patch patched", r.stderr)
+        self.assert_patches("configmap/k-patch", {"data": {"b": "2"}},
+                            [{"op": "replace", "path": "/data/a", "value": "9"}],
+                            "{.data.a}{.data.b}", "92")
         r = kubectl("patch", "cm", "k-patch", "--type", "json",
                     "-p", '[{"op":"test","path":"/data/a","value":"0"},'
                           '{"op":"replace","path":"/data/a","value":"X"}]')
@@ -169,6 +254,20 @@ class Kubectl(unittest.TestCase):
         self.assertIn("the server rejected our request due to an error in our request", r.stderr)
         self.assertEqual(json.loads(kubectl("get", "cm", "k-patch", "-o", "json").stdout)["data"],
                          {"a": "9", "b": "2"})
+
+    def test_patch_a_role_and_a_custom_resource(self):
+        ensure_crd()
+        kubectl("create", "-f", "-", stdin=manifest(role("k-role-patch", ["get"])), check=True)
+        self.assert_patches(
+            "role.rbac.authorization.k8s.io/k-role-patch",
+            {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+            [{"op": "add", "path": "/rules/0/verbs/-", "value": "list"}],
+            "{.rules[0].resources}{.rules[0].verbs}", '["pods"]["get","list"]')
+        kubectl("create", "-f", "-", stdin=manifest(widget("k-w-patch", 1)), check=True)
+        self.assert_patches("widget.conformance.example.com/k-w-patch",
+                            {"spec": {"color": "red"}},
+                            [{"op": "replace", "path": "/spec/size", "value": 5}],
+                            "{.spec.color} {.spec.size}", "red 5")
 
     def test_conflict_on_stale_resource_version(self):
         kubectl("create", "-f", "-", stdin=manifest(cm("k-conflict")), check=True)
@@ -198,30 +297,21 @@ class Kubectl(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_get_watch_sees_a_create(self):
-        proc = subprocess.Popen([KUBECTL, "get", "cm", "-n", "default", "-w",
-                                 "--request-timeout=20s"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=SIM.env)
-        try:
-            seen = []
-
-            def read():
-                for line in proc.stdout:
-                    seen.append(line)
-
-            t = threading.Thread(target=read, daemon=True)
-            t.start()
-            time.sleep(1.5)
+        with Watching("cm", "-n", "default") as w:
+            # A listed row: the watch starts from that list's resourceVersion.
+            w.row_named("kube-root-ca.crt")
             kubectl("create", "-f", "-", stdin=manifest(cm("k-watched")), check=True)
-            deadline = time.time() + 10
-            while time.time() < deadline and not any(l.startswith("k-watched") for l in seen):
-                time.sleep(0.1)
-            self.assertTrue(any(l.startswith("k-watched") for l in seen), seen)
-        finally:
-            proc.kill()
-            proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
+            w.row_named("k-watched")
+
+    def test_get_watch_on_a_custom_resource_sees_added_then_modified(self):
+        ensure_crd()
+        kubectl("create", "-f", "-", stdin=manifest(widget("w-watch", 1)), check=True)
+        with Watching("wdg", "w-watch", "--output-watch-events") as w:
+            self.assertEqual(w.row()[:3], ["EVENT", "NAME", "SIZE"])
+            self.assertEqual(w.row()[:3], ["ADDED", "w-watch", "1"])
+            kubectl("patch", "wdg", "w-watch", "--type", "merge", "-p", '{"spec":{"size":2}}',
+                    check=True)
+            self.assertEqual(w.row()[:3], ["MODIFIED", "w-watch", "2"])
 
     def test_namespace_deletion_removes_its_contents(self):
         r = kubectl("create", "namespace", "k-ns1")

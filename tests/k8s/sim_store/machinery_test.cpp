@@ -70,6 +70,24 @@ struct machinery_test : caf_gtest::fixture<> {
     EXPECT_NE(st, nullptr) << error_message(res.error());
     return st ? *st : status{};
   }
+
+  /// A server-side apply of `body` at `ref` by `manager`.
+  static k8s::request apply(resource_ref ref, const std::string& manager,
+                            const json& body, bool force = false) {
+    auto r = make(verb::patch, std::move(ref), body);
+    r.patch = patch_type::apply;
+    r.field_manager = manager;
+    r.force = force;
+    return r;
+  }
+
+  /// The fieldsV1 of `manager`'s entry in `object`, null if it has none.
+  static json fields_of(const json& object, const std::string& manager) {
+    for (const auto& e : object["metadata"].value("managedFields", json()))
+      if (e["manager"] == manager)
+        return e["fieldsV1"];
+    return nullptr;
+  }
 };
 
 json labelled_config_map(const std::string& name) {
@@ -149,7 +167,8 @@ TEST_F(machinery_test, an_apply_conflicts_with_a_field_an_update_set) {
   auto st = failure(apply);
   EXPECT_EQ(st.code, 409);
   EXPECT_EQ(st.message, "Apply failed with 1 conflict: conflict with "
-                        "\"kubectl-create\": .data.a");
+                        "\"kubectl-create\" using v1 at 2026-11-18T11:06:40Z: "
+                        ".data.a");
   // The same value is no conflict: both own it.
   apply.body = json{{"apiVersion", "v1"},
                     {"kind", "ConfigMap"},
@@ -205,6 +224,209 @@ TEST_F(machinery_test, an_empty_list_resets_and_no_manager_records_nothing) {
   auto reset
       = ok(make(verb::update, core("configmaps", "default", "c"), created));
   EXPECT_FALSE(reset["metadata"].contains("managedFields"));
+}
+
+// --- server-side apply by list type
+// ---------------------------------------------
+
+/// Gadgets declare one list of each x-kubernetes-list-type, and one list
+/// that declares none (named like a built-in keyed list: still atomic).
+json gadget_crd() {
+  json schema = json::parse(R"({"type":"object","properties":{
+    "spec":{"type":"object","properties":{
+      "workers":{"type":"array","x-kubernetes-list-type":"map",
+        "x-kubernetes-list-map-keys":["zone","index"],
+        "items":{"type":"object","required":["zone","index"],"properties":{
+          "zone":{"type":"string"},"index":{"type":"integer"},
+          "image":{"type":"string"}}}},
+      "args":{"type":"array","x-kubernetes-list-type":"atomic",
+        "items":{"type":"string"}},
+      "env":{"type":"array","items":{"type":"object","properties":{
+        "name":{"type":"string"},"value":{"type":"string"}}}},
+      "tags":{"type":"array","x-kubernetes-list-type":"set",
+        "items":{"type":"string"}}}},
+    "status":{"type":"object","properties":{
+      "conditions":{"type":"array","x-kubernetes-list-type":"map",
+        "x-kubernetes-list-map-keys":["type"],
+        "items":{"type":"object","required":["type","status"],"properties":{
+          "type":{"type":"string"},"status":{"type":"string"}}}}}}}})");
+  return {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "gadgets.example.com"}}},
+      {"spec",
+       {{"group", "example.com"},
+        {"scope", "Namespaced"},
+        {"names",
+         {{"plural", "gadgets"}, {"singular", "gadget"}, {"kind", "Gadget"}}},
+        {"versions",
+         json::array({{{"name", "v1"},
+                       {"served", true},
+                       {"storage", true},
+                       {"subresources", {{"status", json::object()}}},
+                       {"schema", {{"openAPIV3Schema", schema}}}}})}}}};
+}
+
+resource_ref gadgets(std::string name = {}, std::string sub = {}) {
+  return {"example.com",   "v1",          "gadgets", "default",
+          std::move(name), std::move(sub)};
+}
+
+/// Gadget "g" with `fields` (spec and/or status).
+json gadget(json fields) {
+  json g = {{"apiVersion", "example.com/v1"},
+            {"kind", "Gadget"},
+            {"metadata", {{"name", "g"}}}};
+  g.update(fields);
+  return g;
+}
+
+/// Fields in the order the store keeps them (sorted).
+json condition(const std::string& type, const std::string& status) {
+  return {{"status", status}, {"type", type}};
+}
+
+json status_conditions(json conditions) {
+  return gadget({{"status", {{"conditions", std::move(conditions)}}}});
+}
+
+struct apply_lists_test : machinery_test {
+  apply_lists_test() {
+    ok(make(
+        verb::create,
+        {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""},
+        gadget_crd()));
+  }
+};
+
+TEST_F(apply_lists_test,
+       a_map_list_merges_by_its_keys_and_conflicts_per_entry) {
+  ok(make(verb::create, gadgets(), gadget({{"spec", json::object()}})));
+  ok(apply(gadgets("g", "status"), "ready-ctl",
+           status_conditions(json::array({condition("Ready", "True")}))));
+  auto both = ok(
+      apply(gadgets("g", "status"), "sync-ctl",
+            status_conditions(json::array({condition("Synced", "False")}))));
+  EXPECT_EQ(
+      both["status"]["conditions"],
+      json::array({condition("Ready", "True"), condition("Synced", "False")}));
+  EXPECT_EQ(fields_of(both, "sync-ctl"), json::parse(R"({"f:status":{
+    "f:conditions":{"k:{\"type\":\"Synced\"}":{
+      ".":{},"f:status":{},"f:type":{}}}}})"));
+  // The other manager's entry: its fields conflict, its key alone does not.
+  auto takeover = status_conditions(
+      json::array({condition("Synced", "False"), condition("Ready", "False")}));
+  auto st = failure(apply(gadgets("g", "status"), "sync-ctl", takeover));
+  EXPECT_EQ(st.code, 409);
+  EXPECT_EQ(
+      st.message,
+      "Apply failed with 1 conflict: conflict with \"ready-ctl\" with "
+      "subresource \"status\": .status.conditions[type=\"Ready\"].status");
+  ASSERT_EQ(st.details.causes.size(), 1u);
+  EXPECT_EQ(st.details.causes[0].field,
+            ".status.conditions[type=\"Ready\"].status");
+  // Forced: the field moves, the entry stays shared.
+  auto forced = ok(apply(gadgets("g", "status"), "sync-ctl", takeover, true));
+  EXPECT_EQ(
+      forced["status"]["conditions"],
+      json::array({condition("Ready", "False"), condition("Synced", "False")}));
+  EXPECT_EQ(fields_of(forced, "ready-ctl"), json::parse(R"({"f:status":{
+    "f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:type":{}}}}})"));
+}
+
+TEST_F(apply_lists_test, a_map_list_with_two_keys_names_entries_by_both) {
+  auto worker
+      = [](const std::string& zone, int index, const std::string& image) {
+          return json{{"image", image}, {"index", index}, {"zone", zone}};
+        };
+  auto workers = [](json list) {
+    return gadget({{"spec", {{"workers", std::move(list)}}}});
+  };
+  ok(apply(gadgets("g"), "m1", workers(json::array({worker("a", 0, "x")}))));
+  auto both = ok(
+      apply(gadgets("g"), "m2", workers(json::array({worker("a", 1, "y")}))));
+  EXPECT_EQ(both["spec"]["workers"],
+            json::array({worker("a", 0, "x"), worker("a", 1, "y")}));
+  EXPECT_EQ(fields_of(both, "m2"), json::parse(R"({"f:spec":{"f:workers":{
+    "k:{\"index\":1,\"zone\":\"a\"}":{
+      ".":{},"f:image":{},"f:index":{},"f:zone":{}}}}})"));
+  auto st = failure(
+      apply(gadgets("g"), "m2",
+            workers(json::array({worker("a", 0, "z"), worker("a", 1, "y")}))));
+  EXPECT_EQ(st.message, "Apply failed with 1 conflict: conflict with \"m1\": "
+                        ".spec.workers[index=0,zone=\"a\"].image");
+  // An entry left out of its only manager's next apply goes.
+  auto left = ok(apply(gadgets("g"), "m1", workers(json::array())));
+  EXPECT_EQ(left["spec"]["workers"], json::array({worker("a", 1, "y")}));
+}
+
+TEST_F(apply_lists_test, an_atomic_list_is_one_leaf) {
+  auto spec = [](json fields) { return gadget({{"spec", std::move(fields)}}); };
+  ok(apply(gadgets("g"), "m1",
+           spec({{"args", {"a", "b"}},
+                 {"env", json::array({{{"name", "A"}, {"value", "1"}}})},
+                 {"tags", {"t"}}})));
+  auto st
+      = failure(apply(gadgets("g"), "m2", spec({{"args", {"a", "b", "c"}}})));
+  EXPECT_EQ(st.message,
+            "Apply failed with 1 conflict: conflict with \"m1\": .spec.args");
+  // A list that declares no type is atomic too, whatever its name.
+  st = failure(
+      apply(gadgets("g"), "m2",
+            spec({{"env", json::array({{{"name", "B"}, {"value", "2"}}})}})));
+  EXPECT_EQ(st.message,
+            "Apply failed with 1 conflict: conflict with \"m1\": .spec.env");
+  // Forced, the whole list is the new manager's, not a merge.
+  auto forced = ok(
+      apply(gadgets("g"), "m2",
+            spec({{"args", {"c"}},
+                  {"env", json::array({{{"name", "B"}, {"value", "2"}}})}}),
+            true));
+  EXPECT_EQ(forced["spec"]["args"], json::array({"c"}));
+  EXPECT_EQ(forced["spec"]["env"],
+            json::array({{{"name", "B"}, {"value", "2"}}}));
+  EXPECT_EQ(fields_of(forced, "m1"),
+            json::parse(R"({"f:spec":{"f:tags":{"v:\"t\"":{}}}})"));
+  EXPECT_EQ(fields_of(forced, "m2"),
+            json::parse(R"({"f:spec":{"f:args":{},"f:env":{}}})"));
+}
+
+TEST_F(apply_lists_test, a_built_in_atomic_list_is_one_leaf) {
+  auto deployment = [](json container) {
+    json d = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+      "metadata":{"name":"d"},
+      "spec":{"selector":{"matchLabels":{"app":"d"}},
+        "template":{"metadata":{"labels":{"app":"d"}},"spec":{}}}})");
+    d["spec"]["template"]["spec"]["containers"]
+        = json::array({std::move(container)});
+    return d;
+  };
+  resource_ref deployments{"apps", "v1", "deployments", "default", "d", ""};
+  ok(apply(deployments, "m1",
+           deployment({{"name", "a"}, {"image", "x:1"}, {"args", {"x"}}})));
+  auto other = deployment({{"name", "a"}, {"args", {"y"}}});
+  auto st = failure(apply(deployments, "m2", other));
+  EXPECT_EQ(st.message, "Apply failed with 1 conflict: conflict with \"m1\": "
+                        ".spec.template.spec.containers[name=\"a\"].args");
+  auto forced = ok(apply(deployments, "m2", other, true));
+  const auto& container = forced["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["args"], json::array({"y"}));
+  EXPECT_EQ(container["image"], "x:1");
+}
+
+TEST_F(apply_lists_test, a_set_list_merges_by_value) {
+  auto tags = [](json list) {
+    return gadget({{"spec", {{"tags", std::move(list)}}}});
+  };
+  ok(apply(gadgets("g"), "m1", tags({"a", "b"})));
+  // A value both apply is shared: no conflict.
+  auto both = ok(apply(gadgets("g"), "m2", tags({"b", "c"})));
+  EXPECT_EQ(both["spec"]["tags"], json::array({"a", "b", "c"}));
+  EXPECT_EQ(fields_of(both, "m1"), json::parse(R"({"f:spec":{"f:tags":{
+    "v:\"a\"":{},"v:\"b\"":{}}}})"));
+  // Left out: a value nobody else applies goes, a shared one stays.
+  auto less = ok(apply(gadgets("g"), "m1", tags({"c"})));
+  EXPECT_EQ(less["spec"]["tags"], json::array({"b", "c"}));
 }
 
 // --- custom resources at several versions

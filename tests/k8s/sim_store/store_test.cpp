@@ -719,6 +719,25 @@ TEST_F(store_test, get_and_list_answer_tables_when_asked) {
   EXPECT_EQ(ok_json(g)["rows"].size(), 1u);
 }
 
+TEST_F(store_test, a_watch_asked_for_tables_sends_the_columns_once) {
+  auto w = make(verb::watch, core("configmaps", "default"));
+  w.resource_version = "0";
+  w.as_table = true;
+  auto [id, log] = watch(w);
+  ok_json(make(verb::create, core("configmaps", "default"),
+               config_map("default", "t")));
+  ASSERT_EQ(log->events.size(), 2u);
+  auto first = json::parse(log->events[0].object);
+  EXPECT_EQ(log->events[0].type, "ADDED");
+  EXPECT_EQ(first["kind"], "Table");
+  EXPECT_EQ(first["columnDefinitions"][0]["name"], "Name");
+  EXPECT_EQ(first["rows"][0]["cells"][0], "kube-root-ca.crt");
+  auto second = json::parse(log->events[1].object);
+  EXPECT_EQ(second["kind"], "Table");
+  EXPECT_TRUE(second["columnDefinitions"].is_null());
+  EXPECT_EQ(second["rows"][0]["cells"][0], "t");
+}
+
 // --- list
 // -----------------------------------------------------------------------
 
