@@ -288,8 +288,8 @@ int results_from_operator(const results_options& o, const job_target& t, cluster
   for (const auto& f : doc.value("files", k8s::json::array())) {
     auto name = f.value("name", std::string{});
     if (!api_service::is_safe_result_name(name))
-      return report(make_error(k8s::errc::invalid, "the results server listed an unsafe path ""
-                                                       + name + ""; refusing to write it"));
+      return report(make_error(k8s::errc::invalid, "the results server listed an unsafe path \""
+                                                       + name + "\"; refusing to write it"));
     auto route = api_service::result_file_route(name).substr(
         api_service::results_files_prefix.size());
     auto got = results_server(c, o.operator_namespace, base + "/runs/" + epoch + "/" + route);

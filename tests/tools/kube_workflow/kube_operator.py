@@ -15,7 +15,8 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
 - an AIPerfJob from `kube generate --operator` (2 worker pods, 20 streaming
   requests) reaches condition Complete (`kubectl wait`), with the summary,
   the stored results and the printer columns of `kubectl get aiperfjob`;
-  its JobSet is deleted after the harvest;
+  `kube results` fetches the stored run from the operator's results server
+  and `list-runs` lists it; its JobSet is deleted after the harvest;
 - every request the operator made used its ServiceAccount, and the
   controller pod's status pushes used the job's pod identity (audit log);
 - a spec aiperf-node cannot run fails at once with ConfigValid=False and a
@@ -155,6 +156,23 @@ class Operator(unittest.TestCase):
                                   "TTFT", "ITL", "E2E", "AGE"])
         self.assertEqual(row[:4], ["op1", "Completed", "20", "20"])
         self.assertEqual(len(row), len(header) - 1, table)  # only STAGE is empty
+        # The operator's results server serves the stored run (through the
+        # API server's service proxy): kube results fetches every file.
+        epoch = status["resultsPath"].rsplit("/", 1)[1]
+        out = os.path.join(self.tmp.name, "op1-results")
+        r = self.sim.kube("results", "op1", "-n", NS, "--output", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("of run %s of bench/op1 from the operator" % epoch, r.stdout)
+        with open(os.path.join(out, "profile_export_aiperf.json")) as f:
+            self.assertEqual(json.load(f)["request_count"]["avg"], 20)
+        runs = json.loads(self.sim.kube("results", "list-runs", "op1", "-n", NS,
+                                        "-o", "json").stdout)
+        self.assertEqual(runs["latest_epoch"], epoch)
+        self.assertEqual([x["epoch"] for x in runs["runs"]], [epoch])
+        proxy = "/api/v1/namespaces/aiperf-system/services/aiperf-operator:8081/proxy"
+        no_epoch = self.sim.kubectl("get", "--raw", proxy + "/api/v1/results/bench/op1")
+        self.assertNotEqual(no_epoch.returncode, 0)  # 409: an epoch is required
+        self.assertIn("Conflict", no_epoch.stderr)
         # The harvest is over: the JobSet goes (its UID as precondition).
         deadline = time.monotonic() + 30
         while self.sim.kubectl("get", "jobset", "aiperf-op1", "-n", NS).returncode == 0:
