@@ -1,6 +1,7 @@
 #include "actors/operator/harvest.hpp"
 
 #include "actors/benchmark/api_service/results_files.hpp"
+#include "actors/operator/results_api.hpp"
 
 #include "runtime/http_fetch/http_fetch.hpp"
 #include "runtime/io/durable_file.hpp"
@@ -83,6 +84,28 @@ caf::expected<listing> list_files(const harvest_request& r, std::chrono::millise
                     "no results from controller " + r.controller_host + " (" + why + ")");
 }
 
+// Retention after a stored run; a run that cannot be removed is logged and
+// left (it is retried after the next run).
+void prune(const fs::path& job_dir, const harvest_request& r, const harvest_settings& s) {
+  int ttl = s.ttl_days;
+  auto spec = json::parse(r.spec_json, nullptr, false);
+  if (spec.is_object() && spec.value("resultsTtlDays", 0) > 0)
+    ttl = spec.value("resultsTtlDays", 0);
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  for (const auto& epoch : runs_to_prune(job_dir, s.retain_runs, ttl, now, r.epoch)) {
+    std::error_code ec;
+    fs::remove_all(job_dir / epoch, ec);
+    if (ec)
+      log::get("operator")->warn("{}/{}: retention could not remove run {}: {}", r.namespace_name,
+                                 r.job_name, epoch, ec.message());
+    else
+      log::get("operator")->info("{}/{}: retention removed run {}", r.namespace_name, r.job_name,
+                                 epoch);
+  }
+}
+
 caf::expected<harvest_result> harvest_once(const harvest_request& r,
                                            const harvest_settings& s) {
   auto listed = list_files(r, s.file_timeout);
@@ -136,6 +159,7 @@ caf::expected<harvest_result> harvest_once(const harvest_request& r,
     return make_error(errc::cancelled, "the AIPerfJob was deleted during the harvest");
   if (auto ok = publish_latest(job_dir, r.epoch); !ok)
     return make_error(errc::results_store_failed, error_message(ok.error()));
+  prune(job_dir, r, s);
   // The controller may exit now; it also does when its linger ends.
   (void)http_fetch::post({r.controller_host, r.api_port}, "/api/shutdown", {},
                          std::chrono::seconds{10});

@@ -14,6 +14,8 @@
 //   - a cancellation (the AIPerfJob was deleted) is checked between files
 //     and before `latest.txt`: a deleted job gets no latest pointer;
 //   - then `POST /api/shutdown` lets the controller exit (best effort).
+//   - then retention: runs past AIPERF_RESULTS_RETAIN_RUNS (10) or older than
+//     the TTL are removed, never the latest one;
 // Transient failures are retried AIPERF_RESULTS_MAX_RETRIES (5) times,
 // AIPERF_RESULTS_RETRY_DELAY (2 s) doubling, capped at 30 s.
 #pragma once
@@ -102,6 +104,11 @@ struct harvest_settings {
   int max_retries = 5;
   std::chrono::milliseconds retry_delay{2000};
   std::chrono::milliseconds file_timeout{300'000};
+  /// Retention after each stored run (runs_to_prune in results_api.hpp):
+  /// AIPERF_RESULTS_RETAIN_RUNS, and AIPERF_RESULTS_TTL_DAYS unless the
+  /// job's spec.resultsTtlDays says otherwise.
+  int retain_runs = 10;
+  int ttl_days = 30;
 };
 
 /// The harvester over HTTP and the file system (a detached actor: its calls

@@ -3,8 +3,12 @@
 #include "actors/benchmark/api_service/results_files.hpp"
 #include "k8s/api/json.hpp"
 
+#include <boost/crc.hpp>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <ctime>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -79,8 +83,9 @@ std::int64_t seconds_of(std::string_view epoch) {
   return std::stoll(std::string{digits});
 }
 
-// The job's runs, newest first (seconds, then the whole key).
-std::vector<std::string> epochs_of(const fs::path& job_dir) {
+} // namespace
+
+std::vector<std::string> stored_runs(const fs::path& job_dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator{job_dir, ec}) {
@@ -94,6 +99,8 @@ std::vector<std::string> epochs_of(const fs::path& job_dir) {
   });
   return out;
 }
+
+namespace {
 
 // latest.txt's epoch when that run exists, else null.
 json latest_of(const fs::path& job_dir) {
@@ -163,7 +170,7 @@ results_reply list_jobs(const fs::path& base) {
   }
   std::sort(job_dirs.begin(), job_dirs.end());
   for (const auto& dir : job_dirs) {
-    auto runs = epochs_of(dir);
+    auto runs = stored_runs(dir);
     if (runs.empty())
       continue;
     results.push_back({{"namespace", dir.parent_path().filename().string()},
@@ -208,7 +215,99 @@ results_reply serve_file(const fs::path& run_dir, const std::vector<std::string>
           segments.back()};
 }
 
+// A ZIP archive (PKWARE APPNOTE 6.3, method 0 "stored": the exports are
+// JSON, CSV and JSONL a client unpacks anyway) of `files` below `run_dir`,
+// dated `mtime` (DOS time, UTC). Without ZIP64: more than 65,535 files or
+// 4 GiB is refused by the caller.
+std::string zip_of(const fs::path& run_dir, const std::vector<listed>& files, std::int64_t mtime) {
+  std::string out;
+  std::string central;
+  auto u16 = [](std::string& s, std::uint32_t v) {
+    s += static_cast<char>(v & 0xff);
+    s += static_cast<char>((v >> 8) & 0xff);
+  };
+  auto u32 = [&](std::string& s, std::uint32_t v) {
+    u16(s, v & 0xffff);
+    u16(s, v >> 16);
+  };
+  std::time_t t = static_cast<std::time_t>(mtime);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::uint32_t dos_time = (tm.tm_hour << 11) | (tm.tm_min << 5) | (tm.tm_sec / 2);
+  std::uint32_t dos_date = (std::max(tm.tm_year - 80, 0) << 9) | ((tm.tm_mon + 1) << 5) | tm.tm_mday;
+  for (const auto& f : files) {
+    auto data = read_file(run_dir / f.name);
+    boost::crc_32_type crc;
+    crc.process_bytes(data.data(), data.size());
+    auto offset = static_cast<std::uint32_t>(out.size());
+    auto size = static_cast<std::uint32_t>(data.size());
+    // Local file header.
+    u32(out, 0x04034b50);
+    u16(out, 20);        // version needed: 2.0
+    u16(out, 0x0800);    // flags: UTF-8 names
+    u16(out, 0);         // stored
+    u16(out, dos_time);
+    u16(out, dos_date);
+    u32(out, crc.checksum());
+    u32(out, size);
+    u32(out, size);
+    u16(out, static_cast<std::uint32_t>(f.name.size()));
+    u16(out, 0);         // no extra field
+    out += f.name;
+    out += data;
+    // Its central directory record.
+    u32(central, 0x02014b50);
+    u16(central, (3 << 8) | 20); // made by: UNIX, 2.0
+    u16(central, 20);
+    u16(central, 0x0800);
+    u16(central, 0);
+    u16(central, dos_time);
+    u16(central, dos_date);
+    u32(central, crc.checksum());
+    u32(central, size);
+    u32(central, size);
+    u16(central, static_cast<std::uint32_t>(f.name.size()));
+    u16(central, 0); // extra
+    u16(central, 0); // comment
+    u16(central, 0); // disk
+    u16(central, 0); // internal attributes
+    u32(central, 0100644u << 16); // external: a regular file, rw-r--r--
+    u32(central, offset);
+    central += f.name;
+  }
+  auto cd_offset = static_cast<std::uint32_t>(out.size());
+  out += central;
+  // End of central directory.
+  u32(out, 0x06054b50);
+  u16(out, 0);
+  u16(out, 0);
+  u16(out, static_cast<std::uint32_t>(files.size()));
+  u16(out, static_cast<std::uint32_t>(files.size()));
+  u32(out, static_cast<std::uint32_t>(central.size()));
+  u32(out, cd_offset);
+  u16(out, 0);
+  return out;
+}
+
 } // namespace
+
+std::vector<std::string> runs_to_prune(const fs::path& job_dir, int retain_runs, int ttl_days,
+                                       std::int64_t now_unix, std::string_view keep) {
+  std::vector<std::string> out;
+  auto latest = latest_of(job_dir);
+  int kept = 0;
+  for (const auto& epoch : stored_runs(job_dir)) {
+    bool protected_run = epoch == keep || (latest.is_string() && latest.get<std::string>() == epoch)
+                         || !api_service::results_ready(job_dir / epoch);
+    bool past_count = retain_runs > 0 && kept >= retain_runs;
+    bool past_ttl = ttl_days > 0 && now_unix - seconds_of(epoch) > std::int64_t{ttl_days} * 86400;
+    if (!protected_run && (past_count || past_ttl))
+      out.push_back(epoch);
+    else
+      ++kept;
+  }
+  return out;
+}
 
 bool is_epoch_key(std::string_view s) noexcept {
   if (s.size() != 9 && s.size() != 10 && s.size() != 15 && s.size() != 16)
@@ -259,7 +358,7 @@ results_reply answer_results(const fs::path& base, std::string_view target) {
   if (seg.size() == 2 || seg[2] != "runs")
     return detail(409, "an epoch is required: list the runs with GET /api/v1/results/" + ns + "/"
                            + job + "/runs, then ask for /runs/{epoch}/...");
-  auto runs = epochs_of(job_dir);
+  auto runs = stored_runs(job_dir);
   auto latest = latest_of(job_dir);
   if (seg.size() == 3) {
     if (runs.empty())
@@ -279,9 +378,20 @@ results_reply answer_results(const fs::path& base, std::string_view target) {
   auto run_dir = job_dir / epoch;
   if (std::find(runs.begin(), runs.end(), epoch) == runs.end())
     return detail(404, "no run " + epoch + " of " + ns + "/" + job);
-  if (run_zip)
-    return detail(501, "zip archives are not part of this build: fetch the files of GET "
-                       "/api/v1/results/" + ns + "/" + job + "/runs/" + epoch);
+  if (run_zip) {
+    if (!api_service::results_ready(run_dir))
+      return detail(404, "run " + ns + "/" + job + "/" + epoch + " is not ready: "
+                             + std::string{api_service::ready_marker_name} + " is missing");
+    auto files = files_of(run_dir);
+    std::uintmax_t bytes = 0;
+    for (const auto& f : files)
+      bytes += f.size + 128 + 2 * f.name.size();
+    if (files.size() > 0xffff || bytes >= 0xffffffffu)
+      return detail(413, "run " + epoch + " is too large for a zip archive (" +
+                             std::to_string(files.size()) + " files): fetch its files one by one");
+    auto name = ns + "__" + job + "__" + epoch + ".zip";
+    return {200, "application/zip", zip_of(run_dir, files, mtime_seconds(run_dir)), name};
+  }
   if (seg.size() == 4) {
     auto files = files_of(run_dir);
     json list = json::array();

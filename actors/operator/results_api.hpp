@@ -15,6 +15,8 @@
 //                                              "summary_available","per_record_filename",
 //                                              "server_metrics_filename","files":[{"name",
 //                                              "size"}]}
+//   GET .../runs/{epoch}.zip                   <ns>__<job>__<epoch>.zip (stored, no
+//                                              compression), 404 until the run is ready
 //   GET .../runs/{epoch}/profile_export?format=json   profile_export_aiperf.json
 //   GET .../runs/{epoch}/{filename}            the file ("/"-separated below the run)
 //
@@ -27,9 +29,11 @@
 // streaming comes with publication).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace aiperf::op {
 
@@ -48,5 +52,20 @@ struct results_reply {
 
 /// AIPerf's EPOCH_RE: 9 or 10 digits of seconds, optionally 6 more.
 [[nodiscard]] bool is_epoch_key(std::string_view text) noexcept;
+
+/// The run directories of `job_dir` (epoch keys, no symlinks), newest first:
+/// by seconds, then by the whole key.
+[[nodiscard]] std::vector<std::string> stored_runs(const std::filesystem::path& job_dir);
+
+/// The runs retention removes from `job_dir`: those past the `retain_runs`
+/// newest (AIPERF_RESULTS_RETAIN_RUNS; 0 = no count limit) and, with
+/// `ttl_days` > 0 (AIPERF_RESULTS_TTL_DAYS or the job's resultsTtlDays),
+/// those whose seconds are more than that many days before `now_unix`.
+/// Never the run latest.txt names, never `keep` (the run just stored), never
+/// a run without its ready marker (a harvest still writing it).
+[[nodiscard]] std::vector<std::string> runs_to_prune(const std::filesystem::path& job_dir,
+                                                     int retain_runs, int ttl_days,
+                                                     std::int64_t now_unix,
+                                                     std::string_view keep);
 
 } // namespace aiperf::op

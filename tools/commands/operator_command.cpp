@@ -140,8 +140,10 @@ int run(const operator_options& o) {
   auto expiry = number_from(env, "AIPERF_K8S_CONTROLLER_HEARTBEAT_EXPIRY_SECONDS", 30);
   auto restarts = number_from(env, "AIPERF_POD_RESTART_THRESHOLD", 3);
   auto probe_timeout = number_from(env, "AIPERF_ENDPOINT_CHECK_TIMEOUT", 10.0);
+  auto retain = number_from(env, "AIPERF_RESULTS_RETAIN_RUNS", 10);
+  auto ttl_days = number_from(env, "AIPERF_RESULTS_TTL_DAYS", 30);
   for (const auto* read : {&timeout, &retry_delay, &retries, &pending, &critical, &expiry,
-                           &restarts, &probe_timeout})
+                           &restarts, &probe_timeout, &retain, &ttl_days})
     if (!*read) {
       std::fprintf(stderr, "error: %s\n", error_message(read->error()).c_str());
       return proto::exit_config;
@@ -150,6 +152,8 @@ int run(const operator_options& o) {
   harvest.results_dir = env("AIPERF_RESULTS_DIR").value_or("/data");
   harvest.retry_delay = std::chrono::milliseconds{static_cast<std::int64_t>(*retry_delay * 1000)};
   harvest.max_retries = static_cast<int>(*retries);
+  harvest.retain_runs = static_cast<int>(*retain);
+  harvest.ttl_days = static_cast<int>(*ttl_days);
   auto results_port = port_from(env, o.results_port, "AIPERF_RESULTS_SERVER_PORT", 8081);
   auto metrics_port = port_from(env, o.metrics_port, "AIPERF_METRICS_PORT", 9090);
   for (const auto* read : {&results_port, &metrics_port})

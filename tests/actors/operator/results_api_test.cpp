@@ -5,10 +5,12 @@
 #include "actors/operator/results_api.hpp"
 #include "k8s/api/json.hpp"
 
+#include <boost/crc.hpp>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -153,9 +155,71 @@ TEST_F(results_api, bad_keys_names_and_paths_are_refused) {
   auto b = body("/api/v1/results/bench/nightly/runs/1796205600123456");
   for (const auto& f : b["files"])
     EXPECT_EQ(f["name"].get<std::string>().rfind("etc", 0), std::string::npos);
-  EXPECT_EQ(detail("/api/v1/results/bench/nightly/runs/1796205600123456.zip", 501)
-                .rfind("zip archives are not part of this build", 0),
-            0u);
+}
+
+// The archive read back by its central directory, as unzip does: every
+// entry's name, its data at the local header's offset, and its CRC-32.
+TEST_F(results_api, a_ready_run_comes_as_one_zip_archive) {
+  auto r = get("/api/v1/results/bench/nightly/runs/1796205600123456.zip");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/zip");
+  EXPECT_EQ(r.filename, "bench__nightly__1796205600123456.zip");
+  const auto& z = r.body;
+  auto u16 = [&](std::size_t at) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(z[at]))
+           | static_cast<std::uint32_t>(static_cast<unsigned char>(z[at + 1])) << 8;
+  };
+  auto u32 = [&](std::size_t at) { return u16(at) | u16(at + 2) << 16; };
+  ASSERT_GE(z.size(), 22u);
+  auto eocd = z.size() - 22;
+  ASSERT_EQ(u32(eocd), 0x06054b50u);
+  ASSERT_EQ(u16(eocd + 10), 4u); // entries
+  std::size_t at = u32(eocd + 16);
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(u32(at), 0x02014b50u);
+    auto crc = u32(at + 16);
+    auto size = u32(at + 24);
+    auto name = z.substr(at + 46, u16(at + 28));
+    auto local = u32(at + 42);
+    ASSERT_EQ(u32(local), 0x04034b50u);
+    auto data = z.substr(local + 30 + u16(local + 26), size);
+    boost::crc_32_type check;
+    check.process_bytes(data.data(), data.size());
+    EXPECT_EQ(check.checksum(), crc) << name;
+    std::ifstream in{base / "bench" / "nightly" / "1796205600123456" / name, std::ios::binary};
+    std::stringstream stored;
+    stored << in.rdbuf();
+    EXPECT_EQ(data, stored.str()) << name;
+    names.push_back(name);
+    at += 46 + name.size();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"checkpoints/part-1.json", "job_spec.json",
+                                             "profile_export.jsonl",
+                                             "profile_export_aiperf.json"}));
+  detail("/api/v1/results/bench/nightly/runs/1796205800000001.zip", 404); // not ready
+}
+
+TEST_F(results_api, retention_keeps_the_newest_the_latest_and_runs_still_written) {
+  // bench/nightly: ...800 (not ready), ...700 (latest), ...600; add older ones.
+  for (const char* e : {"1796205500000000", "1796205400000000", "1795000000000000"})
+    run("bench", "nightly", e, true);
+  auto job = base / "bench" / "nightly";
+  std::int64_t now = 1796205900;
+  // The three newest are kept (...800, unready, counts as kept).
+  EXPECT_EQ(runs_to_prune(job, 3, 0, now, "1796205800000001"),
+            (std::vector<std::string>{"1796205500000000", "1796205400000000",
+                                      "1795000000000000"}));
+  // The latest survives even when the count says otherwise.
+  EXPECT_EQ(runs_to_prune(job, 1, 0, now, "1796205800000001"),
+            (std::vector<std::string>{"1796205600123456", "1796205500000000", "1796205400000000",
+                                      "1795000000000000"}));
+  // TTL: 10 days removes the run from 14 days before.
+  EXPECT_EQ(runs_to_prune(job, 0, 10, now, ""), (std::vector<std::string>{"1795000000000000"}));
+  EXPECT_TRUE(runs_to_prune(job, 0, 0, now, "").empty());
+  // The run just stored is never removed, whatever its age.
+  latest("bench", "nightly", "1796205800000001");
+  EXPECT_EQ(runs_to_prune(job, 0, 10, now, "1795000000000000"), std::vector<std::string>{});
 }
 
 TEST(results_epoch, keys_are_seconds_with_an_optional_six_digit_suffix) {

@@ -397,10 +397,14 @@ TEST(kube_workflow, an_aiperfjobs_end_is_the_exit_code) {
   EXPECT_EQ(exit_code_of_job(json{{"phase", "Cancelled"}}), 1);
 }
 
-TEST(kube_workflow, results_without_from_pods_exits_2) {
-  auto [rc, err] = run_cli({"kube", "results", "b1"});
+TEST(kube_workflow, results_shutdown_without_from_pods_exits_2) {
+  // --shutdown stops a controller pod: it means nothing for the operator's copy.
+  auto [rc, err] = run_cli({"kube", "results", "b1", "--shutdown"});
   EXPECT_EQ(rc, 2);
-  EXPECT_NE(err.find("--from-pods"), std::string::npos) << err;
+  EXPECT_NE(err.find("--shutdown goes with --from-pods"), std::string::npos) << err;
+  auto [rc2, err2] = run_cli({"kube", "results", "list-runs", "b1", "-o", "yaml"});
+  EXPECT_EQ(rc2, 2);
+  EXPECT_NE(err2.find("-o: 'yaml' is not text or json"), std::string::npos) << err2;
 }
 
 TEST(kube_workflow, commands_without_a_name_or_last_benchmark_exit_2) {
