@@ -2,6 +2,7 @@
 
 #include "actors/benchmark/api_service/results_files.hpp"
 #include "k8s/api/json.hpp"
+#include "runtime/http/url.hpp"
 
 #include <boost/crc.hpp>
 
@@ -39,35 +40,6 @@ bool is_dns_label(std::string_view s) noexcept {
   if (!alnum(s.front()) || !alnum(s.back()))
     return false;
   return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
-}
-
-// Percent-decodes one path segment; nullopt for a bad escape.
-std::optional<std::string> decoded(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    if (i + 2 >= s.size())
-      return std::nullopt;
-    auto hex = [](char c) -> int {
-      if (c >= '0' && c <= '9')
-        return c - '0';
-      if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-      return -1;
-    };
-    int hi = hex(s[i + 1]);
-    int lo = hex(s[i + 2]);
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
 }
 
 std::string read_file(const fs::path& p) {
@@ -334,7 +306,7 @@ results_reply answer_results(const fs::path& base, std::string_view target) {
   while (true) {
     auto slash = rest.find('/');
     auto raw = rest.substr(0, slash);
-    auto d = decoded(raw);
+    auto d = http::percent_decode(raw);
     if (!d || d->empty() || *d == "." || *d == ".." || d->find('/') != std::string::npos
         || d->find('\\') != std::string::npos)
       return detail(400, "the path leaves the run directory or is not a valid path");

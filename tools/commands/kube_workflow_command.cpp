@@ -253,16 +253,25 @@ caf::error results_error(const caf::error& err, const std::string& what) {
   return make_error(code, what + ": " + error_message(err));
 }
 
+// GET .../{ns}/{job}/runs of the operator's results server.
+caf::expected<k8s::response> stored_runs_of(cluster& c, const std::string& operator_ns,
+                                            const job_target& t) {
+  auto runs = results_server(c, operator_ns, "/" + t.namespace_name + "/" + t.name + "/runs");
+  if (!runs)
+    return results_error(runs.error(), "no stored runs of " + t.namespace_name + "/" + t.name
+                                           + " in the operator's results");
+  return runs;
+}
+
 // The operator's copy of a run: `--run` or the latest epoch, every file
 // listed, each written atomically with its size checked.
 int results_from_operator(const results_options& o, const job_target& t, cluster& c) {
   auto base = "/" + t.namespace_name + "/" + t.name;
   std::string epoch = o.run;
   if (epoch.empty()) {
-    auto runs = results_server(c, o.operator_namespace, base + "/runs");
+    auto runs = stored_runs_of(c, o.operator_namespace, t);
     if (!runs)
-      return report(results_error(runs.error(), "no stored runs of " + t.namespace_name + "/"
-                                                    + t.name + " in the operator's results"));
+      return report(runs.error());
     auto latest = parse_body(*runs).value("latest_epoch", k8s::json());
     if (!latest.is_string())
       return report(make_error(k8s::errc::not_found,
@@ -322,11 +331,9 @@ int run_list_runs(const results_options& o) {
   auto c = connect_to(o.cluster, t->namespace_name);
   if (!c)
     return report(c.error());
-  auto runs = results_server(**c, o.operator_namespace,
-                             "/" + t->namespace_name + "/" + t->name + "/runs");
+  auto runs = stored_runs_of(**c, o.operator_namespace, *t);
   if (!runs)
-    return report(results_error(runs.error(), "no stored runs of " + t->namespace_name + "/"
-                                                  + t->name + " in the operator's results"));
+    return report(runs.error());
   if (o.format == "json") {
     std::fwrite(runs->body.data(), 1, runs->body.size(), stdout);
     std::fputc('\n', stdout);
