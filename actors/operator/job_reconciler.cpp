@@ -3,6 +3,7 @@
 #include "actors/operator/endpoint_probe.hpp"
 #include "actors/operator/job_status.hpp"
 #include "actors/operator/pod_diagnosis.hpp"
+#include "actors/operator/results_api.hpp"
 #include "k8s/api/json.hpp"
 #include "k8s/manifests/aiperfjob.hpp"
 #include "k8s/object/time.hpp"
@@ -244,7 +245,18 @@ private:
     if (!plan)
       return spec_invalid(plan.error());
     plan_ = std::move(*plan);
-    plan_->d.epoch_key = epoch_key_of(job_);
+    auto epoch = epoch_key_of(job_);
+    if (!is_epoch_key(epoch)) {
+      auto msg = "metadata.creationTimestamp "
+                 + meta(job_).value("creationTimestamp", std::string{"(none)"})
+                 + " gives the epoch key '" + epoch
+                 + "', under which no results can be stored (9 or 10 digits of seconds since "
+                   "1970): check the API server's clock";
+      return fail_job(msg, [msg, this](json& s) {
+        set_condition(s, "ConfigValid", "False", "SpecInvalid", msg, now());
+      }, "SpecInvalid");
+    }
+    plan_->d.epoch_key = epoch;
     self_->state.jobs[key_].layout = plan_->layout;
     auto env = self_->state.cfg.env ? self_->state.cfg.env : mf::env_lookup{[](std::string_view) {
       return std::optional<std::string>{};

@@ -6,6 +6,7 @@
 #include "actors/operator/leader_elector.hpp"
 #include "actors/operator/results_api.hpp"
 #include "config/profile/profile_config.hpp"
+#include "k8s/api/json.hpp"
 #include "k8s/client/client.hpp"
 #include "k8s/client/config.hpp"
 #include "proto/exit_codes.hpp"
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace aiperf::operator_command {
@@ -58,9 +60,31 @@ struct served {
   std::filesystem::path results_dir;
 };
 
+// Whether a file can be created in `dir` (the results volume is mounted and
+// not read-only or full of inodes).
+bool writable(const std::filesystem::path& dir) {
+  auto probe = dir / (".aiperf_readyz." + std::to_string(::getpid()));
+  int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return false;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
+// The body of /readyz when the results volume is not writable (built
+// outside the coroutine: g++ 12 miscompiles brace-init lists in one).
+std::string storage_unavailable(const std::filesystem::path& dir) {
+  return k8s::json{{"status", "storage"},
+                   {"leader", true},
+                   {"detail", "the results directory " + dir.string() + " is not writable"}}
+      .dump();
+}
+
 // /healthz: the process lives (liveness, on every replica). /readyz: this
-// replica leads, so it is the one that writes and serves results (the
-// Service routes to ready pods only); 503 on a standby. /metrics: the
+// replica leads and can write results, so it is the one that writes and
+// serves them (the Service routes to ready pods only); 503 on a standby or
+// with the results volume not writable. /metrics: the
 // Prometheus exposition of metrics.hpp and of the client's requests.
 http_server::handler router(served s) {
   return [s](http_server::request& req, http_server::response_writer& w) -> awaitable<void> {
@@ -71,12 +95,14 @@ http_server::handler router(served s) {
     if (target == "/healthz") {
       co_await w.send(200, "application/json", R"({"status":"ok"})");
     } else if (target == "/readyz") {
-      if (leading->load())
-        co_await w.send(200, "application/json", R"({"status":"ok","leader":true})");
-      else
+      if (!leading->load())
         co_await w.send(503, "application/json",
                         R"({"status":"standby","leader":false,)"
-                        R"("error":"this replica is not the leader; another one serves"})");
+                        R"("detail":"this replica is not the leader; another one serves"})");
+      else if (!writable(s.results_dir))
+        co_await w.send(503, "application/json", storage_unavailable(s.results_dir));
+      else
+        co_await w.send(200, "application/json", R"({"status":"ok","leader":true})");
     } else if (target == "/metrics") {
       co_await w.send(200, "text/plain; version=0.0.4; charset=utf-8",
                       s.metrics->prometheus_text() + s.requests->prometheus_text());

@@ -226,9 +226,9 @@ struct reconciler_test : caf_gtest::fixture<> {
   /// Set before start_operator() to check endpoints.
   std::shared_ptr<probe_script> probes;
 
-  reconciler_test() {
+  explicit reconciler_test(std::int64_t store_start_unix = start_unix) {
     k8s::sim::store_config cfg;
-    cfg.start_unix_seconds = start_unix;
+    cfg.start_unix_seconds = store_start_unix;
     auto s = k8s::sim::spawn_store(sys, cfg);
     EXPECT_TRUE(s) << (s ? "" : error_message(s.error()));
     store = *s;
@@ -394,6 +394,24 @@ TEST_F(reconciler_test, an_invalid_spec_fails_with_its_field_path_and_creates_no
   EXPECT_EQ(events[0]["reason"], "SpecInvalid");
   EXPECT_EQ(writes(), (std::vector<std::string>{"patch " + jobs_path + "/bad/status"}));
   EXPECT_FALSE(exists(rbac_ref("roles", "aiperf-bad-role")));
+}
+
+// An API server whose clock is before 1970 stamps a creationTimestamp no
+// epoch key can hold: the job is refused before anything is created.
+struct before_1970_test : reconciler_test {
+  before_1970_test() : reconciler_test(-100) {}
+};
+
+TEST_F(before_1970_test, an_unstorable_epoch_key_rejects_the_job_at_admission) {
+  start_operator();
+  submit(getting_started_job("j1"));
+  auto s = status_of("j1");
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(condition("j1", "ConfigValid"), "False");
+  EXPECT_EQ(s["error"].get<std::string>().rfind("metadata.creationTimestamp 1969-12-31T23:58:20Z", 0),
+            0u)
+      << s["error"];
+  EXPECT_EQ(writes(), (std::vector<std::string>{"patch " + jobs_path + "/j1/status"}));
 }
 
 TEST_F(reconciler_test, the_crds_dashboard_default_runs_headless) {
