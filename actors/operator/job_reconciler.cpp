@@ -525,7 +525,7 @@ private:
     // A controller that died before announcing results: the pod says why.
     if (ended && !is_benchmark_outcome(ended->exit_code))
       return fail_job(ended->message, nullptr, "ControllerTerminated");
-    if (auto beat = heartbeat_watchdog(ended); beat)
+    if (heartbeat_watchdog(ended))
       return salvage(*ended);
     if (view.failure) {
       auto msg = "JobSet " + mf::jobset_name(name_) + " failed: " + *view.failure;
