@@ -3,10 +3,12 @@
 #include "actors/benchmark/api_service/results_files.hpp"
 #include "k8s/api/json.hpp"
 #include "runtime/http/url.hpp"
+#include "runtime/io/zstd_stream.hpp"
 
 #include <boost/crc.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
@@ -24,6 +26,8 @@ using k8s::json;
 namespace {
 
 constexpr std::string_view prefix = "/api/v1/results";
+
+results_reply answer_results_plain(const fs::path& base, std::string_view target);
 
 results_reply detail(int status, const std::string& message) {
   return {status, "application/json", json{{"detail", message}}.dump(), {}};
@@ -287,7 +291,62 @@ bool is_epoch_key(std::string_view s) noexcept {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-results_reply answer_results(const fs::path& base, std::string_view target) {
+bool accepts_zstd(std::string_view header) {
+  bool star = false;
+  while (!header.empty()) {
+    auto comma = header.find(',');
+    auto item = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
+    auto semi = item.find(';');
+    auto coding = item.substr(0, semi);
+    auto trim = [](std::string_view v) {
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+        v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+        v.remove_suffix(1);
+      return v;
+    };
+    std::string lower{trim(coding)}; // codings are case-insensitive (RFC 9110)
+    for (auto& c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool refused = false;
+    if (semi != std::string_view::npos) {
+      auto params = trim(item.substr(semi + 1));
+      if (params.substr(0, 2) == "q=") {
+        auto q = params.substr(2);
+        refused = q.find_first_not_of("0.") == std::string_view::npos; // q=0, q=0.0, ...
+      }
+    }
+    if (lower == "zstd")
+      return !refused;
+    if (lower == "*")
+      star = !refused;
+  }
+  return star;
+}
+
+results_reply answer_results(const fs::path& base, std::string_view target,
+                             std::string_view accept_encoding) {
+  auto reply = answer_results_plain(base, target);
+  if (reply.status != 200 || reply.filename.empty() || reply.content_type == "application/zip"
+      || !accepts_zstd(accept_encoding))
+    return reply;
+  std::string packed;
+  io::zstd_compressor z{[&packed](std::string_view chunk) {
+                          packed.append(chunk);
+                          return true;
+                        },
+                        reply.filename};
+  if (!z.write(reply.body) || !z.finish())
+    return reply; // identity, then
+  reply.body = std::move(packed);
+  reply.content_encoding = "zstd";
+  return reply;
+}
+
+namespace {
+
+results_reply answer_results_plain(const fs::path& base, std::string_view target) {
   std::string_view query;
   if (auto q = target.find('?'); q != std::string_view::npos) {
     query = target.substr(q + 1);
@@ -390,5 +449,7 @@ results_reply answer_results(const fs::path& base, std::string_view target) {
   }
   return serve_file(run_dir, file, ns, job, epoch);
 }
+
+} // namespace
 
 } // namespace aiperf::op

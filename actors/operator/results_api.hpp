@@ -20,6 +20,11 @@
 //   GET .../runs/{epoch}/profile_export?format=json   profile_export_aiperf.json
 //   GET .../runs/{epoch}/{filename}            the file ("/"-separated below the run)
 //
+// Files (and profile_export) honour Accept-Encoding: zstd when the client
+// accepts it (by name or `*`, q > 0), else identity; gzip is not offered
+// (identity is always acceptable unless refused outright). Archives are
+// identity.
+//
 // {epoch} not matching \d{9,10}(\d{6})? is 422; {ns} or {job} not an RFC 1123
 // label is 400; a path that would leave the run directory (`..`, `%2e%2e`,
 // an absolute or empty segment, a symlink in the tree) is 400; a missing run
@@ -43,12 +48,19 @@ struct results_reply {
   std::string body;
   /// The file's name for Content-Disposition ("" for JSON answers).
   std::string filename;
+  /// "zstd" when the body is compressed, "" for identity.
+  std::string content_encoding;
 };
 
-/// The answer to GET `target` (path and query) under `results_dir`;
-/// status 0 when `target` is not under /api/v1/results.
+/// The answer to GET `target` (path and query) under `results_dir`, for a
+/// client sending `accept_encoding`; status 0 when `target` is not under
+/// /api/v1/results.
 [[nodiscard]] results_reply answer_results(const std::filesystem::path& results_dir,
-                                           std::string_view target);
+                                           std::string_view target,
+                                           std::string_view accept_encoding = {});
+
+/// Whether an Accept-Encoding header value accepts zstd.
+[[nodiscard]] bool accepts_zstd(std::string_view accept_encoding);
 
 /// AIPerf's EPOCH_RE: 9 or 10 digits of seconds, optionally 6 more.
 [[nodiscard]] bool is_epoch_key(std::string_view text) noexcept;

@@ -107,11 +107,16 @@ http_server::handler router(served s) {
       co_await w.send(200, "text/plain; version=0.0.4; charset=utf-8",
                       s.metrics->prometheus_text() + s.requests->prometheus_text());
     } else if (auto r = op::answer_results(
-                   s.results_dir, std::string_view{req.target().data(), req.target().size()});
+                   s.results_dir, std::string_view{req.target().data(), req.target().size()},
+                   std::string_view{req[http::field::accept_encoding].data(),
+                                    req[http::field::accept_encoding].size()});
                r.status != 0) {
       std::string headers;
       if (!r.filename.empty())
-        headers = "Content-Disposition: attachment; filename=\"" + r.filename + "\"\r\n";
+        headers = "Content-Disposition: attachment; filename=\"" + r.filename
+                  + "\"\r\nVary: Accept-Encoding\r\n";
+      if (!r.content_encoding.empty())
+        headers += "Content-Encoding: " + r.content_encoding + "\r\n";
       co_await w.send(static_cast<unsigned>(r.status), r.content_type, r.body, headers);
     } else {
       co_await w.send(404, "application/json",

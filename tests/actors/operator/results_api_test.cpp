@@ -4,6 +4,7 @@
 // runs not ready).
 #include "actors/operator/results_api.hpp"
 #include "k8s/api/json.hpp"
+#include "runtime/io/zstd_stream.hpp"
 
 #include <boost/crc.hpp>
 #include <gtest/gtest.h>
@@ -127,6 +128,32 @@ TEST_F(results_api, files_are_served_once_the_run_is_ready) {
   EXPECT_EQ(detail("/api/v1/results/bench/nightly/runs/1796205600123456/nope.json", 404),
             "no file nope.json in run bench/nightly/1796205600123456");
   detail("/api/v1/results/bench/nightly/runs/1796205600123456/profile_export?format=csv", 400);
+}
+
+TEST_F(results_api, files_come_zstd_compressed_to_a_client_that_accepts_it) {
+  const std::string route = "/api/v1/results/bench/nightly/runs/1796205600123456/job_spec.json";
+  auto packed = answer_results(base, route, "gzip, zstd;q=0.9, identity");
+  EXPECT_EQ(packed.content_encoding, "zstd");
+  std::string plain;
+  io::zstd_decompressor z{[&plain](std::string_view c) {
+                            plain.append(c);
+                            return true;
+                          },
+                          "job_spec.json"};
+  ASSERT_TRUE(z.write(packed.body));
+  ASSERT_TRUE(z.finish());
+  EXPECT_EQ(plain, "{}");
+  EXPECT_EQ(answer_results(base, route, "gzip, identity").content_encoding, "");
+  EXPECT_EQ(answer_results(base, route, "zstd;q=0, *").content_encoding, "");
+  EXPECT_EQ(answer_results(base, route, "*").content_encoding, "zstd");
+  // JSON answers and archives are never compressed.
+  EXPECT_EQ(answer_results(base, "/api/v1/results", "zstd").content_encoding, "");
+  EXPECT_EQ(answer_results(base, "/api/v1/results/bench/nightly/runs/1796205600123456.zip", "zstd")
+                .content_encoding,
+            "");
+  EXPECT_TRUE(accepts_zstd("ZSTD")) << "codings are case-insensitive";
+  EXPECT_FALSE(accepts_zstd(""));
+  EXPECT_FALSE(accepts_zstd("zstd;q=0.000"));
 }
 
 TEST_F(results_api, there_is_no_epoch_less_artifact_route) {
