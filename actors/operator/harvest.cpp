@@ -106,6 +106,20 @@ void prune(const fs::path& job_dir, const harvest_request& r, const harvest_sett
   }
 }
 
+// The job's TTL: spec.resultsTtlDays of its newest stored run, else `fallback`.
+int ttl_of(const fs::path& job_dir, int fallback) {
+  auto runs = stored_runs(job_dir);
+  if (runs.empty())
+    return fallback;
+  std::ifstream in{job_dir / runs.front() / "job_spec.json"};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto spec = json::parse(text.str(), nullptr, false);
+  if (spec.is_object() && spec.value("resultsTtlDays", 0) > 0)
+    return spec.value("resultsTtlDays", 0);
+  return fallback;
+}
+
 caf::expected<harvest_result> harvest_once(const harvest_request& r,
                                            const harvest_settings& s) {
   auto listed = list_files(r, s.file_timeout);
@@ -168,6 +182,13 @@ caf::expected<harvest_result> harvest_once(const harvest_request& r,
 
 harvester_actor::behavior_type http_harvester(harvester_actor::pointer, harvest_settings s) {
   return {
+      [s](sweep_atom) {
+        auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+        for (const auto& run : sweep_results(s.results_dir, s.ttl_days, now))
+          log::get("operator")->info("results TTL: removed run {}", run);
+      },
       [s](harvest_atom, harvest_request& r) -> caf::result<harvest_result> {
         auto delay = s.retry_delay;
         caf::error last;
@@ -192,6 +213,29 @@ harvester_actor::behavior_type http_harvester(harvester_actor::pointer, harvest_
 }
 
 } // namespace
+
+std::vector<std::string> sweep_results(const fs::path& results_dir, int ttl_days,
+                                       std::int64_t now_unix) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& ns : fs::directory_iterator{results_dir, ec}) {
+    if (!ns.is_directory(ec) || ns.is_symlink(ec))
+      continue;
+    for (const auto& job : fs::directory_iterator{ns.path(), ec}) {
+      if (!job.is_directory(ec) || job.is_symlink(ec))
+        continue;
+      int ttl = ttl_of(job.path(), ttl_days);
+      for (const auto& epoch : runs_to_prune(job.path(), 0, ttl, now_unix, "")) {
+        std::error_code rm;
+        fs::remove_all(job.path() / epoch, rm);
+        if (!rm)
+          removed.push_back(ns.path().filename().string() + "/" + job.path().filename().string()
+                            + "/" + epoch);
+      }
+    }
+  }
+  return removed;
+}
 
 harvester_actor spawn_http_harvester(caf::actor_system& sys, harvest_settings settings) {
   return sys.spawn<caf::detached>(http_harvester, std::move(settings));

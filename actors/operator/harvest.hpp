@@ -92,12 +92,16 @@ typename Inspector::result_type inspect(Inspector& f, harvest_result& x) {
 }
 
 using harvest_atom = caf::atom_constant<caf::atom("op_harv")>;
+using sweep_atom = caf::atom_constant<caf::atom("op_sweep")>;
 
 /// `(harvest_atom, harvest_request)` → harvest_result, or an error naming
 /// what failed after the retries (the job then fails ResultsFetchFailed),
 /// or op::errc::cancelled. The reconciler waits up to 30 min.
+/// `(sweep_atom)`: the daily TTL sweep over every stored job (the leader's
+/// reconciler sends it); no reply.
 using harvester_actor
-    = caf::typed_actor<caf::replies_to<harvest_atom, harvest_request>::with<harvest_result>>;
+    = caf::typed_actor<caf::replies_to<harvest_atom, harvest_request>::with<harvest_result>,
+                       caf::reacts_to<sweep_atom>>;
 
 struct harvest_settings {
   std::filesystem::path results_dir = "/data";
@@ -121,6 +125,13 @@ struct harvest_settings {
 /// (completed + errored) and `error_rate` (9 decimals). Empty for a
 /// document that is not an export.
 [[nodiscard]] json summary_of(const json& profile_export);
+
+/// The TTL sweep over `results_dir`: for every `<ns>/<job>`, the runs older
+/// than the TTL (the newest run's job_spec.json resultsTtlDays, else
+/// `ttl_days`; 0 = never) are removed, with runs_to_prune's protections.
+/// Returns "<ns>/<job>/<epoch>" of each run removed.
+[[nodiscard]] std::vector<std::string> sweep_results(const std::filesystem::path& results_dir,
+                                                     int ttl_days, std::int64_t now_unix);
 
 /// Points `<job_dir>/latest.txt` at `epoch` (atomically and durably) unless
 /// it already names a newer epoch; returns whether it now names `epoch`.

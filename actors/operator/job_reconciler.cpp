@@ -42,8 +42,10 @@ using child_changed_atom = caf::atom_constant<caf::atom("opchild")>;
 /// The children the operator watches, by the job-id label.
 enum child_kind : std::uint8_t { jobsets = 0, pods = 1 };
 
+/// `(sweep_atom)`: its own daily timer; forwarded to the harvester.
 using reconciler_actor
-    = inf::owner_actor::extend<caf::reacts_to<child_changed_atom, std::uint8_t, std::string>>;
+    = inf::owner_actor::extend<caf::reacts_to<child_changed_atom, std::uint8_t, std::string>,
+                               caf::reacts_to<sweep_atom>>;
 
 constexpr std::string_view group = "aiperf.nvidia.com";
 constexpr std::string_view component = "aiperf-operator";
@@ -1108,9 +1110,17 @@ reconciler_actor::behavior_type reconciler(self_ptr self, reconciler_config cfg)
       st.child_informers[kind][ns] = ci;
     }
   }
+  // The daily TTL sweep of the stored results runs where the reconciler
+  // does: on the leader only.
+  if (st.cfg.harvester && st.cfg.sweep_every.count() > 0)
+    self->delayed_send(self, st.cfg.sweep_first, sweep_atom::value);
   return {
       [self](inf::reconcile_atom, std::string& key) {
         std::make_shared<pass>(self, std::move(key))->start();
+      },
+      [self](sweep_atom) {
+        self->send(self->state.cfg.harvester, sweep_atom::value);
+        self->delayed_send(self, self->state.cfg.sweep_every, sweep_atom::value);
       },
       [self](child_changed_atom, std::uint8_t kind, std::string& key) {
         auto [ns, name] = split_key(key);

@@ -34,7 +34,8 @@
 //
 // Protocol: the reconciler is the informers' owner (informer::owner_actor):
 // `(reconcile_atom, key)` from its AIPerfJob informer; it answers each with
-// informer `done`, requeueing with back-off after a failed API call. API
+// informer `done`, requeueing with back-off after a failed API call. It
+// sends the harvester the daily `(sweep_atom)` of the stored results. API
 // requests time out after `request_timeout` (treated as a failed call: the
 // key is retried). It has no other interface and stops when killed.
 #pragma once
@@ -96,6 +97,11 @@ struct reconciler_config {
   /// Pulls a finished run's results (harvest.hpp); tests give a fake.
   harvester_actor harvester;
   caf::timespan harvest_timeout = std::chrono::minutes{30};
+  /// The TTL sweep of the stored results (the harvester's sweep_atom): first
+  /// after `sweep_first`, then every `sweep_every` (AIPerf's timer: 1 h, then
+  /// daily); 0 = never.
+  caf::timespan sweep_first = std::chrono::hours{1};
+  caf::timespan sweep_every = std::chrono::hours{24};
   /// Seeds the informers' jitter (tests); 0 = random.
   std::uint64_t seed = 0;
   /// The `user` of every request (the simulator authorizes it; the product

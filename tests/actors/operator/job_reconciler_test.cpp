@@ -153,6 +153,7 @@ k8s::api_actor::behavior_type proxy(k8s::api_actor::pointer self, k8s::api_actor
 // answers with `result` (or `failure`), or holds the answer until release().
 struct harvest_script {
   std::vector<harvest_request> requests;
+  int sweeps = 0;
   harvest_result result;
   caf::error failure;
   bool hold = false;
@@ -173,6 +174,7 @@ fake_harvester_actor::behavior_type fake_harvester(fake_harvester_actor::pointer
           st->held->deliver(std::move(err));
         st->held.reset();
       },
+      [=](sweep_atom) { ++st->sweeps; },
       [=](harvest_atom, harvest_request& r) -> caf::result<harvest_result> {
         st->requests.push_back(r);
         auto rp = self->make_response_promise<harvest_result>();
@@ -1021,6 +1023,16 @@ TEST_F(completion_test, a_timeout_during_export_waits_for_the_results) {
      patch_type::merge);
   drain();
   EXPECT_EQ(status_of("j1")["phase"], "Completed");
+}
+
+TEST_F(completion_test, the_leader_sweeps_the_stored_results_an_hour_in_then_daily) {
+  start_operator();
+  advance_time(59min);
+  EXPECT_EQ(harvests->sweeps, 0);
+  advance_time(1min);
+  EXPECT_EQ(harvests->sweeps, 1);
+  advance_time(24h);
+  EXPECT_EQ(harvests->sweeps, 2);
 }
 
 TEST_F(completion_test, the_exit_code_decides_the_outcome) {

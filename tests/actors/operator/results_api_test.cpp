@@ -2,6 +2,7 @@
 // the harvest writes it: bodies, newest-first order, latest, and every
 // refusal (epoch-less routes, bad keys and names, traversal, symlinks,
 // runs not ready).
+#include "actors/operator/harvest.hpp"
 #include "actors/operator/results_api.hpp"
 #include "k8s/api/json.hpp"
 #include "runtime/io/zstd_stream.hpp"
@@ -247,6 +248,21 @@ TEST_F(results_api, retention_keeps_the_newest_the_latest_and_runs_still_written
   // The run just stored is never removed, whatever its age.
   latest("bench", "nightly", "1796205800000001");
   EXPECT_EQ(runs_to_prune(job, 0, 10, now, "1795000000000000"), std::vector<std::string>{});
+}
+
+TEST_F(results_api, the_ttl_sweep_removes_old_runs_of_every_job_by_its_own_ttl) {
+  // other/one: one run, the latest is unset; its job_spec says 400 days.
+  write(base / "other" / "one" / "1796000000" / "job_spec.json", R"({"resultsTtlDays":400})");
+  run("other", "one", "1780000000", true);
+  run("bench", "nightly", "1780000000000000", true);
+  std::int64_t now = 1796205900;
+  auto removed = sweep_results(base, 30, now);
+  // bench/nightly's old run goes (30 days); other/one's is 187 days old,
+  // within its own 400.
+  EXPECT_EQ(removed, (std::vector<std::string>{"bench/nightly/1780000000000000"}));
+  EXPECT_FALSE(fs::exists(base / "bench" / "nightly" / "1780000000000000"));
+  EXPECT_TRUE(fs::exists(base / "other" / "one" / "1780000000"));
+  EXPECT_TRUE(sweep_results(base, 0, now).empty()) << "0 = never";
 }
 
 TEST(results_epoch, keys_are_seconds_with_an_optional_six_digit_suffix) {
