@@ -270,14 +270,13 @@ caf::expected<bool> publish_latest(const fs::path& job_dir, const std::string& e
   std::ifstream in{path};
   std::string current;
   std::getline(in, current);
-  // Epoch keys are digits; a longer key is not newer by length alone
-  // (a six-digit suffix): compare the seconds, then the whole key.
+  // Only the whole seconds order runs: a job deleted and submitted again
+  // within the same second stores a newer run whose six-digit suffix (from
+  // its UID) may be smaller, and it becomes the latest all the same.
   auto seconds = [](const std::string& key) {
-    return key.substr(0, std::min<std::size_t>(key.size(), 10));
+    return std::stoll(key.size() > 10 ? key.substr(0, key.size() - 6) : key);
   };
-  if (!current.empty()
-      && (seconds(current) > seconds(epoch)
-          || (seconds(current) == seconds(epoch) && current > epoch)))
+  if (is_epoch_key(current) && seconds(current) > seconds(epoch))
     return false;
   if (auto ok = io::atomic_write_file(path, epoch + "\n"); !ok)
     return ok.error();

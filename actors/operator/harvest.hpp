@@ -134,7 +134,9 @@ struct harvest_settings {
                                                      int ttl_days, std::int64_t now_unix);
 
 /// Points `<job_dir>/latest.txt` at `epoch` (atomically and durably) unless
-/// it already names a newer epoch; returns whether it now names `epoch`.
+/// it already names an epoch of later whole seconds (a run of the same
+/// second replaces it: the later store is the newer run); returns whether it
+/// now names `epoch`.
 [[nodiscard]] caf::expected<bool> publish_latest(const std::filesystem::path& job_dir,
                                                  const std::string& epoch);
 

@@ -1530,12 +1530,14 @@ TEST(job_status, latest_never_moves_back_to_an_older_epoch) {
              / ("aiperf-latest-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   EXPECT_EQ(publish_latest(dir, "1795000100000001"), true);
-  EXPECT_EQ(publish_latest(dir, "1795000000999999"), false);
-  EXPECT_EQ(publish_latest(dir, "1795000200000000"), true);
+  EXPECT_EQ(publish_latest(dir, "1795000000999999"), false); // an earlier second
+  EXPECT_EQ(publish_latest(dir, "1795000200000500"), true);
+  // Resubmitted within the same second: a smaller suffix, stored later.
+  EXPECT_EQ(publish_latest(dir, "1795000200000001"), true);
   std::ifstream in{dir / "latest.txt"};
   std::string text;
   std::getline(in, text);
-  EXPECT_EQ(text, "1795000200000000");
+  EXPECT_EQ(text, "1795000200000001");
   std::filesystem::remove_all(dir);
 }
 

@@ -33,6 +33,8 @@ k8s/deploy/examples/mock-server.yaml is the endpoint.
   spec.cancel (the job ends Cancelled) and `kube delete` removes the
   AIPerfJob and, through garbage collection, all it owned;
 - the operator's /metrics counts its reconciles and API requests;
+- the same name run twice (deleted and submitted again at once) lands in
+  two epochs; `kube results --run` fetches each;
 - deleting the leader's pod mid-run hands the Lease to the standby, which
   completes the job (the completion claim comes from the new leader's pod
   address).
@@ -318,6 +320,29 @@ class Operator(unittest.TestCase):
                                    'resource="aiperfjobs/status",code="200"')]
         self.assertTrue(patches and patches[0] > 0, text)
 
+    def test_11_the_same_name_run_twice_lands_in_two_epochs(self):
+        epochs = []
+        for attempt in range(2):
+            self.submit("twice", 10)
+            r = self.sim.kubectl("wait", "--for=condition=Complete", "aiperfjob/twice", "-n", NS,
+                                 "--timeout=180s")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            epochs.append(str(self.job("twice")["status"]["runEpoch"]))
+            if attempt == 0:
+                # Deleted and submitted again at once: a new UID, a new epoch.
+                self.sim.kubectl_ok("delete", "aiperfjob", "twice", "-n", NS, "--wait=true")
+        self.assertNotEqual(epochs[0], epochs[1])
+        runs = json.loads(self.sim.kube("results", "list-runs", "twice", "-n", NS,
+                                        "-o", "json").stdout)
+        self.assertEqual(sorted(x["epoch"] for x in runs["runs"]), sorted(epochs))
+        self.assertEqual(runs["latest_epoch"], epochs[1])  # the later store, even in one second
+        for epoch in epochs:
+            out = os.path.join(self.tmp.name, "twice-" + epoch)
+            r = self.sim.kube("results", "twice", "-n", NS, "--run", epoch, "--output", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "profile_export_aiperf.json")) as f:
+                self.assertEqual(json.load(f)["request_count"]["avg"], 10)
+
     def operator_pods(self):
         pods = self.sim.kubectl_json("get", "pods", "-n", "aiperf-system", "-l",
                                      "app.kubernetes.io/component=operator")["items"]
@@ -345,7 +370,7 @@ class Operator(unittest.TestCase):
             time.sleep(0.5)
         self.fail("no single leader: pods %s, lease %s" % (self.operator_pods(), self.lease()))
 
-    def test_11_the_standby_takes_over_when_the_leader_goes(self):
+    def test_12_the_standby_takes_over_when_the_leader_goes(self):
         leader, pods = self.wait_one_leader()
         transitions = self.lease().get("leaseTransitions", 0)
         args = generate_args("handover", 10)
