@@ -782,9 +782,14 @@ void add_workflow(CLI::App& kube, int& exit_code) {
                     "./artifacts/<ns>__<name>__<epoch>)");
     sub->add_flag("--shutdown", o->shutdown,
                   "then POST /api/shutdown so the controller pod exits (with --from-pods)");
-    sub->callback([o, &exit_code] { exit_code = run_results(*o); });
     auto lr = std::make_shared<results_options>();
     auto* list_runs = sub->add_subcommand("list-runs", "The operator's stored runs of a job");
+    // CLI11 runs a parent's callback after its subcommand's: `results
+    // list-runs` is only the listing.
+    sub->callback([o, &exit_code, list_runs] {
+      if (!list_runs->parsed())
+        exit_code = run_results(*o);
+    });
     list_runs->add_option("name", lr->name, "the benchmark (default: the last kube profile)");
     add_cluster_flags(*list_runs, lr->cluster);
     list_runs->add_option("--operator-namespace", lr->operator_namespace,

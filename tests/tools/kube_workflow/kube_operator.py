@@ -167,8 +167,9 @@ class Operator(unittest.TestCase):
         self.assertIn("of run %s of bench/op1 from the operator" % epoch, r.stdout)
         with open(os.path.join(out, "profile_export_aiperf.json")) as f:
             self.assertEqual(json.load(f)["request_count"]["avg"], 20)
-        runs = json.loads(self.sim.kube("results", "list-runs", "op1", "-n", NS,
-                                        "-o", "json").stdout)
+        listed = self.sim.kube("results", "list-runs", "op1", "-n", NS, "-o", "json")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        runs = json.loads(listed.stdout)
         self.assertEqual(runs["latest_epoch"], epoch)
         self.assertEqual([x["epoch"] for x in runs["runs"]], [epoch])
         proxy = "/api/v1/namespaces/aiperf-system/services/aiperf-operator:8081/proxy"
@@ -332,8 +333,9 @@ class Operator(unittest.TestCase):
                 # Deleted and submitted again at once: a new UID, a new epoch.
                 self.sim.kubectl_ok("delete", "aiperfjob", "twice", "-n", NS, "--wait=true")
         self.assertNotEqual(epochs[0], epochs[1])
-        runs = json.loads(self.sim.kube("results", "list-runs", "twice", "-n", NS,
-                                        "-o", "json").stdout)
+        listed = self.sim.kube("results", "list-runs", "twice", "-n", NS, "-o", "json")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        runs = json.loads(listed.stdout)
         self.assertEqual(sorted(x["epoch"] for x in runs["runs"]), sorted(epochs))
         self.assertEqual(runs["latest_epoch"], epochs[1])  # the later store, even in one second
         for epoch in epochs:
