@@ -86,15 +86,23 @@ caf::expected<listing> list_files(const harvest_request& r, std::chrono::millise
 
 // Retention after a stored run; a run that cannot be removed is logged and
 // left (it is retried after the next run).
-void prune(const fs::path& job_dir, const harvest_request& r, const harvest_settings& s) {
-  int ttl = s.ttl_days;
-  auto spec = json::parse(r.spec_json, nullptr, false);
+// The TTL a job's spec sets (spec.resultsTtlDays), else `fallback`.
+int ttl_in(const std::string& spec_json, int fallback) {
+  auto spec = json::parse(spec_json, nullptr, false);
   if (spec.is_object() && spec.value("resultsTtlDays", 0) > 0)
-    ttl = spec.value("resultsTtlDays", 0);
-  auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  for (const auto& epoch : runs_to_prune(job_dir, s.retain_runs, ttl, now, r.epoch)) {
+    return spec.value("resultsTtlDays", 0);
+  return fallback;
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void prune(const fs::path& job_dir, const harvest_request& r, const harvest_settings& s) {
+  int ttl = ttl_in(r.spec_json, s.ttl_days);
+  for (const auto& epoch : runs_to_prune(job_dir, s.retain_runs, ttl, unix_now(), r.epoch)) {
     std::error_code ec;
     fs::remove_all(job_dir / epoch, ec);
     if (ec)
@@ -114,10 +122,7 @@ int ttl_of(const fs::path& job_dir, int fallback) {
   std::ifstream in{job_dir / runs.front() / "job_spec.json"};
   std::stringstream text;
   text << in.rdbuf();
-  auto spec = json::parse(text.str(), nullptr, false);
-  if (spec.is_object() && spec.value("resultsTtlDays", 0) > 0)
-    return spec.value("resultsTtlDays", 0);
-  return fallback;
+  return ttl_in(text.str(), fallback);
 }
 
 caf::expected<harvest_result> harvest_once(const harvest_request& r,
@@ -183,10 +188,7 @@ caf::expected<harvest_result> harvest_once(const harvest_request& r,
 harvester_actor::behavior_type http_harvester(harvester_actor::pointer, harvest_settings s) {
   return {
       [s](sweep_atom) {
-        auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-        for (const auto& run : sweep_results(s.results_dir, s.ttl_days, now))
+        for (const auto& run : sweep_results(s.results_dir, s.ttl_days, unix_now()))
           log::get("operator")->info("results TTL: removed run {}", run);
       },
       [s](harvest_atom, harvest_request& r) -> caf::result<harvest_result> {
@@ -273,10 +275,7 @@ caf::expected<bool> publish_latest(const fs::path& job_dir, const std::string& e
   // Only the whole seconds order runs: a job deleted and submitted again
   // within the same second stores a newer run whose six-digit suffix (from
   // its UID) may be smaller, and it becomes the latest all the same.
-  auto seconds = [](const std::string& key) {
-    return std::stoll(key.size() > 10 ? key.substr(0, key.size() - 6) : key);
-  };
-  if (is_epoch_key(current) && seconds(current) > seconds(epoch))
+  if (is_epoch_key(current) && epoch_seconds(current) > epoch_seconds(epoch))
     return false;
   if (auto ok = io::atomic_write_file(path, epoch + "\n"); !ok)
     return ok.error();

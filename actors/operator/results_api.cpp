@@ -2,6 +2,7 @@
 
 #include "actors/benchmark/api_service/results_files.hpp"
 #include "k8s/api/json.hpp"
+#include "k8s/object/validation.hpp"
 #include "runtime/http/url.hpp"
 #include "runtime/io/zstd_stream.hpp"
 
@@ -37,13 +38,8 @@ results_reply json_reply(const json& body) {
   return {200, "application/json", body.dump(), {}};
 }
 
-bool is_dns_label(std::string_view s) noexcept {
-  if (s.empty() || s.size() > 63)
-    return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back()))
-    return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+bool is_dns_label(std::string_view s) {
+  return k8s::is_dns1123_label(s).empty();
 }
 
 std::string read_file(const fs::path& p) {
@@ -53,11 +49,6 @@ std::string read_file(const fs::path& p) {
   return buf.str();
 }
 
-std::int64_t seconds_of(std::string_view epoch) {
-  // The seconds part: all digits but a 6-digit suffix of a 15/16-digit key.
-  auto digits = epoch.size() > 10 ? epoch.substr(0, epoch.size() - 6) : epoch;
-  return std::stoll(std::string{digits});
-}
 
 } // namespace
 
@@ -70,7 +61,7 @@ std::vector<std::string> stored_runs(const fs::path& job_dir) {
       out.push_back(name);
   }
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    auto sa = seconds_of(a), sb = seconds_of(b);
+    auto sa = epoch_seconds(a), sb = epoch_seconds(b);
     return sa != sb ? sa > sb : a > b;
   });
   return out;
@@ -276,13 +267,20 @@ std::vector<std::string> runs_to_prune(const fs::path& job_dir, int retain_runs,
     bool protected_run = epoch == keep || (latest.is_string() && latest.get<std::string>() == epoch)
                          || !api_service::results_ready(job_dir / epoch);
     bool past_count = retain_runs > 0 && kept >= retain_runs;
-    bool past_ttl = ttl_days > 0 && now_unix - seconds_of(epoch) > std::int64_t{ttl_days} * 86400;
+    bool past_ttl
+        = ttl_days > 0 && now_unix - epoch_seconds(epoch) > std::int64_t{ttl_days} * 86400;
     if (!protected_run && (past_count || past_ttl))
       out.push_back(epoch);
     else
       ++kept;
   }
   return out;
+}
+
+std::int64_t epoch_seconds(std::string_view epoch) {
+  // All digits but the 6-digit suffix of a 15- or 16-digit key.
+  auto digits = epoch.size() > 10 ? epoch.substr(0, epoch.size() - 6) : epoch;
+  return std::stoll(std::string{digits});
 }
 
 bool is_epoch_key(std::string_view s) noexcept {

@@ -65,6 +65,9 @@ struct results_reply {
 /// AIPerf's EPOCH_RE: 9 or 10 digits of seconds, optionally 6 more.
 [[nodiscard]] bool is_epoch_key(std::string_view text) noexcept;
 
+/// The whole seconds of an epoch key (which is_epoch_key accepted).
+[[nodiscard]] std::int64_t epoch_seconds(std::string_view epoch);
+
 /// The run directories of `job_dir` (epoch keys, no symlinks), newest first:
 /// by seconds, then by the whole key.
 [[nodiscard]] std::vector<std::string> stored_runs(const std::filesystem::path& job_dir);
